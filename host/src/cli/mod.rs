@@ -1,0 +1,75 @@
+//! The `engram` command line. Exit codes: 0 success, 1 the operation failed, 2 the
+//! command line was invalid (clap's own code).
+
+mod plugins;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::App;
+use crate::paths::DataDir;
+use crate::server;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "engram",
+    version,
+    about = "Local memory-and-skills host for AI agents"
+)]
+pub struct Cli {
+    /// Data directory (default: $XDG_DATA_HOME/engram or ~/.local/share/engram)
+    #[arg(long, global = true, env = "ENGRAM_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon
+    Serve {
+        /// Address to listen on; keep it on loopback unless you mean to expose Engram
+        #[arg(long, default_value = server::DEFAULT_LISTEN)]
+        listen: SocketAddr,
+    },
+    /// Manage WebAssembly strategy plugins
+    #[command(subcommand)]
+    Plugins(plugins::PluginsCommand),
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    match execute(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
+    let root = match cli.data_dir {
+        Some(dir) => dir,
+        None => DataDir::default_root().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no data directory: set --data-dir, ENGRAM_DATA_DIR, XDG_DATA_HOME or HOME"
+            )
+        })?,
+    };
+    let data = DataDir::new(root);
+    match cli.command {
+        Command::Serve { listen } => {
+            let app = App::open(data)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(server::serve(app, listen))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plugins(command) => plugins::run(data, command),
+    }
+}

@@ -1,0 +1,300 @@
+//! `engram plugins list | inspect | install | remove`. Every subcommand takes `--json`
+//! for a stable machine-readable shape (documented in the README).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde::Serialize;
+
+use crate::app::App;
+use crate::paths::DataDir;
+use crate::runtime::registry::InstallStatus;
+use crate::runtime::{CacheOutcome, Plugin, PluginError, PluginSource, World, builtin};
+
+#[derive(Debug, Subcommand)]
+pub enum PluginsCommand {
+    /// List the built-in and installed plugins, and which strategy each one serves
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a plugin (by name, `builtin:<name>`, or a package directory) and show it
+    Inspect {
+        /// Plugin name, `builtin:<name>`, or a directory with plugin.toml + plugin.wasm
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate and install a package directory (plugin.toml + plugin.wasm)
+    Install {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed plugin and its key-value store
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// One plugin as `list` and `inspect` show it.
+#[derive(Debug, Serialize)]
+pub struct PluginInfo {
+    pub name: String,
+    pub version: Option<String>,
+    pub world: Option<World>,
+    pub description: Option<String>,
+    /// `builtin` or `installed` (or `directory` for `inspect <dir>`)
+    pub source: &'static str,
+    pub path: Option<PathBuf>,
+    pub sha256: Option<String>,
+    pub wasm_bytes: Option<usize>,
+    pub allowed_hosts: Vec<String>,
+    pub kv: bool,
+    pub tools: Vec<String>,
+    pub memory_limit_mib: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    /// Strategies (extractor, resolver, consolidator) configured to use this plugin.
+    pub selected_for: Vec<World>,
+    /// `hit` when the compiled component came from the cache, `compiled` otherwise.
+    pub compile_cache: Option<&'static str>,
+    pub error: Option<ErrorInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorInfo {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<&PluginError> for ErrorInfo {
+    fn from(e: &PluginError) -> ErrorInfo {
+        ErrorInfo {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn info(app: &App, plugin: &Plugin, source: &'static str) -> PluginInfo {
+    let name = plugin.qualified_name();
+    PluginInfo {
+        selected_for: selected_for(app, &name),
+        name,
+        version: Some(plugin.manifest.version.clone()),
+        world: Some(plugin.manifest.world),
+        description: Some(plugin.manifest.description.clone()),
+        source,
+        path: match &plugin.source {
+            PluginSource::Builtin => None,
+            PluginSource::Directory(dir) => Some(dir.clone()),
+        },
+        sha256: Some(plugin.sha256.clone()),
+        wasm_bytes: Some(plugin.wasm_bytes),
+        allowed_hosts: plugin.manifest.permissions.allowed_hosts.clone(),
+        kv: plugin.manifest.permissions.kv,
+        tools: plugin.manifest.permissions.tools.clone(),
+        memory_limit_mib: Some(plugin.memory_limit_mib),
+        timeout_ms: Some(plugin.timeout.as_millis() as u64),
+        compile_cache: Some(match plugin.cache {
+            CacheOutcome::Hit => "hit",
+            CacheOutcome::Compiled => "compiled",
+        }),
+        error: None,
+    }
+}
+
+fn failed_info(app: &App, name: String, path: PathBuf, error: &PluginError) -> PluginInfo {
+    PluginInfo {
+        selected_for: selected_for(app, &name),
+        name,
+        version: None,
+        world: None,
+        description: None,
+        source: "installed",
+        path: Some(path),
+        sha256: None,
+        wasm_bytes: None,
+        allowed_hosts: Vec::new(),
+        kv: false,
+        tools: Vec::new(),
+        memory_limit_mib: None,
+        timeout_ms: None,
+        compile_cache: None,
+        error: Some(error.into()),
+    }
+}
+
+fn selected_for(app: &App, name: &str) -> Vec<World> {
+    [World::Extractor, World::Resolver, World::Consolidator]
+        .into_iter()
+        .filter(|w| app.strategies.selected(*w) == name)
+        .collect()
+}
+
+pub fn run(data: DataDir, command: PluginsCommand) -> anyhow::Result<ExitCode> {
+    let app = App::open(data)?;
+    match command {
+        PluginsCommand::List { json } => {
+            let mut plugins = Vec::new();
+            for b in builtin::BUILTINS {
+                match app.strategies.runtime().load_builtin(b.name) {
+                    Ok(p) => plugins.push(info(&app, &p, "builtin")),
+                    Err(e) => plugins.push(failed_info(
+                        &app,
+                        format!("{}{}", builtin::PREFIX, b.name),
+                        PathBuf::new(),
+                        &e,
+                    )),
+                }
+            }
+            let registry = app.registry();
+            for name in registry.names() {
+                let dir = registry.dir().join(&name);
+                match app.strategies.runtime().load_dir(&dir) {
+                    Ok(p) => plugins.push(info(&app, &p, "installed")),
+                    Err(e) => plugins.push(failed_info(&app, name, dir, &e)),
+                }
+            }
+            if json {
+                print_json(&serde_json::json!({ "plugins": plugins }))?;
+            } else {
+                for p in &plugins {
+                    println!("{}", one_line(p));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginsCommand::Inspect { target, json } => {
+            let loaded = if looks_like_path(&target) {
+                app.strategies
+                    .runtime()
+                    .load_dir(Path::new(&target))
+                    .map(|p| info(&app, &p, "directory"))
+            } else if let Some(bare) = target.strip_prefix(builtin::PREFIX) {
+                app.strategies
+                    .runtime()
+                    .load_builtin(bare)
+                    .map(|p| info(&app, &p, "builtin"))
+            } else {
+                app.registry()
+                    .package_dir(&target)
+                    .and_then(|dir| app.strategies.runtime().load_dir(&dir))
+                    .map(|p| info(&app, &p, "installed"))
+            };
+            let plugin = loaded?;
+            if json {
+                print_json(&plugin)?;
+            } else {
+                print_details(&plugin);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginsCommand::Install { dir, json } => {
+            let (status, manifest) = app.registry().install(app.strategies.runtime(), &dir)?;
+            if json {
+                print_json(&serde_json::json!({
+                    "name": manifest.name,
+                    "version": manifest.version,
+                    "world": manifest.world,
+                    "status": status,
+                }))?;
+            } else {
+                let verb = match status {
+                    InstallStatus::Installed => "installed",
+                    InstallStatus::Updated => "updated",
+                    InstallStatus::AlreadyInstalled => "already installed",
+                };
+                println!(
+                    "{} {} ({}): {verb}",
+                    manifest.name, manifest.version, manifest.world
+                );
+                println!(
+                    "use it with `memory.strategies.{}: {}` in {}",
+                    manifest.world,
+                    manifest.name,
+                    app.config.path().display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginsCommand::Remove { name, json } => {
+            app.registry().remove(&name)?;
+            app.strategies.runtime().clear_kv(&name)?;
+            let in_use = selected_for(&app, &name);
+            if json {
+                print_json(
+                    &serde_json::json!({ "name": name, "status": "removed", "was_selected_for": in_use }),
+                )?;
+            } else {
+                println!("{name}: removed");
+                for world in in_use {
+                    println!(
+                        "note: memory.strategies.{world} still names {name}; the built-in strategy is used until you change it"
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn looks_like_path(target: &str) -> bool {
+    target.contains('/') || target.starts_with('.') || Path::new(target).is_dir()
+}
+
+fn one_line(p: &PluginInfo) -> String {
+    let mut line = format!(
+        "{:<28} {:<8} {:<12} {:<9}",
+        p.name,
+        p.version.as_deref().unwrap_or("-"),
+        p.world.map(|w| w.as_str()).unwrap_or("-"),
+        p.source
+    );
+    if !p.selected_for.is_empty() {
+        let worlds: Vec<&str> = p.selected_for.iter().map(|w| w.as_str()).collect();
+        line.push_str(&format!(" in use: {}", worlds.join(", ")));
+    }
+    if let Some(e) = &p.error {
+        line.push_str(&format!(" ERROR {}: {}", e.code, e.message));
+    }
+    line
+}
+
+fn print_details(p: &PluginInfo) {
+    println!("name:         {}", p.name);
+    println!("version:      {}", p.version.as_deref().unwrap_or("-"));
+    println!(
+        "world:        {}",
+        p.world.map(|w| w.as_str()).unwrap_or("-")
+    );
+    println!("description:  {}", p.description.as_deref().unwrap_or(""));
+    println!("source:       {}", p.source);
+    if let Some(path) = &p.path {
+        println!("path:         {}", path.display());
+    }
+    println!("sha256:       {}", p.sha256.as_deref().unwrap_or("-"));
+    println!("size:         {} bytes", p.wasm_bytes.unwrap_or(0));
+    println!("allowed-hosts: {}", list_or_none(&p.allowed_hosts));
+    println!("kv:           {}", p.kv);
+    println!("tools:        {}", list_or_none(&p.tools));
+    println!("memory limit: {} MiB", p.memory_limit_mib.unwrap_or(0));
+    println!("deadline:     {} ms", p.timeout_ms.unwrap_or(0));
+    println!("compile:      {}", p.compile_cache.unwrap_or("-"));
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

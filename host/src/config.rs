@@ -1,0 +1,179 @@
+//! `{data_dir}/config.yaml`, re-read whenever the file changes so that settings such as
+//! `memory.strategies.*` take effect on the next call without a restart. A file that
+//! fails to parse keeps the last good configuration in force and the error is kept for
+//! status reports and logged: a typo never silently resets settings to defaults.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde::Deserialize;
+
+/// Largest config.yaml read.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Config {
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryConfig {
+    #[serde(default)]
+    pub second_brain: SecondBrainConfig,
+    #[serde(default)]
+    pub strategies: StrategyConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecondBrainConfig {
+    pub enabled: Option<bool>,
+}
+
+/// Which plugin runs each strategy: `builtin:<name>` or an installed plugin's name.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrategyConfig {
+    pub extractor: Option<String>,
+    pub resolver: Option<String>,
+    pub consolidator: Option<String>,
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, String> {
+        if text.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        serde_norway::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+/// The configuration file, reloaded when its modification time or size changes.
+pub struct ConfigFile {
+    path: PathBuf,
+    state: Mutex<Loaded>,
+}
+
+struct Loaded {
+    stamp: Option<(SystemTime, u64)>,
+    config: Arc<Config>,
+    error: Option<String>,
+}
+
+impl ConfigFile {
+    pub fn new(path: PathBuf) -> ConfigFile {
+        ConfigFile {
+            path,
+            state: Mutex::new(Loaded {
+                stamp: None,
+                config: Arc::new(Config::default()),
+                error: None,
+            }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The configuration in force now.
+    pub fn current(&self) -> Arc<Config> {
+        let stamp = std::fs::metadata(&self.path)
+            .ok()
+            .and_then(|m| Some((m.modified().ok()?, m.len())));
+        let mut state = match self.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if state.stamp != stamp || (stamp.is_none() && state.error.is_some()) {
+            state.stamp = stamp;
+            match self.read() {
+                Ok(config) => {
+                    state.config = Arc::new(config);
+                    state.error = None;
+                }
+                Err(error) => {
+                    tracing::error!(path = %self.path.display(), "config not applied: {error}");
+                    state.error = Some(error);
+                }
+            }
+        }
+        state.config.clone()
+    }
+
+    /// Why the file on disk is not in force, if it is not.
+    pub fn error(&self) -> Option<String> {
+        self.current();
+        self.state.lock().ok().and_then(|s| s.error.clone())
+    }
+
+    fn read(&self) -> Result<Config, String> {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(e.to_string()),
+        };
+        if meta.len() > MAX_CONFIG_BYTES {
+            return Err(format!(
+                "{} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
+                meta.len()
+            ));
+        }
+        let text = std::fs::read_to_string(&self.path).map_err(|e| e.to_string())?;
+        Config::parse(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_camel_case_keys() {
+        let config = Config::parse(
+            "memory:\n  secondBrain:\n    enabled: false\n  strategies:\n    extractor: my-extractor\n",
+        )
+        .expect("parse");
+        assert_eq!(config.memory.second_brain.enabled, Some(false));
+        assert_eq!(
+            config.memory.strategies.extractor.as_deref(),
+            Some("my-extractor")
+        );
+        assert_eq!(config.memory.strategies.resolver, None);
+    }
+
+    #[test]
+    fn a_misspelt_strategy_key_is_an_error() {
+        let err = Config::parse("memory:\n  strategies:\n    extracter: x\n").expect_err("typo");
+        assert!(err.contains("extracter"), "{err}");
+    }
+
+    #[test]
+    fn reloads_on_change_and_keeps_last_good_config_on_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.yaml");
+        let file = ConfigFile::new(path.clone());
+        assert_eq!(*file.current(), Config::default());
+        std::fs::write(&path, "memory:\n  strategies:\n    resolver: a\n").expect("write");
+        assert_eq!(
+            file.current().memory.strategies.resolver.as_deref(),
+            Some("a")
+        );
+        std::fs::write(&path, "memory: [unclosed\n").expect("write");
+        assert_eq!(
+            file.current().memory.strategies.resolver.as_deref(),
+            Some("a")
+        );
+        assert!(file.error().is_some());
+        std::fs::write(&path, "memory:\n  strategies:\n    resolver: bb\n").expect("write");
+        assert_eq!(
+            file.current().memory.strategies.resolver.as_deref(),
+            Some("bb")
+        );
+        assert!(file.error().is_none());
+    }
+}

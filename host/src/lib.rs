@@ -1,0 +1,9 @@
+//! Engram: a local memory-and-skills host for AI agents. See ARCHITECTURE.md at the
+//! repository root for the codemap.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod paths;
+pub mod runtime;
+pub mod server;

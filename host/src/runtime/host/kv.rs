@@ -1,0 +1,229 @@
+//! `engram:plugin/kv`: a small store private to each plugin, persisted in SQLite at
+//! `{data_dir}/plugins/kv.sqlite3`. Rows are keyed by plugin name, so no plugin can
+//! read another's keys; a plugin without `kv = true` in its manifest gets `denied`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::CallState;
+use crate::runtime::bindings::kv::{Host, KvError};
+
+pub const MAX_KEY_BYTES: usize = 256;
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+pub const MAX_STORE_BYTES: i64 = 1024 * 1024;
+
+/// The persisted store shared by all plugins (one connection; calls are short).
+#[derive(Clone)]
+pub struct KvStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl KvStore {
+    pub fn open(path: &Path) -> rusqlite::Result<KvStore> {
+        KvStore::init(Connection::open(path)?)
+    }
+
+    /// A store that lives only as long as the process (tests, one-off CLI calls).
+    pub fn in_memory() -> rusqlite::Result<KvStore> {
+        KvStore::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> rusqlite::Result<KvStore> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS kv (
+                plugin TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value BLOB NOT NULL,
+                PRIMARY KEY (plugin, key)
+            ) WITHOUT ROWID;",
+        )?;
+        Ok(KvStore {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    fn with_conn<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<R>,
+    ) -> Result<R, KvError> {
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| KvError::Storage("kv store lock poisoned".into()))?;
+        f(&conn).map_err(|e| KvError::Storage(e.to_string()))
+    }
+
+    pub fn get(&self, plugin: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.with_conn(|c| {
+            c.query_row(
+                "SELECT value FROM kv WHERE plugin = ?1 AND key = ?2",
+                params![plugin, key],
+                |row| row.get(0),
+            )
+            .optional()
+        })
+    }
+
+    pub fn set(&self, plugin: &str, key: &str, value: &[u8]) -> Result<(), KvError> {
+        if key.len() > MAX_KEY_BYTES {
+            return Err(KvError::TooLarge(format!(
+                "key of {} bytes, over {MAX_KEY_BYTES}",
+                key.len()
+            )));
+        }
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(KvError::TooLarge(format!(
+                "value of {} bytes, over {MAX_VALUE_BYTES}",
+                value.len()
+            )));
+        }
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| KvError::Storage("kv store lock poisoned".into()))?;
+        let storage = |e: rusqlite::Error| KvError::Storage(e.to_string());
+        let used: i64 = conn
+            .query_row(
+                "SELECT COALESCE(SUM(LENGTH(key) + LENGTH(value)), 0) FROM kv WHERE plugin = ?1 AND key <> ?2",
+                params![plugin, key],
+                |row| row.get(0),
+            )
+            .map_err(storage)?;
+        let total = used + (key.len() + value.len()) as i64;
+        if total > MAX_STORE_BYTES {
+            return Err(KvError::TooLarge(format!(
+                "the plugin's store would hold {total} bytes, over {MAX_STORE_BYTES}"
+            )));
+        }
+        conn.execute(
+            "INSERT INTO kv (plugin, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value",
+            params![plugin, key, value],
+        )
+        .map_err(storage)?;
+        Ok(())
+    }
+
+    pub fn delete(&self, plugin: &str, key: &str) -> Result<(), KvError> {
+        self.with_conn(|c| {
+            c.execute(
+                "DELETE FROM kv WHERE plugin = ?1 AND key = ?2",
+                params![plugin, key],
+            )
+            .map(|_| ())
+        })
+    }
+
+    pub fn list_keys(&self, plugin: &str, prefix: &str) -> Result<Vec<String>, KvError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare(
+                "SELECT key FROM kv WHERE plugin = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
+            )?;
+            let keys = stmt
+                .query_map(params![plugin, prefix], |row| row.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(keys)
+        })
+    }
+
+    /// Drops every key of a plugin (when it is removed).
+    pub fn clear_plugin(&self, plugin: &str) -> Result<(), KvError> {
+        self.with_conn(|c| {
+            c.execute("DELETE FROM kv WHERE plugin = ?1", params![plugin])
+                .map(|_| ())
+        })
+    }
+}
+
+impl CallState {
+    fn kv_plugin(&self) -> Result<&str, KvError> {
+        if self.plugin.permissions.kv {
+            Ok(&self.plugin.name)
+        } else {
+            Err(KvError::Denied)
+        }
+    }
+}
+
+impl Host for CallState {
+    fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, KvError> {
+        let plugin = self.kv_plugin()?;
+        self.services.kv.get(plugin, &key)
+    }
+
+    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), KvError> {
+        let plugin = self.kv_plugin()?;
+        self.services.kv.set(plugin, &key, &value)
+    }
+
+    fn delete(&mut self, key: String) -> Result<(), KvError> {
+        let plugin = self.kv_plugin()?;
+        self.services.kv.delete(plugin, &key)
+    }
+
+    fn list_keys(&mut self, prefix: String) -> Result<Vec<String>, KvError> {
+        let plugin = self.kv_plugin()?;
+        self.services.kv.list_keys(plugin, &prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_private_to_each_plugin_and_persist() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kv.sqlite3");
+        {
+            let kv = KvStore::open(&path).expect("open");
+            kv.set("a", "k", b"one").expect("set");
+            kv.set("b", "k", b"two").expect("set");
+        }
+        let kv = KvStore::open(&path).expect("reopen");
+        assert_eq!(kv.get("a", "k").expect("get"), Some(b"one".to_vec()));
+        assert_eq!(kv.get("b", "k").expect("get"), Some(b"two".to_vec()));
+        assert_eq!(kv.list_keys("a", "").expect("list"), vec!["k".to_string()]);
+        kv.delete("a", "k").expect("delete");
+        assert_eq!(kv.get("a", "k").expect("get"), None);
+        assert_eq!(kv.get("b", "k").expect("get"), Some(b"two".to_vec()));
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        let kv = KvStore::in_memory().expect("open");
+        let long_key = "k".repeat(MAX_KEY_BYTES + 1);
+        assert!(matches!(
+            kv.set("a", &long_key, b"x"),
+            Err(KvError::TooLarge(_))
+        ));
+        let big = vec![0u8; MAX_VALUE_BYTES + 1];
+        assert!(matches!(kv.set("a", "k", &big), Err(KvError::TooLarge(_))));
+        let value = vec![0u8; MAX_VALUE_BYTES];
+        for i in 0..15 {
+            kv.set("a", &format!("k{i}"), &value)
+                .expect("within the store cap");
+        }
+        assert!(matches!(
+            kv.set("a", "k-last", &value),
+            Err(KvError::TooLarge(_))
+        ));
+        // Overwriting an existing key does not count its old value twice.
+        kv.set("a", "k0", &value).expect("overwrite");
+    }
+
+    #[test]
+    fn list_keys_matches_prefix_literally() {
+        let kv = KvStore::in_memory().expect("open");
+        kv.set("a", "x%y", b"1").expect("set");
+        kv.set("a", "xzy", b"1").expect("set");
+        assert_eq!(
+            kv.list_keys("a", "x%").expect("list"),
+            vec!["x%y".to_string()]
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! `plugin.toml`: what a plugin package says about itself, validated before anything
+//! of the package is loaded. Unknown keys are refused so that a misspelt permission is
+//! an error rather than a silently missing grant.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::PluginError;
+
+/// Largest memory limit a manifest may ask for.
+pub const MAX_MEMORY_MIB: u64 = 1024;
+/// Longest deadline a manifest may ask for.
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+/// Upper bound on the size of plugin.toml itself.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+
+/// The WIT world a plugin implements (`wit/worlds.wit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum World {
+    Extractor,
+    Resolver,
+    Consolidator,
+    SkillTool,
+}
+
+impl World {
+    pub const ALL: [World; 4] = [
+        World::Extractor,
+        World::Resolver,
+        World::Consolidator,
+        World::SkillTool,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            World::Extractor => "extractor",
+            World::Resolver => "resolver",
+            World::Consolidator => "consolidator",
+            World::SkillTool => "skill-tool",
+        }
+    }
+}
+
+impl fmt::Display for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a plugin may do beyond computing. Everything defaults to nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Permissions {
+    /// Hosts outbound HTTP may reach: `example.com`, `example.com:8443`, `*.example.com`
+    /// or an IP literal such as `127.0.0.1:8080`. Anything else is refused at once.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Whether the plugin gets its private key-value store.
+    #[serde(default)]
+    pub kv: bool,
+    /// Tools the plugin may ask the gate for (the gate still decides).
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+/// Per-plugin resource limits; the host's defaults apply where a field is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Limits {
+    pub memory_mib: Option<u64>,
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    pub world: World,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub permissions: Permissions,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+impl Manifest {
+    /// Reads and validates `<dir>/plugin.toml`.
+    pub fn load(dir: &Path) -> Result<Manifest, PluginError> {
+        let path = dir.join("plugin.toml");
+        let io_err = |source| PluginError::Io {
+            path: path.clone(),
+            source,
+        };
+        let size = std::fs::metadata(&path).map_err(io_err)?.len();
+        if size > MAX_MANIFEST_BYTES {
+            return Err(PluginError::InvalidManifest {
+                path,
+                reason: format!("{size} bytes, over the {MAX_MANIFEST_BYTES}-byte limit"),
+            });
+        }
+        let text = std::fs::read_to_string(&path).map_err(io_err)?;
+        Manifest::parse(&text).map_err(|reason| PluginError::InvalidManifest { path, reason })
+    }
+
+    /// Parses and validates manifest text; the error names the offending field.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let manifest: Manifest = toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?;
+        manifest.validate()?;
+        Ok(manifest)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        validate_name(&self.name).map_err(|e| format!("name: {e}"))?;
+        validate_version(&self.version).map_err(|e| format!("version: {e}"))?;
+        if self.description.chars().count() > 1024 {
+            return Err("description: over 1024 characters".into());
+        }
+        for host in &self.permissions.allowed_hosts {
+            validate_host_pattern(host)
+                .map_err(|e| format!("permissions.allowed-hosts: `{host}`: {e}"))?;
+        }
+        for tool in &self.permissions.tools {
+            if tool.is_empty()
+                || tool.len() > 64
+                || !tool
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "permissions.tools: `{tool}` is not a tool name (lowercase letters, digits, `_`, `-`)"
+                ));
+            }
+        }
+        if let Some(mib) = self.limits.memory_mib
+            && !(1..=MAX_MEMORY_MIB).contains(&mib)
+        {
+            return Err(format!(
+                "limits.memory-mib: {mib} is outside 1..={MAX_MEMORY_MIB}"
+            ));
+        }
+        if let Some(ms) = self.limits.timeout_ms
+            && !(10..=MAX_TIMEOUT_MS).contains(&ms)
+        {
+            return Err(format!(
+                "limits.timeout-ms: {ms} is outside 10..={MAX_TIMEOUT_MS}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// toml's message plus the line it points at, which names the key in question.
+fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
+    let Some(span) = error.span() else {
+        return error.message().to_string();
+    };
+    let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[span.start..]
+        .find('\n')
+        .map_or(text.len(), |i| span.start + i);
+    let line_number = text[..span.start].matches('\n').count() + 1;
+    format!(
+        "{} (line {line_number}: `{}`)",
+        error.message(),
+        text[line_start..line_end].trim()
+    )
+}
+
+/// Plugin names follow the skill-name rules: 1-64 lowercase letters, digits and single
+/// hyphens, so that a name is always a safe directory name.
+pub fn validate_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(format!("`{name}` must be 1 to 64 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(format!(
+            "`{name}` may only contain lowercase letters, digits and hyphens"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
+        return Err(format!(
+            "`{name}` may not start or end with a hyphen or contain two in a row"
+        ));
+    }
+    Ok(())
+}
+
+fn validate_version(version: &str) -> Result<(), String> {
+    let core = version.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.len() <= 9 && p.chars().all(|c| c.is_ascii_digit());
+    if parts.len() != 3 || !parts.iter().all(numeric) || version.len() > 64 {
+        return Err(format!("`{version}` is not a semantic version like 1.2.3"));
+    }
+    Ok(())
+}
+
+fn validate_host_pattern(pattern: &str) -> Result<(), String> {
+    if pattern.contains("://") || pattern.contains('/') {
+        return Err("give a host (and optional port), not a URL".into());
+    }
+    let (host, port) = split_host_port(pattern);
+    if let Some(port) = port {
+        port.parse::<u16>()
+            .map_err(|_| format!("`{port}` is not a port number"))?;
+    }
+    let host = host.strip_prefix("*.").unwrap_or(host);
+    let valid_label = |l: &str| {
+        !l.is_empty() && l.len() <= 63 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    let is_ipv6 = host.starts_with('[') && host.ends_with(']');
+    if host.is_empty() || !(is_ipv6 || host.split('.').all(valid_label)) {
+        return Err("not a host name or IP address".into());
+    }
+    Ok(())
+}
+
+/// Splits `host:port` (with `[v6]:port` support); the port is None when absent.
+pub(crate) fn split_host_port(pattern: &str) -> (&str, Option<&str>) {
+    if let Some(end) = pattern.rfind(']') {
+        let (host, rest) = pattern.split_at(end + 1);
+        return (host, rest.strip_prefix(':'));
+    }
+    match pattern.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (pattern, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "my-extractor"
+version = "1.2.0"
+world = "extractor"
+description = "test"
+[permissions]
+allowed-hosts = ["api.example.com", "*.example.org", "127.0.0.1:8080"]
+kv = true
+tools = ["search_memory"]
+[limits]
+memory-mib = 32
+timeout-ms = 500
+"#;
+
+    #[test]
+    fn parses_a_complete_manifest() {
+        let m = Manifest::parse(GOOD).expect("valid");
+        assert_eq!(m.world, World::Extractor);
+        assert_eq!(m.permissions.allowed_hosts.len(), 3);
+        assert!(m.permissions.kv);
+        assert_eq!(m.limits.memory_mib, Some(32));
+    }
+
+    #[test]
+    fn permissions_default_to_nothing() {
+        let m = Manifest::parse("name = \"a\"\nversion = \"0.1.0\"\nworld = \"resolver\"\n")
+            .expect("valid");
+        assert_eq!(m.permissions, Permissions::default());
+        assert_eq!(m.limits, Limits::default());
+    }
+
+    #[test]
+    fn rejections_name_the_field() {
+        let cases = [
+            (GOOD.replace("my-extractor", "../evil"), "name:"),
+            (GOOD.replace("my-extractor", "Bad--Name"), "name:"),
+            (GOOD.replace("1.2.0", "latest"), "version:"),
+            (GOOD.replace("\"extractor\"", "\"painter\""), "world"),
+            (
+                GOOD.replace("api.example.com", "https://api.example.com/x"),
+                "allowed-hosts",
+            ),
+            (
+                GOOD.replace("127.0.0.1:8080", "127.0.0.1:99999"),
+                "allowed-hosts",
+            ),
+            (
+                GOOD.replace("search_memory", "Search Memory"),
+                "permissions.tools",
+            ),
+            (
+                GOOD.replace("memory-mib = 32", "memory-mib = 4096"),
+                "limits.memory-mib",
+            ),
+            (
+                GOOD.replace("timeout-ms = 500", "timeout-ms = 1"),
+                "limits.timeout-ms",
+            ),
+            (
+                GOOD.replace("kv = true", "kv = true\nnetwork = true"),
+                "network",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = Manifest::parse(&text).expect_err(expected);
+            assert!(
+                err.contains(expected),
+                "`{err}` should mention `{expected}`"
+            );
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Installed plugin packages under `{data_dir}/plugins/<name>/`. Installing validates
+//! the package completely (manifest, component, world) before anything is written, and
+//! the package appears under its name by one rename: never half-installed.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::builtin;
+use super::error::PluginError;
+use super::manifest::{self, Manifest};
+use super::plugin::Runtime;
+
+/// What an install did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstallStatus {
+    Installed,
+    /// A package of that name existed and its version or contents changed.
+    Updated,
+    /// The same package was already installed; nothing was written.
+    AlreadyInstalled,
+}
+
+pub struct PluginRegistry {
+    dir: PathBuf,
+}
+
+impl PluginRegistry {
+    pub fn new(dir: PathBuf) -> PluginRegistry {
+        PluginRegistry { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The package directory of an installed plugin, if its name is valid and present.
+    pub fn package_dir(&self, name: &str) -> Result<PathBuf, PluginError> {
+        manifest::validate_name(name).map_err(|_| PluginError::UnknownPlugin(name.to_string()))?;
+        let dir = self.dir.join(name);
+        if dir.join("plugin.toml").is_file() {
+            Ok(dir)
+        } else {
+            Err(PluginError::UnknownPlugin(name.to_string()))
+        }
+    }
+
+    /// Names of installed packages, sorted (directories starting with `.` are
+    /// in-progress installs and are skipped).
+    pub fn names(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("plugin.toml").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.') && manifest::validate_name(n).is_ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Installs the package in `source` (plugin.toml + plugin.wasm).
+    pub fn install(
+        &self,
+        runtime: &Runtime,
+        source: &Path,
+    ) -> Result<(InstallStatus, Manifest), PluginError> {
+        let plugin = runtime.load_dir(source)?;
+        let name = plugin.manifest.name.clone();
+        if builtin::find(&name).is_some() {
+            tracing::info!(
+                "installing `{name}`, which shadows nothing: built-ins are named builtin:{name}"
+            );
+        }
+        let target = self.dir.join(&name);
+        let status = match runtime.load_dir(&target) {
+            Ok(existing)
+                if existing.sha256 == plugin.sha256 && existing.manifest == plugin.manifest =>
+            {
+                return Ok((InstallStatus::AlreadyInstalled, plugin.manifest));
+            }
+            Ok(_) => InstallStatus::Updated,
+            Err(_) if target.exists() => InstallStatus::Updated,
+            Err(_) => InstallStatus::Installed,
+        };
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| PluginError::Io { path, source }
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let staging = self
+            .dir
+            .join(format!(".install-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir(&staging).map_err(io(&staging))?;
+        for file in ["plugin.toml", "plugin.wasm"] {
+            std::fs::copy(source.join(file), staging.join(file)).map_err(io(&source.join(file)))?;
+        }
+        let retired = self.dir.join(format!(".old-{name}-{}", std::process::id()));
+        if target.exists() {
+            std::fs::rename(&target, &retired).map_err(io(&target))?;
+        }
+        if let Err(e) = std::fs::rename(&staging, &target) {
+            // Put the previous version back rather than leave no plugin at all.
+            let _ = std::fs::rename(&retired, &target);
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(PluginError::Io {
+                path: target,
+                source: e,
+            });
+        }
+        let _ = std::fs::remove_dir_all(&retired);
+        Ok((status, plugin.manifest))
+    }
+
+    /// Removes an installed package.
+    pub fn remove(&self, name: &str) -> Result<(), PluginError> {
+        let dir = self.package_dir(name)?;
+        std::fs::remove_dir_all(&dir).map_err(|source| PluginError::Io { path: dir, source })
+    }
+}

@@ -1,0 +1,135 @@
+//! Plain Rust mirrors of the records in `wit/types.wit`. Timestamps are milliseconds
+//! since the Unix epoch; scores are in 0.0..=1.0.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryType {
+    Identity,
+    Preference,
+    Goal,
+    Project,
+    Habit,
+    Decision,
+    Constraint,
+    Relationship,
+    Episode,
+    Reflection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Durable,
+    Active,
+    Subconscious,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Evidence {
+    Direct,
+    Inferred,
+    Manual,
+    System,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub turn_id: String,
+    pub role: Role,
+    pub content: String,
+    pub timestamp: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub user_id: String,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PersonRef {
+    pub name: String,
+    pub relation: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: String,
+    pub memory_type: MemoryType,
+    pub summary: String,
+    pub detail: Option<String>,
+    pub scope: Scope,
+    pub confidence: f32,
+    pub importance: f32,
+    pub durability: f32,
+    pub evidence: Evidence,
+    pub negated: bool,
+    pub reinforcements: u32,
+    pub persons: Vec<PersonRef>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_seen_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub memory_type: MemoryType,
+    pub summary: String,
+    pub detail: Option<String>,
+    pub confidence: f32,
+    pub importance: f32,
+    pub durability: f32,
+    pub evidence: Evidence,
+    pub negated: bool,
+    pub persons: Vec<PersonRef>,
+    pub source_turns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MemoryPatch {
+    pub summary: Option<String>,
+    pub detail: Option<String>,
+    pub memory_type: Option<MemoryType>,
+    pub confidence: Option<f32>,
+    pub importance: Option<f32>,
+    pub durability: Option<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution {
+    Add,
+    Reinforce(String),
+    Update { id: String, patch: MemoryPatch },
+    Supersede(String),
+    SupersededBy(String),
+    Reject(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub user_id: String,
+    pub memories: Vec<Memory>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reflection {
+    pub summary: String,
+    pub detail: Option<String>,
+    pub confidence: f32,
+    pub importance: f32,
+    pub based_on: Vec<String>,
+    pub merge_with: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Consolidation {
+    pub profile_summary: String,
+    pub active_summary: String,
+    pub reflections: Vec<Reflection>,
+}

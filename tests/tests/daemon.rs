@@ -1,0 +1,252 @@
+//! End-to-end: the real `engram` binary, started as a user would start it, spoken to
+//! over loopback HTTP and through its command line.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The binary cargo built for this workspace (`cargo test` at the root builds it).
+fn engram_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join(format!("engram{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo test` from the workspace root",
+        bin.display()
+    );
+    bin
+}
+
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Daemon {
+    fn start(command: &mut Command) -> Daemon {
+        let mut child = command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("ENGRAM_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn engram serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        Daemon { child, addr }
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.addr
+        )
+        .expect("write");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("status code");
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    /// Sends SIGTERM and waits (bounded) for a clean exit.
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("engram did not stop after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn serve_answers_healthz_and_stops_cleanly_on_sigterm() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut command = Command::new(engram_bin());
+    command.arg("--data-dir").arg(data.path());
+    let daemon = Daemon::start(&mut command);
+    assert!(
+        daemon.addr.starts_with("127.0.0.1:"),
+        "loopback by default: {}",
+        daemon.addr
+    );
+
+    let (status, body) = daemon.get("/healthz");
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["strategies"]["extractor"], "builtin:extract-rules");
+    assert_eq!(health["strategies"]["resolver"], "builtin:resolve-default");
+    assert_eq!(
+        health["strategies"]["consolidator"],
+        "builtin:consolidate-default"
+    );
+
+    // Switching a strategy in config.yaml shows at once, without a restart.
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "memory:\n  strategies:\n    extractor: my-extractor\n",
+    )
+    .expect("config");
+    let (_, body) = daemon.get("/healthz");
+    let health: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["strategies"]["extractor"], "my-extractor");
+
+    assert_eq!(daemon.get("/nope").0, 404);
+    let status = daemon.stop();
+    assert!(status.success(), "exit status {status:?}");
+    assert!(data.path().join("plugins").is_dir());
+    assert!(
+        data.path().join("cache/components").is_dir(),
+        "components compiled into the cache"
+    );
+}
+
+#[test]
+fn serve_uses_the_xdg_data_dir_by_default() {
+    let xdg = tempfile::tempdir().expect("tempdir");
+    let mut command = Command::new(engram_bin());
+    command
+        .env_remove("ENGRAM_DATA_DIR")
+        .env("XDG_DATA_HOME", xdg.path());
+    let daemon = Daemon::start(&mut command);
+    assert_eq!(daemon.get("/healthz").0, 200);
+    assert!(daemon.stop().success());
+    assert!(xdg.path().join("engram/plugins").is_dir());
+}
+
+fn cli(data: &Path, args: &[&str]) -> Output {
+    Command::new(engram_bin())
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env("ENGRAM_LOG", "error")
+        .output()
+        .expect("run engram")
+}
+
+fn json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "status {:?}, stderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("valid JSON on stdout")
+}
+
+#[test]
+fn plugins_cli_lists_inspects_installs_and_removes() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let listed = json(&cli(data.path(), &["plugins", "list", "--json"]));
+    let names: Vec<&str> = listed["plugins"]
+        .as_array()
+        .expect("plugins array")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "builtin:consolidate-default",
+            "builtin:extract-rules",
+            "builtin:resolve-default"
+        ]
+    );
+    let extract = &listed["plugins"][1];
+    assert_eq!(extract["world"], "extractor");
+    assert_eq!(extract["selected_for"], serde_json::json!(["extractor"]));
+    assert_eq!(extract["sha256"].as_str().map(str::len), Some(64));
+
+    let inspected = json(&cli(
+        data.path(),
+        &["plugins", "inspect", "builtin:resolve-default", "--json"],
+    ));
+    assert_eq!(inspected["world"], "resolver");
+    assert_eq!(inspected["memory_limit_mib"], 64);
+    assert_eq!(inspected["timeout_ms"], 2000);
+
+    let package = Path::new(engram::runtime::builtin::GUEST_PACKAGES_DIR).join("noop");
+    let package = package.to_str().expect("utf-8 path");
+    let installed = json(&cli(
+        data.path(),
+        &["plugins", "install", package, "--json"],
+    ));
+    assert_eq!(installed["status"], "installed");
+    assert_eq!(installed["name"], "noop");
+    let again = json(&cli(
+        data.path(),
+        &["plugins", "install", package, "--json"],
+    ));
+    assert_eq!(again["status"], "already-installed");
+
+    let inspected = json(&cli(data.path(), &["plugins", "inspect", "noop", "--json"]));
+    assert_eq!(inspected["source"], "installed");
+    assert_eq!(
+        inspected["compile_cache"], "hit",
+        "installed once, compiled once"
+    );
+
+    let removed = json(&cli(data.path(), &["plugins", "remove", "noop", "--json"]));
+    assert_eq!(removed["status"], "removed");
+
+    let missing = cli(data.path(), &["plugins", "remove", "noop"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no plugin named `noop`"));
+
+    let usage = cli(data.path(), &["plugins", "frobnicate"]);
+    assert_eq!(usage.status.code(), Some(2));
+
+    let not_a_package = cli(
+        data.path(),
+        &["plugins", "install", data.path().to_str().expect("utf-8")],
+    );
+    assert_eq!(not_a_package.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&not_a_package.stderr).contains("plugin.toml"));
+}
