@@ -43,13 +43,16 @@ impl CompileCache {
     ) -> Result<(Component, CacheOutcome), PluginError> {
         let artifact = self.artifact_path(wasm_sha256, fingerprint);
         if let Some(path) = &artifact
-            && path.is_file()
+            && let Ok(bytes) = std::fs::read(path)
         {
-            // SAFETY: the artifact was written by `Component::serialize` of an engine
+            // The artifact is read into memory rather than mapped with
+            // `deserialize_file`: a mapped file truncated by another process (a user
+            // clearing the cache, a full disk) would kill the daemon with SIGBUS.
+            // SAFETY: the bytes were written by `Component::serialize` of an engine
             // with the same fingerprint, into the user's own data directory; wasmtime
-            // also checks its header and version before using it. A file that fails
-            // those checks is recompiled below.
-            match unsafe { Component::deserialize_file(engine, path) } {
+            // checks their header and version before use, and bytes that fail those
+            // checks are recompiled below.
+            match unsafe { Component::deserialize(engine, &bytes) } {
                 Ok(component) => return Ok((component, CacheOutcome::Hit)),
                 Err(e) => tracing::warn!(
                     path = %path.display(),

@@ -1,0 +1,754 @@
+//! The English rules that read one clause as a typed fact about the user, and the
+//! third-person summary written for it.
+//!
+//! A clause is read when its subject is the user: "I ...", "My sister and I ...",
+//! "My <attribute> is ...", "Call me ...". Its predicate is matched against rule
+//! tables in a fixed order (constraint, decision, goal, project, explicit habit,
+//! preference, identity, episode, implicit habit); the first rule that matches gives
+//! the type. The summary is the clause itself rewritten in the third person, so it
+//! keeps the user's wording: "I usually go to the gym on Mondays" -> "User usually
+//! goes to the gym on Mondays".
+
+use super::grammar::{
+    adverb_len, is_modal, is_past, past_to_base, render, third_person_verb, with_subject,
+};
+use super::sentence::Token;
+use super::time::{self, TimeKind, TimePhrase};
+use crate::model::MemoryType;
+use crate::text;
+
+/// How firmly a clause states its fact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Certainty {
+    /// An explicit statement of the fact ("I usually run", "I like tea").
+    Stated,
+    /// A fact implied by the present simple without any frequency word ("I run"): most
+    /// likely a habit, but less certain.
+    Implied,
+}
+
+/// An activity told as an episode ("went to the gym"), kept so that the same activity
+/// told as several episodes can be inferred to be a habit.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Activity {
+    /// The verb's base form and the object's content words: equal keys, same activity.
+    pub key: String,
+    /// "User regularly goes to the gym": the habit the activity would be.
+    pub habit_summary: String,
+}
+
+/// One clause read as a fact.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Reading {
+    pub memory_type: MemoryType,
+    pub summary: String,
+    pub certainty: Certainty,
+    /// Set for episodes with a single, singular subject.
+    pub activity: Option<Activity>,
+}
+
+/// Diets and conditions stated as "I'm <word>" or "I'm a <word>".
+const DIETS: &[&str] = &[
+    "vegetarian",
+    "vegan",
+    "pescatarian",
+    "pescetarian",
+    "celiac",
+    "coeliac",
+    "diabetic",
+    "teetotal",
+    "teetotaler",
+    "sober",
+    "kosher",
+    "halal",
+    "keto",
+    "paleo",
+];
+
+/// Words after "I'm a" that do not name a role ("I'm a bit tired", "I'm a fan of").
+const NOT_ROLES: &[&str] = &[
+    "bit", "little", "lot", "tad", "fan", "few", "couple", "huge", "big", "great", "sucker",
+    "total", "real", "kind", "sort",
+];
+
+/// States after "I'm" that describe the user without an object.
+const STATES: &[&str] = &[
+    "retired",
+    "single",
+    "married",
+    "divorced",
+    "widowed",
+    "unemployed",
+    "self-employed",
+    "freelance",
+    "freelancing",
+    "pregnant",
+    "left-handed",
+    "right-handed",
+    "introverted",
+    "extroverted",
+    "introvert",
+    "extrovert",
+    "bilingual",
+    "trilingual",
+    "colorblind",
+];
+
+/// Verbs that make "I want to <verb>" conversation, not a goal ("I want to ask").
+const CONVERSATIONAL_VERBS: &[&str] = &[
+    "ask",
+    "know",
+    "say",
+    "tell",
+    "thank",
+    "mention",
+    "check",
+    "confirm",
+    "clarify",
+    "add",
+    "share",
+    "talk",
+    "chat",
+    "discuss",
+    "point",
+    "note",
+    "remind",
+    "apologize",
+    "apologise",
+    "be",
+];
+
+/// Verbs whose present simple is conversation, a state or a feeling rather than a
+/// habit ("I see", "I need help", "I miss my dog").
+const NOT_HABIT_VERBS: &[&str] = &[
+    "have",
+    "do",
+    "get",
+    "want",
+    "need",
+    "see",
+    "know",
+    "agree",
+    "understand",
+    "mean",
+    "feel",
+    "wonder",
+    "think",
+    "guess",
+    "suppose",
+    "believe",
+    "remember",
+    "forget",
+    "hope",
+    "wish",
+    "appreciate",
+    "apologize",
+    "apologise",
+    "bet",
+    "doubt",
+    "assume",
+    "expect",
+    "imagine",
+    "realize",
+    "realise",
+    "care",
+    "mind",
+    "miss",
+    "promise",
+    "try",
+    "hear",
+    "say",
+    "tell",
+    "ask",
+    "thank",
+    "recommend",
+    "suggest",
+    "notice",
+    "admit",
+    "am",
+    "are",
+    "is",
+    "was",
+    "were",
+    "like",
+    "love",
+    "hate",
+    "prefer",
+    "enjoy",
+    "mean",
+    "swear",
+    "insist",
+    "repeat",
+    "confirm",
+    "see",
+    "owe",
+    "deserve",
+    "totally",
+    "please",
+];
+
+/// Past verbs that report conversation, not an event ("I said", "I meant").
+const CONVERSATIONAL_PAST: &[&str] = &[
+    "said",
+    "asked",
+    "told",
+    "meant",
+    "forgot",
+    "thought",
+    "wondered",
+    "guessed",
+    "mentioned",
+    "noticed",
+    "realized",
+    "realised",
+    "heard",
+    "assumed",
+    "understood",
+    "misunderstood",
+    "explained",
+    "wanted",
+    "needed",
+    "tried",
+    "liked",
+    "loved",
+    "hated",
+    "enjoyed",
+];
+
+/// Verbs whose past tense is an event worth remembering even without a date ("I moved
+/// to Berlin", "I met my wife at a concert").
+const EVENT_VERBS: &[&str] = &[
+    "go",
+    "visit",
+    "travel",
+    "move",
+    "meet",
+    "attend",
+    "graduate",
+    "finish",
+    "complete",
+    "start",
+    "launch",
+    "win",
+    "lose",
+    "buy",
+    "adopt",
+    "run",
+    "get",
+    "celebrate",
+    "return",
+    "fly",
+    "drive",
+    "hike",
+    "climb",
+    "marry",
+    "join",
+    "leave",
+    "sell",
+    "publish",
+    "found",
+    "retire",
+    "tour",
+];
+
+/// Adverbs skipped when matching a predicate (but kept in its summary): "I really
+/// like", "I'm currently working on", "I no longer eat".
+const SOFT_ADVERBS: &[&str] = &[
+    "really",
+    "truly",
+    "absolutely",
+    "totally",
+    "definitely",
+    "actually",
+    "honestly",
+    "seriously",
+    "also",
+    "still",
+    "currently",
+    "now",
+    "genuinely",
+    "literally",
+    "kinda",
+    "sorta",
+    "probably",
+    "maybe",
+    "perhaps",
+    "even",
+    "mostly",
+    "just",
+    "recently",
+    "finally",
+    "already",
+    "lately",
+];
+
+/// Adverbs that mark a past-tense clause as an event ("I just got back from Japan").
+const EPISODE_ADVERBS: &[&str] = &["just", "recently", "finally", "lately"];
+
+/// Clause objects that point at the conversation rather than at a fact.
+const DEICTIC_WORDS: &[&str] = &["it", "that", "this", "those", "these", "them", "so"];
+const ADDRESSEE_WORDS: &[&str] = &["you", "your", "yours", "yourself"];
+
+/// Objects made only of these words say nothing ("I like it a lot").
+const EMPTY_OBJECT_WORDS: &[&str] = &[
+    "it", "that", "this", "those", "these", "them", "him", "her", "one", "so", "too", "either",
+    "both", "all", "lol", "haha", "a", "the", "lot", "much", "very", "well",
+];
+
+/// Auxiliaries after which an adverb may stand before the main verb ("I'm currently
+/// working", "I don't really like", "I have finally decided").
+const AUXILIARIES: &[&str] = &["am", "was", "have", "been", "do", "not", "will", "would"];
+
+/// The predicate's tokens with the soft adverbs that stand before its verb taken out,
+/// and whether one of them marked an episode.
+fn matchable(predicate: &[Token]) -> (Vec<&Token>, bool) {
+    let mut kept: Vec<&Token> = Vec::with_capacity(predicate.len());
+    let mut episode_adverb = false;
+    let mut index = 0;
+    while index < predicate.len() {
+        let before_verb = kept
+            .last()
+            .is_none_or(|last| AUXILIARIES.contains(&last.lower.as_str()));
+        if before_verb {
+            let words: Vec<&str> = predicate[index..(index + 2).min(predicate.len())]
+                .iter()
+                .map(|t| t.lower.as_str())
+                .collect();
+            let adverb_words = match adverb_len(&words) {
+                2 => 2,
+                _ if SOFT_ADVERBS.contains(&words[0]) => 1,
+                _ => 0,
+            };
+            if adverb_words > 0 {
+                episode_adverb |= EPISODE_ADVERBS.contains(&words[0]);
+                index += adverb_words;
+                continue;
+            }
+        }
+        kept.push(&predicate[index]);
+        index += 1;
+    }
+    (kept, episode_adverb)
+}
+
+/// What a rule requires after its fixed words.
+enum Object<'a> {
+    /// Nothing ("I'm vegetarian").
+    None,
+    /// These words, which must say something ("I like <coffee>").
+    Required(&'a [&'a str]),
+}
+
+fn object_says_something(object: &[&str]) -> bool {
+    let deictic_phrase =
+        object.len() <= 3 && object.first().is_some_and(|w| DEICTIC_WORDS.contains(w));
+    !object.is_empty() && !deictic_phrase && !object.iter().all(|w| EMPTY_OBJECT_WORDS.contains(w))
+}
+
+/// The type of a first-person predicate (words after "I", soft adverbs removed), by
+/// the fixed-phrase rules. Episodes and habits without fixed phrases are read by
+/// [`read_event_or_habit`].
+fn typed_rule<'a>(
+    m: &'a [&'a str],
+    capitalised: impl Fn(usize) -> bool,
+) -> Option<(MemoryType, Object<'a>)> {
+    use MemoryType::{Constraint, Decision, Goal, Habit, Identity, Preference, Project};
+    use Object::Required;
+    // "I'm a big fan of jazz", "I'm not a fan of jazz": no earlier rule reads these.
+    if let Some(object) = m.strip_prefix(&["am"][..]).and_then(fan_of) {
+        return Some((Preference, Required(object)));
+    }
+    let rule = match m {
+        // Constraints: dietary and medical rules, things the user cannot or must not do.
+        ["am", "allergic" | "intolerant", "to", rest @ ..] => (Constraint, Required(rest)),
+        ["am", "lactose" | "gluten", "intolerant", ..] => (Constraint, Object::None),
+        ["am", "a" | "an", diet, ..] | ["am", diet, ..] if DIETS.contains(diet) => {
+            (Constraint, Object::None)
+        }
+        ["have", "a" | "an", _, "allergy" | "intolerance", ..] => (Constraint, Object::None),
+        ["do", "not", "smoke" | "drink"] => (Constraint, Object::None),
+        [
+            "cannot",
+            "eat" | "drink" | "have" | "tolerate" | "consume" | "digest" | "handle",
+            rest @ ..,
+        ]
+        | [
+            "can",
+            "not",
+            "eat" | "drink" | "have" | "tolerate" | "consume" | "digest",
+            rest @ ..,
+        ]
+        | [
+            "do",
+            "not",
+            "eat" | "drink" | "smoke" | "consume",
+            rest @ ..,
+        ]
+        | ["must", "not" | "never" | "avoid", rest @ ..]
+        | ["have" | "need", "to", "avoid", rest @ ..]
+        | ["avoid", rest @ ..]
+        | [
+            "am",
+            "not",
+            "allowed" | "supposed" | "permitted",
+            "to",
+            rest @ ..,
+        ] => (Constraint, Required(rest)),
+        ["never", verb, ..] if !is_past(verb) => (Constraint, Required(&m[1..])),
+        ["follow", rest @ ..] if rest.contains(&"diet") => (Constraint, Required(rest)),
+
+        // Decisions.
+        [
+            "decided" | "chose" | "picked" | "opted" | "settled" | "switched" | "committed",
+            rest @ ..,
+        ]
+        | [
+            "have",
+            "decided" | "chosen" | "picked" | "opted" | "settled" | "switched" | "committed",
+            rest @ ..,
+        ]
+        | ["am", "going" | "sticking", "with", rest @ ..]
+        | ["will", "go" | "stick", "with", rest @ ..]
+        | ["went", "with", rest @ ..]
+        | ["am", "switching", "to", rest @ ..]
+        | ["made", "the" | "a", "decision", rest @ ..]
+        | ["have", "made", "the" | "a", "decision", rest @ ..] => (Decision, Required(rest)),
+
+        // Goals.
+        [
+            "want" | "hope" | "plan" | "aim" | "intend" | "wish",
+            "to",
+            rest @ ..,
+        ]
+        | ["would", "like" | "love", "to", rest @ ..]
+        | [
+            "am",
+            "hoping" | "planning" | "trying" | "aiming" | "working",
+            "to",
+            rest @ ..,
+        ] if rest
+            .first()
+            .is_some_and(|verb| !CONVERSATIONAL_VERBS.contains(verb)) =>
+        {
+            (Goal, Required(rest))
+        }
+        ["am", "planning", "on", rest @ ..]
+        | ["am", "saving", "for" | "up", rest @ ..]
+        | [
+            "am",
+            "training" | "studying" | "preparing",
+            "for",
+            rest @ ..,
+        ]
+        | ["dream", "of" | "about", rest @ ..]
+        | ["am", "learning", rest @ ..] => (Goal, Required(rest)),
+
+        // Projects.
+        [
+            "am",
+            "building" | "developing" | "writing" | "creating" | "designing" | "coding"
+            | "launching" | "renovating" | "organizing" | "organising" | "producing",
+            rest @ ..,
+        ]
+        | ["am", "working", "on", rest @ ..]
+        | ["have", "been", "working", "on", rest @ ..]
+        | [
+            "have",
+            "been",
+            "building" | "developing" | "writing" | "creating",
+            rest @ ..,
+        ]
+        | ["maintain", rest @ ..] => (Project, Required(rest)),
+        ["am", "making", rest @ ..] if matches!(rest.first(), Some(&("a" | "an"))) => {
+            (Project, Required(rest))
+        }
+
+        // Habits stated with a frequency adverb, or given up.
+        [
+            "usually" | "always" | "often" | "normally" | "typically" | "regularly" | "generally"
+            | "sometimes" | "rarely" | "occasionally" | "frequently" | "seldom",
+            rest @ ..,
+        ]
+        | ["tend", "to", rest @ ..]
+        | ["gave" | "have", "up", rest @ ..]
+        | ["have", "given", "up", rest @ ..] => (Habit, Required(rest)),
+        ["stopped" | "quit", verb, ..] | ["have", "stopped" | "quit", verb, ..]
+            if verb.ends_with("ing") =>
+        {
+            (Habit, Object::None)
+        }
+
+        // Preferences.
+        [
+            "like" | "love" | "enjoy" | "adore" | "prefer" | "hate" | "dislike" | "detest"
+            | "loathe",
+            rest @ ..,
+        ]
+        | ["cannot", "stand", rest @ ..]
+        | ["can", "not", "stand", rest @ ..]
+        | ["do", "not", "like" | "love" | "enjoy" | "mind", rest @ ..]
+        | ["do", "not", "care", "for" | "about", rest @ ..]
+        | [
+            "am",
+            "into" | "obsessed" | "fond" | "passionate" | "crazy",
+            rest @ ..,
+        ]
+        | ["am", "interested", "in", rest @ ..]
+        | ["am", "not", "into" | "fond" | "keen", rest @ ..]
+        | ["would", "rather", rest @ ..] => (Preference, Required(rest)),
+
+        // Identity.
+        ["am", "a" | "an", role, ..] if !NOT_ROLES.contains(role) => (Identity, Required(&m[2..])),
+        ["work", "as" | "at" | "for" | "in", rest @ ..]
+        | ["am", "working", "as" | "at" | "for", rest @ ..]
+        | ["am", "from", rest @ ..]
+        | ["come", "from", rest @ ..]
+        | ["grew", "up", "in", rest @ ..]
+        | ["was", "born", "in" | "on", rest @ ..]
+        | ["live", "in", rest @ ..]
+        | ["am", "living" | "based", "in", rest @ ..]
+        | ["speak", rest @ ..]
+        | ["study", rest @ ..]
+        | ["am", "studying", rest @ ..]
+        | [
+            "have",
+            "a" | "an",
+            "degree" | "phd" | "masters" | "master",
+            rest @ ..,
+        ]
+        | ["graduated", "from", rest @ ..]
+        | ["go", "by", rest @ ..]
+        | ["am", "called", rest @ ..]
+        | ["identify", "as", rest @ ..] => (Identity, Required(rest)),
+        ["am", age, ..] if age.chars().all(|c| c.is_ascii_digit()) => (Identity, Object::None),
+        ["am", state] if STATES.contains(state) => (Identity, Object::None),
+        ["am", _, ..] if capitalised(1) => (Identity, Object::None),
+        _ => return None,
+    };
+    Some(rule)
+}
+
+/// "a big fan of jazz", "not a fan of jazz" -> "jazz".
+fn fan_of<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
+    let words = words.strip_prefix(&["not"][..]).unwrap_or(words);
+    let words = words.strip_prefix(&["a"][..])?;
+    let words = words
+        .strip_prefix(&["big"][..])
+        .or_else(|| words.strip_prefix(&["huge"][..]))
+        .unwrap_or(words);
+    words.strip_prefix(&["fan", "of"][..])
+}
+
+/// Reads a predicate no fixed phrase matched: an episode (a past verb with a date, an
+/// "I just ..." or an event verb) or a habit (a present verb with a frequency word, or
+/// the bare present simple as an implied habit).
+fn read_event_or_habit(
+    m: &[&str],
+    episode_adverb: bool,
+    phrases: &[TimePhrase],
+) -> Option<(MemoryType, Certainty)> {
+    let (verb, object) = m.split_first()?;
+    if !verb.chars().all(char::is_alphabetic) || is_modal(verb) {
+        return None;
+    }
+    let has = |kind| phrases.iter().any(|p| p.kind == kind);
+    if is_past(verb) {
+        let conversational = CONVERSATIONAL_PAST.contains(verb)
+            || (matches!(*verb, "was" | "were")
+                && object.first().is_some_and(|w| w.ends_with("ing")));
+        let is_event = has(TimeKind::Specific)
+            || episode_adverb
+            || EVENT_VERBS.contains(&past_to_base(verb).as_str());
+        return (is_event && !conversational && object_says_something(object))
+            .then_some((MemoryType::Episode, Certainty::Stated));
+    }
+    if verb.ends_with("ing") || matches!(*verb, "am" | "are" | "is") {
+        return None;
+    }
+    if has(TimeKind::Recurring) {
+        return Some((MemoryType::Habit, Certainty::Stated));
+    }
+    let implied = !has(TimeKind::Specific)
+        && !NOT_HABIT_VERBS.contains(verb)
+        && object_says_something(object);
+    implied.then_some((MemoryType::Habit, Certainty::Implied))
+}
+
+/// Nouns that type a "my <noun> is ..." clause, checked in this order against the
+/// words before "is": the first noun found decides ("my favourite project is" is a
+/// preference).
+const MY_NOUNS: &[(&[&str], MemoryType)] = &[
+    (&["favorite", "favourite"], MemoryType::Preference),
+    (
+        &[
+            "name",
+            "job",
+            "role",
+            "occupation",
+            "profession",
+            "background",
+            "hometown",
+            "birthday",
+            "age",
+            "nationality",
+            "pronouns",
+            "title",
+            "major",
+            "degree",
+        ],
+        MemoryType::Identity,
+    ),
+    (
+        &[
+            "goal",
+            "goals",
+            "dream",
+            "ambition",
+            "plan",
+            "aim",
+            "resolution",
+        ],
+        MemoryType::Goal,
+    ),
+    (
+        &["project", "startup", "thesis", "dissertation", "novel"],
+        MemoryType::Project,
+    ),
+    (&["diet", "allergy", "allergies"], MemoryType::Constraint),
+    (&["routine"], MemoryType::Habit),
+    (&["decision", "choice"], MemoryType::Decision),
+];
+
+/// The type of a "my ..." clause (words after "my"), from the noun before its "is":
+/// "my name is", "my goal for this year is", "my favourite food is".
+fn my_rule(words: &[&str]) -> Option<MemoryType> {
+    let verb = words
+        .iter()
+        .take(6)
+        .position(|w| matches!(*w, "is" | "are"))?;
+    if verb == 0 || verb + 1 >= words.len() {
+        return None;
+    }
+    words[..verb].iter().find_map(|word| {
+        MY_NOUNS
+            .iter()
+            .find(|(nouns, _)| nouns.contains(word))
+            .map(|(_, memory_type)| *memory_type)
+    })
+}
+
+/// Reads one clause (preamble and hedges already stripped) as a fact, if its subject
+/// is the user and a rule matches.
+pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
+    let words: Vec<&str> = tokens.iter().map(|t| t.lower.as_str()).collect();
+    let phrases = time::find_all(&words);
+    // A time expression opening the clause moves to the end of the summary:
+    // "Every morning I run" -> "User runs every morning".
+    let (body_start, time_suffix) = match phrases.first() {
+        Some(leading) if leading.start == 0 => {
+            let mut phrase = render(&tokens[..leading.end()]);
+            if let Some(first) = phrase.get(..1) {
+                phrase = first.to_lowercase() + &phrase[1..];
+            }
+            (leading.end(), format!(" {phrase}"))
+        }
+        _ => (0, String::new()),
+    };
+    let body = &tokens[body_start..];
+    let body_words = &words[body_start..];
+    if let ["my", rest @ ..] = body_words
+        && let Some(memory_type) = my_rule(rest)
+    {
+        return Some(Reading {
+            memory_type,
+            summary: format!("User's {}{time_suffix}", render(&body[1..])),
+            certainty: Certainty::Stated,
+            activity: None,
+        });
+    }
+    if let ["call", "me", _, ..] = body_words {
+        return Some(Reading {
+            memory_type: MemoryType::Identity,
+            summary: format!("User goes by {}", render(&body[2..])),
+            certainty: Certainty::Stated,
+            activity: None,
+        });
+    }
+    let (subject, predicate_start, plural) = match body_words {
+        ["i", ..] => ("User".to_owned(), 1, false),
+        _ => joint_subject(body)?,
+    };
+    let predicate = &body[predicate_start..];
+    if predicate
+        .iter()
+        .any(|t| ADDRESSEE_WORDS.contains(&t.lower.as_str()))
+    {
+        return None;
+    }
+    let (kept, episode_adverb) = matchable(predicate);
+    let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
+    let capitalised = |index: usize| kept.get(index).is_some_and(|t| t.is_capitalised());
+    let (memory_type, certainty) = match typed_rule(&m, capitalised) {
+        Some((memory_type, Object::Required(object))) => {
+            object_says_something(object).then_some((memory_type, Certainty::Stated))?
+        }
+        Some((memory_type, Object::None)) => (memory_type, Certainty::Stated),
+        None => read_event_or_habit(&m, episode_adverb, &phrases)?,
+    };
+    let summary = with_subject(&subject, predicate, plural) + &time_suffix;
+    let activity = if memory_type == MemoryType::Episode && !plural {
+        activity(predicate)
+    } else {
+        None
+    };
+    Some(Reading {
+        memory_type,
+        summary,
+        certainty,
+        activity,
+    })
+}
+
+/// "My sister and I ...", "Tom and I ...": a short person mention joined with the
+/// user. `(subject, index of the predicate, plural)`.
+fn joint_subject(body: &[Token]) -> Option<(String, usize, bool)> {
+    let and_i = body
+        .windows(2)
+        .take(6)
+        .position(|pair| pair[0].lower == "and" && pair[1].lower == "i")?;
+    let opens_with_person = body[0].lower == "my" || body[0].is_capitalised();
+    (and_i > 0 && opens_with_person).then(|| {
+        (
+            format!("User and {}", render(&body[..and_i])),
+            and_i + 2,
+            true,
+        )
+    })
+}
+
+/// The activity of an episode's predicate, without its dates and "again"/"also".
+fn activity(predicate: &[Token]) -> Option<Activity> {
+    let words: Vec<&str> = predicate.iter().map(|t| t.lower.as_str()).collect();
+    let phrases = time::find_all(&words);
+    let verb_index = words.iter().position(|w| is_past(w))?;
+    let in_phrase = |index: usize| phrases.iter().any(|p| (p.start..p.end()).contains(&index));
+    let object: Vec<Token> = predicate
+        .iter()
+        .enumerate()
+        .skip(verb_index + 1)
+        .filter(|(index, token)| {
+            !in_phrase(*index) && !matches!(token.lower.as_str(), "again" | "also" | "too")
+        })
+        .map(|(_, token)| token.clone())
+        .collect();
+    let base = past_to_base(words[verb_index]);
+    let object_text = render(&object);
+    let core: Vec<String> = text::content_words(&object_text).into_iter().collect();
+    if core.is_empty() {
+        return None;
+    }
+    Some(Activity {
+        key: format!("{} {}", text::stem(&base), core.join(" ")),
+        habit_summary: format!("User regularly {} {object_text}", third_person_verb(&base)),
+    })
+}

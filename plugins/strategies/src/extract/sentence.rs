@@ -1,0 +1,275 @@
+//! Splitting a message into sentences, a sentence into word tokens, and tokens into
+//! clauses.
+
+use crate::text::expand_contraction;
+
+/// One sentence of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sentence {
+    pub text: String,
+    /// The sentence ended with a question mark.
+    pub is_question: bool,
+}
+
+/// Words after which a full stop does not end a sentence ("Dr. Patel", "e.g. tea").
+const ABBREVIATIONS: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "eg", "ie",
+    "approx", "mt",
+];
+
+/// Splits `text` at '.', '!', '?' (followed by whitespace or the end), at runs of
+/// them ("?!", "..."), and at line breaks. A full stop after an abbreviation or a
+/// single-letter initial does not split.
+pub(super) fn split_sentences(text: &str) -> Vec<Sentence> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut sentences = Vec::new();
+    let mut current = String::new();
+    let mut index = 0;
+    while index < chars.len() {
+        let c = chars[index];
+        if c == '\n' || c == '\r' {
+            push_sentence(&mut sentences, &mut current, false);
+            index += 1;
+            continue;
+        }
+        if matches!(c, '.' | '!' | '?') {
+            let mut end = index;
+            let mut is_question = false;
+            while end < chars.len() && matches!(chars[end], '.' | '!' | '?' | '"' | '\'' | ')') {
+                is_question |= chars[end] == '?';
+                end += 1;
+            }
+            let at_boundary = end == chars.len() || chars[end].is_whitespace();
+            let abbreviation = c == '.' && end == index + 1 && ends_with_abbreviation(&current);
+            if at_boundary && !abbreviation {
+                push_sentence(&mut sentences, &mut current, is_question);
+                index = end;
+                continue;
+            }
+        }
+        current.push(c);
+        index += 1;
+    }
+    push_sentence(&mut sentences, &mut current, false);
+    sentences
+}
+
+fn ends_with_abbreviation(text: &str) -> bool {
+    let last_word = text.rsplit(char::is_whitespace).next().unwrap_or_default();
+    let lower = last_word.to_lowercase();
+    // "J. K. Rowling"; but "... and so did I." ends a sentence.
+    let is_initial = last_word.chars().count() == 1
+        && last_word.chars().all(char::is_uppercase)
+        && last_word != "I";
+    is_initial || ABBREVIATIONS.contains(&lower.as_str())
+}
+
+fn push_sentence(sentences: &mut Vec<Sentence>, current: &mut String, is_question: bool) {
+    let text = current.trim();
+    if !text.is_empty() {
+        sentences.push(Sentence {
+            text: text.to_owned(),
+            is_question,
+        });
+    }
+    current.clear();
+}
+
+/// One word of a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Token {
+    /// The word as written, without surrounding punctuation ("Anna's", "I").
+    pub text: String,
+    /// Lower-cased, contraction expanded, possessive dropped ("anna", "i").
+    pub lower: String,
+    /// A comma or colon followed the word: a pause inside the clause.
+    pub comma_after: bool,
+    /// A semicolon or dash followed the word: the clause ends here.
+    pub break_after: bool,
+}
+
+impl Token {
+    pub fn is_capitalised(&self) -> bool {
+        self.text.chars().next().is_some_and(char::is_uppercase)
+    }
+}
+
+/// Splits a sentence into tokens, expanding contractions into separate tokens ("I'm"
+/// becomes "I" and "am", "don't" becomes "do" and "not").
+pub(super) fn tokenize(sentence: &str) -> Vec<Token> {
+    let mut tokens: Vec<Token> = Vec::new();
+    for piece in sentence.split_whitespace() {
+        let piece = piece.replace(['\u{2018}', '\u{2019}', '`'], "'");
+        let trailing: String = piece
+            .chars()
+            .rev()
+            .take_while(|c| !c.is_alphanumeric())
+            .collect();
+        let comma_after = trailing.contains([',', ':']);
+        let break_after = trailing.contains([';', '\u{2014}', '\u{2013}']) || piece == "-";
+        let mut trimmed = piece
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_owned();
+        if ABBREVIATIONS.contains(&trimmed.to_lowercase().as_str()) && trailing.ends_with('.') {
+            // "Dr." and "St." keep their full stop.
+            trimmed.push('.');
+        }
+        if trimmed.is_empty() {
+            // A lone dash or semicolon between words ends the clause before it.
+            if break_after && let Some(last) = tokens.last_mut() {
+                last.break_after = true;
+            }
+            continue;
+        }
+        let lower = trimmed.trim_end_matches('.').to_lowercase();
+        let parts = expand_contraction(&lower);
+        let last_part = parts.len() - 1;
+        for (index, part) in parts.iter().enumerate() {
+            let text = if parts.len() == 1 {
+                // Keep the written form unless the contraction changed the word
+                // ("can't" -> "cannot"); a possessive keeps its "'s".
+                let unchanged = *part == lower.replace('\'', "")
+                    || lower.strip_suffix("'s").is_some_and(|stem| stem == part);
+                if unchanged {
+                    trimmed.clone()
+                } else {
+                    part.clone()
+                }
+            } else if index == 0 && lower.starts_with(part.as_str()) {
+                trimmed.chars().take(part.chars().count()).collect()
+            } else {
+                part.clone()
+            };
+            tokens.push(Token {
+                text,
+                lower: part.clone(),
+                comma_after: comma_after && index == last_part,
+                break_after: break_after && index == last_part,
+            });
+        }
+    }
+    tokens
+}
+
+/// Splits a sentence's tokens into clauses: at semicolons and dashes, and before a
+/// conjunction that starts a new first-person statement ("I like coffee and I hate
+/// tea", "I like tea, but my sister Anna hates it"). A short person mention before
+/// "and I" is a joint subject, not a clause ("My sister Anna and I went hiking").
+pub(super) fn split_clauses(tokens: Vec<Token>) -> Vec<Vec<Token>> {
+    let mut clauses = Vec::new();
+    let mut current: Vec<Token> = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(token) = iter.next() {
+        let next_lower = iter.peek().map(|t| t.lower.as_str());
+        let is_conjunction = matches!(token.lower.as_str(), "and" | "but" | "so" | "because");
+        let has_statement = current.iter().any(|t| t.lower == "i") || current.len() > 4;
+        let pause_before = current.last().is_some_and(|t| t.comma_after);
+        let starts_i_clause = next_lower == Some("i") && has_statement;
+        let starts_my_clause = next_lower == Some("my")
+            && current.iter().any(|t| t.lower == "i")
+            && (pause_before || token.lower == "but");
+        if is_conjunction && (starts_i_clause || starts_my_clause) {
+            clauses.push(std::mem::take(&mut current));
+            continue;
+        }
+        let ends_clause = token.break_after;
+        current.push(token);
+        if ends_clause {
+            clauses.push(std::mem::take(&mut current));
+        }
+    }
+    clauses.push(current);
+    clauses.retain(|clause| !clause.is_empty());
+    clauses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(sentences: &[Sentence]) -> Vec<&str> {
+        sentences.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    #[test]
+    fn splits_sentences_and_marks_questions() {
+        let sentences =
+            split_sentences("Hi there! I love tea. Do you?\nAlso I run... a lot. So do I.");
+        assert_eq!(
+            texts(&sentences),
+            [
+                "Hi there",
+                "I love tea",
+                "Do you",
+                "Also I run",
+                "a lot",
+                "So do I"
+            ]
+        );
+        let questions: Vec<bool> = sentences.iter().map(|s| s.is_question).collect();
+        assert_eq!(questions, [false, false, true, false, false, false]);
+    }
+
+    #[test]
+    fn abbreviations_initials_and_decimals_do_not_split() {
+        let sentences =
+            split_sentences("My doctor is Dr. Patel. I read J. K. Rowling. I ran 3.5 km.");
+        assert_eq!(
+            texts(&sentences),
+            [
+                "My doctor is Dr. Patel",
+                "I read J. K. Rowling",
+                "I ran 3.5 km"
+            ]
+        );
+    }
+
+    #[test]
+    fn tokens_expand_contractions_and_keep_case() {
+        let tokens = tokenize("I'm sure Anna's cat can't, really;");
+        let lower: Vec<&str> = tokens.iter().map(|t| t.lower.as_str()).collect();
+        let text: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            lower,
+            ["i", "am", "sure", "anna", "cat", "cannot", "really"]
+        );
+        assert_eq!(
+            text,
+            ["I", "am", "sure", "Anna's", "cat", "cannot", "really"]
+        );
+        assert!(tokens[5].comma_after);
+        assert!(tokens[6].break_after);
+    }
+
+    #[test]
+    fn clauses_split_before_new_first_person_statements_only() {
+        let clause_texts = |s: &str| -> Vec<String> {
+            split_clauses(tokenize(s))
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .map(|t| t.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        };
+        assert_eq!(
+            clause_texts("I like coffee and I hate tea"),
+            ["I like coffee", "I hate tea"]
+        );
+        assert_eq!(
+            clause_texts("I like tea, but my sister Anna hates it"),
+            ["I like tea", "my sister Anna hates it"]
+        );
+        assert_eq!(
+            clause_texts("My sister Anna and I went hiking"),
+            ["My sister Anna and I went hiking"]
+        );
+        assert_eq!(
+            clause_texts("I like coffee and tea"),
+            ["I like coffee and tea"]
+        );
+        assert_eq!(clause_texts("I run; I swim"), ["I run", "I swim"]);
+    }
+}
