@@ -26,13 +26,10 @@ impl Guest for DefaultResolver {
         };
         let related: Vec<model::Memory> = related.into_iter().map(memory_from_wit).collect();
         let resolution = resolve::resolve(&candidate, &related);
+        // The decision and ids only: the user's facts stay out of the host's log.
         log(
             Level::Debug,
-            &format!(
-                "{resolution:?} for {:?} against {} related memories",
-                candidate.summary,
-                related.len()
-            ),
+            &format!("{resolution:?} against {} related memories", related.len()),
         );
         resolution_to_wit(resolution)
     }

@@ -34,9 +34,6 @@ pub const MIN_PATTERN_MEMORIES: usize = 3;
 /// Episodes with one person that make a pattern.
 pub const MIN_SHARED_EPISODES: usize = 2;
 
-/// Importance of a reflection: an insight ranks with preferences and habits.
-pub const REFLECTION_IMPORTANCE: f32 = 0.6;
-
 /// How many supporting summaries a reflection's detail lists.
 const MAX_LISTED_MEMORIES: usize = 10;
 
@@ -97,7 +94,11 @@ fn summary(
     let mut joined = String::new();
     let mut included: Vec<text::Fact> = Vec::new();
     for memory in chosen {
-        let sentence = memory.summary.trim().trim_end_matches('.').trim();
+        let sentence = memory
+            .summary
+            .trim()
+            .trim_end_matches(['.', '!', ';', ','])
+            .trim();
         let separator = if joined.is_empty() { "" } else { " " };
         // A fact that does not fit is skipped; a shorter, less important one may.
         if sentence.is_empty()
@@ -535,7 +536,8 @@ fn companion_patterns<'a>(memories: &[&'a Memory]) -> Vec<Pattern<'a>> {
 /// Confidence in a pattern grows with the memories it was found in: 0.6 for two,
 /// 0.7 for three, at most 0.9.
 fn pattern_confidence(memories: usize) -> f32 {
-    (0.4 + 0.1 * memories as f32).min(0.9)
+    // Computed in tenths so that three memories give exactly 0.7, not 0.70000005.
+    (4 + memories.min(5)) as f32 / 10.0
 }
 
 /// Turns patterns into reflections, each merged into the stored reflection that
@@ -574,7 +576,7 @@ fn merge_into_stored(memories: &[&Memory], patterns: Vec<Pattern>) -> Vec<Reflec
                 detail: Some(format!("{key_line}\nSeen in: {}", listed.join("; "))),
                 summary: pattern.summary,
                 confidence: pattern_confidence(pattern.evidence.len()),
-                importance: REFLECTION_IMPORTANCE,
+                importance: MemoryType::Reflection.default_importance(),
                 based_on: pattern.evidence.iter().map(|m| m.id.clone()).collect(),
                 merge_with: merge_with.map(str::to_owned),
             }
@@ -595,7 +597,7 @@ mod tests {
             detail: None,
             scope: Scope::Durable,
             confidence: 0.9,
-            importance: crate::extract::type_scores(memory_type).0,
+            importance: memory_type.default_importance(),
             durability: 0.8,
             evidence: Evidence::Direct,
             negated: text::is_negated(summary),

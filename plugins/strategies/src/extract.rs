@@ -4,8 +4,8 @@
 //! Only the user's own messages are read, sentence by sentence and clause by clause.
 //! Questions, small talk and anything addressed to the assistant yield nothing. A
 //! clause becomes a fact when its subject is the user and one of the rules in
-//! [`patterns`] reads it; each person named with a relation ("my sister Anna")
-//! becomes a relationship fact. The same fact said twice is kept once; a fact later
+//! `extract/patterns.rs` reads it; each person named with a relation ("my sister
+//! Anna") becomes a relationship fact. The same fact said twice is kept once; a fact later
 //! contradicted in the same conversation is replaced by the later statement. An
 //! activity told as two or more dated episodes is inferred to be a habit.
 //!
@@ -24,8 +24,8 @@
 //! | my sister Anna | User's sister is Anna |
 //! | Yesterday I went hiking | User went hiking yesterday |
 //!
-//! Relationship summaries are always "User's <relation> is <Name>". An inferred habit
-//! is "User regularly <verb> <object>".
+//! Relationship summaries are always `User's <relation> is <Name>`. An inferred habit
+//! is `User regularly <verb> <object>`.
 
 mod grammar;
 mod patterns;
@@ -55,23 +55,6 @@ pub const IMPLIED_CONFIDENCE: f32 = 0.75;
 pub const HEDGED_CONFIDENCE: f32 = 0.6;
 /// A fact the extractor deduced (a habit from repeated episodes).
 pub const INFERRED_CONFIDENCE: f32 = 0.6;
-
-/// Importance and durability of each type. Who the user is and the rules they live by
-/// matter most and last longest; single episodes matter least and fade first.
-pub fn type_scores(memory_type: MemoryType) -> (f32, f32) {
-    match memory_type {
-        MemoryType::Identity => (0.9, 0.95),
-        MemoryType::Constraint => (0.9, 0.9),
-        MemoryType::Relationship => (0.8, 0.9),
-        MemoryType::Goal => (0.75, 0.6),
-        MemoryType::Project => (0.7, 0.6),
-        MemoryType::Decision => (0.7, 0.5),
-        MemoryType::Preference => (0.6, 0.8),
-        MemoryType::Habit => (0.6, 0.8),
-        MemoryType::Episode => (0.4, 0.3),
-        MemoryType::Reflection => (0.5, 0.9),
-    }
-}
 
 /// Proposes 0 to [`MAX_CANDIDATES`] facts from the user's messages in
 /// `conversation`, highest importance first (ties in order of mention). `now` dates
@@ -129,8 +112,8 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
     facts.into_ranked()
 }
 
-/// Builds a candidate with its type's importance and durability and its negation
-/// read from the summary.
+/// Builds a candidate with its type's default importance and durability and its
+/// negation read from the summary.
 fn candidate(
     memory_type: MemoryType,
     summary: String,
@@ -140,15 +123,14 @@ fn candidate(
     persons: Vec<PersonRef>,
     source_turns: Vec<String>,
 ) -> Candidate {
-    let (importance, durability) = type_scores(memory_type);
     Candidate {
         memory_type,
         negated: text::is_negated(&summary),
         summary,
         detail,
         confidence,
-        importance,
-        durability,
+        importance: memory_type.default_importance(),
+        durability: memory_type.default_durability(),
         evidence,
         persons,
         source_turns,
@@ -528,6 +510,7 @@ mod tests {
                 Goal,
                 "User hopes to retire early",
             ),
+            ("I want to be a doctor.", Goal, "User wants to be a doctor"),
             (
                 "I'm building a budgeting app.",
                 Project,
@@ -618,10 +601,12 @@ mod tests {
             assert_eq!(candidate.summary, summary, "{line}");
             assert_eq!(candidate.evidence, Evidence::Direct, "{line}");
             assert_eq!(candidate.source_turns, ["t1"], "{line}");
-            let (importance, durability) = type_scores(memory_type);
             assert_eq!(
                 (candidate.importance, candidate.durability),
-                (importance, durability),
+                (
+                    memory_type.default_importance(),
+                    memory_type.default_durability()
+                ),
                 "{line}"
             );
         }
@@ -718,6 +703,7 @@ mod tests {
             "I want to ask you something.",
             "I'd like to thank you.",
             "I meant the other one.",
+            "I want to be clear about this.",
         ];
         for line in small_talk {
             assert!(from_user(&[line]).is_empty(), "{line}");
@@ -734,6 +720,8 @@ mod tests {
             "Can you help me with my code",
             "do I need a visa for Japan",
             "Why do I always hate Mondays",
+            "So I'm allergic to peanuts?",
+            "I never eat pork?!",
         ] {
             assert!(from_user(&[line]).is_empty(), "{line}");
         }
@@ -847,6 +835,87 @@ mod tests {
         ];
         assert_eq!(from_user(&lines), from_user(&lines));
         assert_eq!(from_user(&lines).len(), MAX_CANDIDATES);
+    }
+
+    #[test]
+    fn survives_arbitrary_text() {
+        // Fragments that stress splitting, contractions, multi-byte characters and
+        // the rule tables, combined by a fixed pseudo-random sequence.
+        const FRAGMENTS: &[&str] = &[
+            "I",
+            "I'm",
+            "my",
+            "My sister",
+            "Anna",
+            "Dr.",
+            "’",
+            "don't",
+            "can't",
+            "never",
+            "like",
+            "went",
+            "every",
+            "morning",
+            "ago",
+            "a",
+            "few",
+            ",",
+            ";",
+            ".",
+            "?",
+            "!",
+            "—",
+            "\n",
+            "é",
+            "日本",
+            "🙂",
+            "and I",
+            "'s",
+            "2019",
+            "yesterday",
+            "am",
+            "fan of",
+            "",
+            "  ",
+            "to",
+            "is",
+            "my name is",
+            "averyveryveryveryveryveryverylongwordthatgoesonandon",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        for _ in 0..2_000 {
+            let length = next(24);
+            let line: Vec<&str> = (0..length)
+                .map(|_| FRAGMENTS[next(FRAGMENTS.len())])
+                .collect();
+            let line = line.join(" ");
+            for candidate in from_user(&[&line]) {
+                assert!(
+                    candidate.summary.starts_with("User"),
+                    "{line:?}: {candidate:?}"
+                );
+                // Only words that could be verbs are conjugated.
+                for nonsense in ["User mies", "User annas", "User agoes", "ises", "User ses"] {
+                    assert!(
+                        !candidate.summary.contains(nonsense),
+                        "{line:?}: {candidate:?}"
+                    );
+                }
+                assert!(candidate.summary.chars().count() <= MAX_SUMMARY_CHARS);
+                assert_eq!(candidate.source_turns, ["t1"]);
+            }
+            assert_eq!(
+                text::opposes(&line, false, "User likes coffee", true),
+                text::opposes("User likes coffee", true, &line, false),
+                "{line:?}"
+            );
+        }
     }
 
     #[test]

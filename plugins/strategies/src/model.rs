@@ -15,6 +15,34 @@ pub enum MemoryType {
     Reflection,
 }
 
+impl MemoryType {
+    /// How much a fact of this type matters, as the default strategies score it. Who
+    /// the user is and the rules they live by matter most; single episodes least.
+    pub fn default_importance(self) -> f32 {
+        match self {
+            MemoryType::Identity | MemoryType::Constraint => 0.9,
+            MemoryType::Relationship => 0.8,
+            MemoryType::Goal => 0.75,
+            MemoryType::Project | MemoryType::Decision => 0.7,
+            MemoryType::Preference | MemoryType::Habit | MemoryType::Reflection => 0.6,
+            MemoryType::Episode => 0.4,
+        }
+    }
+
+    /// How long a fact of this type stays true, as the default strategies score it:
+    /// identity and relationships last, decisions and episodes fade.
+    pub fn default_durability(self) -> f32 {
+        match self {
+            MemoryType::Identity => 0.95,
+            MemoryType::Constraint | MemoryType::Relationship | MemoryType::Reflection => 0.9,
+            MemoryType::Preference | MemoryType::Habit => 0.8,
+            MemoryType::Goal | MemoryType::Project => 0.6,
+            MemoryType::Decision => 0.5,
+            MemoryType::Episode => 0.3,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
     Durable,

@@ -619,6 +619,8 @@ mod tests {
         assert!(!is_negated("User hates coffee"));
         assert!(!is_negated("User can't stand mushrooms"));
         assert!(!is_negated("User is allergic to peanuts"));
+        // Two negations cancel out.
+        assert!(!is_negated("User never stopped running"));
     }
 
     #[test]
@@ -655,6 +657,12 @@ mod tests {
                 "User is vegetarian",
                 false,
                 "User is no longer vegetarian",
+                true,
+            ),
+            (
+                "User never stopped running",
+                false,
+                "User stopped running",
                 true,
             ),
         ];

@@ -133,6 +133,8 @@ pub(super) fn past_to_base(word: &str) -> String {
 pub(super) fn third_person_verb(verb: &str) -> String {
     match verb {
         "am" | "are" => return "is".to_owned(),
+        // Already third person.
+        "is" | "was" | "has" | "does" => return verb.to_owned(),
         "have" => return "has".to_owned(),
         "do" => return "does".to_owned(),
         _ => {}

@@ -2,7 +2,7 @@
 //! third-person summary written for it.
 //!
 //! A clause is read when its subject is the user: "I ...", "My sister and I ...",
-//! "My <attribute> is ...", "Call me ...". Its predicate is matched against rule
+//! `My <attribute> is ...`, "Call me ...". Its predicate is matched against rule
 //! tables in a fixed order (constraint, decision, goal, project, explicit habit,
 //! preference, identity, episode, implicit habit); the first rule that matches gives
 //! the type. The summary is the clause itself rewritten in the third person, so it
@@ -115,8 +115,24 @@ const CONVERSATIONAL_VERBS: &[&str] = &[
     "remind",
     "apologize",
     "apologise",
-    "be",
 ];
+
+/// Goal phrases that are conversation ("I want to be clear", "I'd like to make sure").
+const CONVERSATIONAL_GOALS: &[&[&str]] = &[
+    &["be", "clear"],
+    &["be", "honest"],
+    &["be", "sure"],
+    &["make", "sure"],
+];
+
+/// Whether the words after "I want to" name something the user works toward.
+fn is_goal(rest: &[&str]) -> bool {
+    rest.first()
+        .is_some_and(|verb| !CONVERSATIONAL_VERBS.contains(verb))
+        && !CONVERSATIONAL_GOALS
+            .iter()
+            .any(|phrase| rest.starts_with(phrase))
+}
 
 /// Verbs whose present simple is conversation, a state or a feeling rather than a
 /// habit ("I see", "I need help", "I miss my dog").
@@ -331,6 +347,27 @@ fn matchable(predicate: &[Token]) -> (Vec<&Token>, bool) {
     (kept, episode_adverb)
 }
 
+/// Words that follow "I" without being its verb: determiners, pronouns, prepositions,
+/// conjunctions, time words. Rules that take any verb ("I never <verb>", "I <verb>
+/// every day") check against them.
+const NOT_VERBS: &[&str] = &[
+    "i", "me", "my", "mine", "you", "your", "he", "him", "his", "she", "her", "it", "its", "we",
+    "us", "our", "they", "them", "their", "the", "a", "an", "this", "that", "these", "those", "to",
+    "of", "in", "on", "at", "for", "with", "by", "from", "and", "or", "but", "so", "if", "is",
+    "are", "not", "no", "every", "each", "all", "some", "any", "ago", "few", "fan", "too", "very",
+    "yes", "ok", "okay",
+];
+
+/// Whether a word after "I" can be the verb of a clause these rules read: a
+/// lower-case English word that is not a function word ("I Anna", "I my" are not
+/// clauses).
+fn could_be_verb(word: &str, capitalised: bool) -> bool {
+    !capitalised
+        && word.len() >= 2
+        && word.chars().all(|c| c.is_ascii_lowercase())
+        && !NOT_VERBS.contains(&word)
+}
+
 /// What a rule requires after its fixed words.
 enum Object<'a> {
     /// Nothing ("I'm vegetarian").
@@ -394,7 +431,9 @@ fn typed_rule<'a>(
             "to",
             rest @ ..,
         ] => (Constraint, Required(rest)),
-        ["never", verb, ..] if !is_past(verb) => (Constraint, Required(&m[1..])),
+        ["never", verb, ..] if could_be_verb(verb, capitalised(1)) && !is_past(verb) => {
+            (Constraint, Required(&m[1..]))
+        }
         ["follow", rest @ ..] if rest.contains(&"diet") => (Constraint, Required(rest)),
 
         // Decisions.
@@ -426,12 +465,7 @@ fn typed_rule<'a>(
             "hoping" | "planning" | "trying" | "aiming" | "working",
             "to",
             rest @ ..,
-        ] if rest
-            .first()
-            .is_some_and(|verb| !CONVERSATIONAL_VERBS.contains(verb)) =>
-        {
-            (Goal, Required(rest))
-        }
+        ] if is_goal(rest) => (Goal, Required(rest)),
         ["am", "planning", "on", rest @ ..]
         | ["am", "saving", "for" | "up", rest @ ..]
         | [
@@ -470,7 +504,7 @@ fn typed_rule<'a>(
             rest @ ..,
         ]
         | ["tend", "to", rest @ ..]
-        | ["gave" | "have", "up", rest @ ..]
+        | ["gave", "up", rest @ ..]
         | ["have", "given", "up", rest @ ..] => (Habit, Required(rest)),
         ["stopped" | "quit", verb, ..] | ["have", "stopped" | "quit", verb, ..]
             if verb.ends_with("ing") =>
@@ -544,11 +578,14 @@ fn fan_of<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
 /// the bare present simple as an implied habit).
 fn read_event_or_habit(
     m: &[&str],
+    verb_capitalised: bool,
     episode_adverb: bool,
     phrases: &[TimePhrase],
 ) -> Option<(MemoryType, Certainty)> {
     let (verb, object) = m.split_first()?;
-    if !verb.chars().all(char::is_alphabetic) || is_modal(verb) {
+    // A predicate still opening with an adverb ("never", "usually") was for the
+    // typed rules; if none matched, it is not a fact.
+    if adverb_len(m) > 0 || !could_be_verb(verb, verb_capitalised) || is_modal(verb) {
         return None;
     }
     let has = |kind| phrases.iter().any(|p| p.kind == kind);
@@ -646,11 +683,13 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     // "Every morning I run" -> "User runs every morning".
     let (body_start, time_suffix) = match phrases.first() {
         Some(leading) if leading.start == 0 => {
-            let mut phrase = render(&tokens[..leading.end()]);
-            if let Some(first) = phrase.get(..1) {
-                phrase = first.to_lowercase() + &phrase[1..];
-            }
-            (leading.end(), format!(" {phrase}"))
+            let phrase = render(&tokens[..leading.end()]);
+            let mut chars = phrase.chars();
+            let lowered: String = chars
+                .next()
+                .map(|first| first.to_lowercase().chain(chars).collect())
+                .unwrap_or_default();
+            (leading.end(), format!(" {lowered}"))
         }
         _ => (0, String::new()),
     };
@@ -693,7 +732,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
             object_says_something(object).then_some((memory_type, Certainty::Stated))?
         }
         Some((memory_type, Object::None)) => (memory_type, Certainty::Stated),
-        None => read_event_or_habit(&m, episode_adverb, &phrases)?,
+        None => read_event_or_habit(&m, capitalised(0), episode_adverb, &phrases)?,
     };
     let summary = with_subject(&subject, predicate, plural) + &time_suffix;
     let activity = if memory_type == MemoryType::Episode && !plural {

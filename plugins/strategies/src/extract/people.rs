@@ -339,6 +339,11 @@ mod tests {
             persons("my older brother Ben and my mom Sue"),
             [pair("Ben", "brother"), pair("Sue", "mom")]
         );
+        // A comma ends a name: Tom is not part of Anna's name.
+        assert_eq!(
+            persons("I met my sister Anna, Tom and Ben"),
+            [pair("Anna", "sister")]
+        );
     }
 
     #[test]
