@@ -1,7 +1,7 @@
 //! Plugin runtime benchmark: `cargo bench -p engram --bench plugins`.
 //!
-//! Each strategy is measured through the real runtime (new store + instantiate + call
-//! + drop, exactly what the daemon does per call) and natively, as the baseline, in
+//! Each strategy is measured through the real runtime (a new store, instantiation, the
+//! call and the drop: what the daemon does per call) and natively, as the baseline, in
 //! the same process; loading a component from the compile cache is compared with
 //! compiling it. Figures are medians over many samples; ratios are what to compare
 //! between machines.

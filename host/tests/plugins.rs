@@ -499,8 +499,7 @@ fn install_is_validated_and_idempotent() {
     );
     registry
         .install(runtime, broken.path())
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     let kept = Manifest::load(&setup.registry_dir.join("noop")).expect("still there");
     assert_eq!(kept.version, "0.2.0");
     assert_eq!(registry.names(), vec!["noop".to_string()]);
