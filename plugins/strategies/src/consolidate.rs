@@ -587,26 +587,11 @@ fn merge_into_stored(memories: &[&Memory], patterns: Vec<Pattern>) -> Vec<Reflec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Evidence, PersonRef};
+    use crate::model::PersonRef;
+    use crate::test_support::stored_memory;
 
     fn memory(id: &str, memory_type: MemoryType, summary: &str) -> Memory {
-        Memory {
-            id: id.to_owned(),
-            memory_type,
-            summary: summary.to_owned(),
-            detail: None,
-            scope: Scope::Durable,
-            confidence: 0.9,
-            importance: memory_type.default_importance(),
-            durability: 0.8,
-            evidence: Evidence::Direct,
-            negated: text::is_negated(summary),
-            reinforcements: 0,
-            persons: Vec::new(),
-            created_at: 1_000,
-            updated_at: 1_000,
-            last_seen_at: 1_000,
-        }
+        stored_memory(id, memory_type, summary)
     }
 
     fn with_person(mut memory: Memory, name: &str, relation: Option<&str>) -> Memory {

@@ -10,3 +10,32 @@ pub mod extract;
 pub mod model;
 pub mod resolve;
 pub mod text;
+
+/// Builders shared by the unit tests of the strategies.
+#[cfg(test)]
+mod test_support {
+    use crate::model::{Evidence, Memory, MemoryType, Scope};
+    use crate::text;
+
+    /// A stored, direct, durable memory with confidence 0.9 and its type's default
+    /// importance; tests change what they need with struct update syntax.
+    pub(crate) fn stored_memory(id: &str, memory_type: MemoryType, summary: &str) -> Memory {
+        Memory {
+            id: id.to_owned(),
+            memory_type,
+            summary: summary.to_owned(),
+            detail: None,
+            scope: Scope::Durable,
+            confidence: 0.9,
+            importance: memory_type.default_importance(),
+            durability: 0.8,
+            evidence: Evidence::Direct,
+            negated: text::is_negated(summary),
+            reinforcements: 0,
+            persons: Vec::new(),
+            created_at: 1_000,
+            updated_at: 1_000,
+            last_seen_at: 1_000,
+        }
+    }
+}

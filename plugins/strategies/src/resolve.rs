@@ -114,7 +114,8 @@ fn detail_patch(candidate: &Candidate, memory: &Memory) -> MemoryPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Evidence, MemoryType, Scope};
+    use crate::model::{Evidence, MemoryType};
+    use crate::test_support::stored_memory;
 
     fn candidate(summary: &str, confidence: f32) -> Candidate {
         Candidate {
@@ -133,21 +134,9 @@ mod tests {
 
     fn memory(id: &str, summary: &str, confidence: f32) -> Memory {
         Memory {
-            id: id.to_owned(),
-            memory_type: MemoryType::Preference,
-            summary: summary.to_owned(),
-            detail: None,
-            scope: Scope::Durable,
             confidence,
             importance: 0.6,
-            durability: 0.8,
-            evidence: Evidence::Direct,
-            negated: text::is_negated(summary),
-            reinforcements: 0,
-            persons: Vec::new(),
-            created_at: 1_000,
-            updated_at: 1_000,
-            last_seen_at: 1_000,
+            ..stored_memory(id, MemoryType::Preference, summary)
         }
     }
 

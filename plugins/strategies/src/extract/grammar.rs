@@ -8,9 +8,9 @@ const MODALS: &[&str] = &[
     "can", "cannot", "could", "will", "would", "should", "must", "may", "might", "shall",
 ];
 
-/// Adverbs that may stand between the subject and its verb ("I usually run", "I
-/// really like tea"). "no longer", "kind of" and "sort of" are handled as pairs.
-const PRE_VERB_ADVERBS: &[&str] = &[
+/// Adverbs of frequency that may stand between the subject and its verb ("I usually
+/// run"). They matter to the habit patterns, so those keep them in the clause.
+const FREQUENCY_ADVERBS: &[&str] = &[
     "usually",
     "always",
     "often",
@@ -22,6 +22,15 @@ const PRE_VERB_ADVERBS: &[&str] = &[
     "rarely",
     "seldom",
     "never",
+    "sometime",
+    "occasionally",
+    "frequently",
+];
+
+/// Other adverbs that may stand between the subject and its verb ("I really like tea",
+/// "I'm currently working on", "I no longer eat"): skipped when matching a predicate,
+/// kept in its summary. "no longer", "kind of" and "sort of" are handled as pairs.
+pub(super) const SOFT_ADVERBS: &[&str] = &[
     "really",
     "truly",
     "absolutely",
@@ -32,24 +41,21 @@ const PRE_VERB_ADVERBS: &[&str] = &[
     "seriously",
     "also",
     "still",
-    "just",
-    "recently",
-    "finally",
-    "already",
     "currently",
     "now",
-    "mostly",
-    "even",
-    "sometime",
-    "occasionally",
-    "frequently",
-    "literally",
     "genuinely",
+    "literally",
     "kinda",
     "sorta",
     "probably",
     "maybe",
     "perhaps",
+    "even",
+    "mostly",
+    "just",
+    "recently",
+    "finally",
+    "already",
     "lately",
 ];
 
@@ -63,7 +69,7 @@ const NOT_PAST_ED: &[&str] = &[
 pub(super) fn adverb_len(words: &[&str]) -> usize {
     match words {
         ["no", "longer", ..] | ["kind", "of", ..] | ["sort", "of", ..] => 2,
-        [first, ..] if PRE_VERB_ADVERBS.contains(first) => 1,
+        [first, ..] if SOFT_ADVERBS.contains(first) || FREQUENCY_ADVERBS.contains(first) => 1,
         _ => 0,
     }
 }

@@ -10,7 +10,8 @@
 //! goes to the gym on Mondays".
 
 use super::grammar::{
-    adverb_len, is_modal, is_past, past_to_base, render, third_person_verb, with_subject,
+    SOFT_ADVERBS, adverb_len, is_modal, is_past, past_to_base, render, third_person_verb,
+    with_subject,
 };
 use super::sentence::Token;
 use super::time::{self, TimeKind, TimePhrase};
@@ -265,37 +266,6 @@ const EVENT_VERBS: &[&str] = &[
     "found",
     "retire",
     "tour",
-];
-
-/// Adverbs skipped when matching a predicate (but kept in its summary): "I really
-/// like", "I'm currently working on", "I no longer eat".
-const SOFT_ADVERBS: &[&str] = &[
-    "really",
-    "truly",
-    "absolutely",
-    "totally",
-    "definitely",
-    "actually",
-    "honestly",
-    "seriously",
-    "also",
-    "still",
-    "currently",
-    "now",
-    "genuinely",
-    "literally",
-    "kinda",
-    "sorta",
-    "probably",
-    "maybe",
-    "perhaps",
-    "even",
-    "mostly",
-    "just",
-    "recently",
-    "finally",
-    "already",
-    "lately",
 ];
 
 /// Adverbs that mark a past-tense clause as an event ("I just got back from Japan").

@@ -6,6 +6,7 @@
 //! as likely a place, a product or a language as a person.
 
 use super::sentence::Token;
+use super::time;
 use crate::model::PersonRef;
 
 /// Relations to the user, as they are written. Two-word relations are matched first.
@@ -103,7 +104,7 @@ const RELATION_ADJECTIVES: &[&str] = &[
 /// Titles that start a name ("Dr. Patel").
 const TITLES: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "prof", "professor", "sir"];
 
-/// Capitalised words that are not names.
+/// Capitalised words that are not names (besides weekdays and months, see `time`).
 const NOT_NAMES: &[&str] = &[
     "i",
     "a",
@@ -130,25 +131,6 @@ const NOT_NAMES: &[&str] = &[
     "and",
     "but",
     "so",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
     "today",
     "yesterday",
     "tomorrow",
@@ -185,6 +167,7 @@ fn name_at(tokens: &[Token]) -> Option<(String, usize)> {
         let is_title = parts.is_empty() && TITLES.contains(&token.lower.as_str());
         let is_name_word = token.is_capitalised()
             && !NOT_NAMES.contains(&token.lower.as_str())
+            && !time::is_calendar_word(&token.lower)
             && token
                 .text
                 .chars()

@@ -31,6 +31,26 @@ const WEEKDAYS: &[&str] = &[
     "saturday",
     "sunday",
 ];
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// Whether a lowercase word names a weekday or a month (capitalised, yet no name).
+pub(super) fn is_calendar_word(word: &str) -> bool {
+    WEEKDAYS.contains(&word) || MONTHS.contains(&word)
+}
+
 const DAY_PARTS: &[&str] = &["morning", "afternoon", "evening", "night"];
 const PERIODS: &[&str] = &[
     "day", "week", "weekend", "weekday", "month", "year", "summer", "winter", "spring", "autumn",
