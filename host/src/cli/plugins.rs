@@ -80,7 +80,7 @@ impl From<&PluginError> for ErrorInfo {
 }
 
 fn info(app: &App, plugin: &Plugin, source: &'static str) -> PluginInfo {
-    let name = plugin.qualified_name();
+    let name = plugin.qualified_name().to_string();
     PluginInfo {
         selected_for: selected_for(app, &name),
         name,

@@ -79,11 +79,8 @@ enum WorldPre {
 
 impl Plugin {
     /// The name configuration uses: `builtin:<name>` for embedded plugins.
-    pub fn qualified_name(&self) -> String {
-        match self.source {
-            PluginSource::Builtin => format!("{}{}", builtin::PREFIX, self.manifest.name),
-            PluginSource::Directory(_) => self.manifest.name.clone(),
-        }
+    pub fn qualified_name(&self) -> &str {
+        &self.identity.name
     }
 
     pub fn world(&self) -> World {
@@ -94,15 +91,11 @@ impl Plugin {
         &self.identity.short_hash
     }
 
-    fn expect_world(&self, expected: World) -> Result<(), PluginError> {
-        if self.manifest.world == expected {
-            Ok(())
-        } else {
-            Err(PluginError::WrongWorld {
-                name: self.qualified_name(),
-                expected,
-                actual: self.manifest.world,
-            })
+    fn wrong_world(&self, expected: World) -> PluginError {
+        PluginError::WrongWorld {
+            name: self.qualified_name().to_string(),
+            expected,
+            actual: self.manifest.world,
         }
     }
 }
@@ -263,9 +256,8 @@ impl Runtime {
         conversation: &model::Conversation,
         now: i64,
     ) -> Result<Vec<model::Candidate>, PluginError> {
-        plugin.expect_world(World::Extractor)?;
         let WorldPre::Extractor(pre) = &plugin.pre else {
-            unreachable!("the pre matches the manifest world, checked at load")
+            return Err(plugin.wrong_world(World::Extractor));
         };
         let mut store = self.store(plugin, &conversation.user_id, None, sealed_wasi());
         let input = convert::conversation_to_wit(conversation);
@@ -273,16 +265,8 @@ impl Runtime {
             .instantiate(&mut store)
             .and_then(|bindings| bindings.call_extract(&mut store, &input, now))
             .map_err(|e| classify(plugin, &store, e))?;
-        if output.len() > validate::MAX_CANDIDATES {
-            return Err(invalid(
-                plugin,
-                format!(
-                    "{} candidates, more than the {} accepted",
-                    output.len(),
-                    validate::MAX_CANDIDATES
-                ),
-            ));
-        }
+        // Checked before conversion: a flood of candidates is refused, not copied.
+        validate::candidate_count(output.len()).map_err(|r| invalid(plugin, r))?;
         let candidates: Vec<model::Candidate> = output
             .into_iter()
             .map(convert::candidate_from_wit)
@@ -298,9 +282,8 @@ impl Runtime {
         candidate: &model::Candidate,
         related: &[model::Memory],
     ) -> Result<model::Resolution, PluginError> {
-        plugin.expect_world(World::Resolver)?;
         let WorldPre::Resolver(pre) = &plugin.pre else {
-            unreachable!("the pre matches the manifest world, checked at load")
+            return Err(plugin.wrong_world(World::Resolver));
         };
         let mut store = self.store(plugin, user_id, None, sealed_wasi());
         let input = convert::candidate_to_wit(candidate);
@@ -320,9 +303,8 @@ impl Runtime {
         snapshot: &model::Snapshot,
         now: i64,
     ) -> Result<model::Consolidation, PluginError> {
-        plugin.expect_world(World::Consolidator)?;
         let WorldPre::Consolidator(pre) = &plugin.pre else {
-            unreachable!("the pre matches the manifest world, checked at load")
+            return Err(plugin.wrong_world(World::Consolidator));
         };
         let mut store = self.store(plugin, &snapshot.user_id, None, sealed_wasi());
         let input = convert::snapshot_to_wit(snapshot);
@@ -330,16 +312,7 @@ impl Runtime {
             .instantiate(&mut store)
             .and_then(|bindings| bindings.call_consolidate(&mut store, &input, now))
             .map_err(|e| classify(plugin, &store, e))?;
-        if output.reflections.len() > validate::MAX_REFLECTIONS {
-            return Err(invalid(
-                plugin,
-                format!(
-                    "{} reflections, more than {}",
-                    output.reflections.len(),
-                    validate::MAX_REFLECTIONS
-                ),
-            ));
-        }
+        validate::reflection_count(output.reflections.len()).map_err(|r| invalid(plugin, r))?;
         let consolidation = convert::consolidation_from_wit(output);
         validate::consolidation(&consolidation, &snapshot.memories)
             .map_err(|r| invalid(plugin, r))?;
@@ -356,9 +329,8 @@ impl Runtime {
         skill_dir: &Path,
         args_json: &str,
     ) -> Result<Result<String, String>, PluginError> {
-        plugin.expect_world(World::SkillTool)?;
         let WorldPre::SkillTool(pre) = &plugin.pre else {
-            unreachable!("the pre matches the manifest world, checked at load")
+            return Err(plugin.wrong_world(World::SkillTool));
         };
         let mut wasi = WasiCtxBuilder::new();
         seal(&mut wasi);
@@ -448,14 +420,14 @@ fn sealed_wasi() -> WasiCtx {
 
 fn invalid(plugin: &Plugin, reason: String) -> PluginError {
     PluginError::InvalidResult {
-        name: plugin.qualified_name(),
+        name: plugin.qualified_name().to_string(),
         hash: plugin.short_hash().to_string(),
         reason,
     }
 }
 
 fn classify(plugin: &Plugin, store: &Store<CallState>, error: wasmtime::Error) -> PluginError {
-    let name = plugin.qualified_name();
+    let name = plugin.qualified_name().to_string();
     let hash = plugin.short_hash().to_string();
     if store.data().limiter.exceeded {
         return PluginError::MemoryLimit {

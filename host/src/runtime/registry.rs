@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
-use super::builtin;
 use super::error::PluginError;
 use super::manifest::{self, Manifest};
 use super::plugin::Runtime;
@@ -70,21 +70,13 @@ impl PluginRegistry {
     ) -> Result<(InstallStatus, Manifest), PluginError> {
         let plugin = runtime.load_dir(source)?;
         let name = plugin.manifest.name.clone();
-        if builtin::find(&name).is_some() {
-            tracing::info!(
-                "installing `{name}`, which shadows nothing: built-ins are named builtin:{name}"
-            );
-        }
         let target = self.dir.join(&name);
-        let status = match runtime.load_dir(&target) {
-            Ok(existing)
-                if existing.sha256 == plugin.sha256 && existing.manifest == plugin.manifest =>
-            {
-                return Ok((InstallStatus::AlreadyInstalled, plugin.manifest));
-            }
-            Ok(_) => InstallStatus::Updated,
-            Err(_) if target.exists() => InstallStatus::Updated,
-            Err(_) => InstallStatus::Installed,
+        let status = if !target.exists() {
+            InstallStatus::Installed
+        } else if installed_unchanged(&target, &plugin.sha256, &plugin.manifest) {
+            return Ok((InstallStatus::AlreadyInstalled, plugin.manifest));
+        } else {
+            InstallStatus::Updated
         };
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -121,4 +113,12 @@ impl PluginRegistry {
         let dir = self.package_dir(name)?;
         std::fs::remove_dir_all(&dir).map_err(|source| PluginError::Io { path: dir, source })
     }
+}
+
+/// Whether the package in `dir` has this wasm hash and manifest, read without
+/// compiling it again.
+fn installed_unchanged(dir: &Path, sha256: &str, manifest: &Manifest) -> bool {
+    let same_wasm = std::fs::read(dir.join("plugin.wasm"))
+        .is_ok_and(|wasm| hex::encode(Sha256::digest(&wasm)) == sha256);
+    same_wasm && Manifest::load(dir).is_ok_and(|existing| existing == *manifest)
 }

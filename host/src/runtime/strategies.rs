@@ -140,7 +140,7 @@ impl Strategies {
         let attempt = self.plugin(&name, world).and_then(|plugin| {
             call(&self.runtime, &plugin).map(|value| Outcome {
                 value,
-                plugin: plugin.qualified_name(),
+                plugin: plugin.qualified_name().to_string(),
                 fallback_from: None,
             })
         });
@@ -165,7 +165,7 @@ impl Strategies {
         let value = call(&self.runtime, fallback)?;
         Ok(Outcome {
             value,
-            plugin: fallback.qualified_name(),
+            plugin: fallback.qualified_name().to_string(),
             fallback_from: Some(failure),
         })
     }

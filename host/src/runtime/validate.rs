@@ -36,13 +36,25 @@ fn text(field: &str, value: &str, max_chars: usize) -> Result<(), String> {
     Ok(())
 }
 
-pub fn candidates(list: &[Candidate], conversation: &Conversation) -> Result<(), String> {
-    if list.len() > MAX_CANDIDATES {
+/// The first check on an extractor's answer, made before it is converted.
+pub fn candidate_count(count: usize) -> Result<(), String> {
+    if count > MAX_CANDIDATES {
         return Err(format!(
-            "{} candidates, more than the {MAX_CANDIDATES} accepted",
-            list.len()
+            "{count} candidates, more than the {MAX_CANDIDATES} accepted"
         ));
     }
+    Ok(())
+}
+
+/// The first check on a consolidator's answer, made before it is converted.
+pub fn reflection_count(count: usize) -> Result<(), String> {
+    if count > MAX_REFLECTIONS {
+        return Err(format!("{count} reflections, more than {MAX_REFLECTIONS}"));
+    }
+    Ok(())
+}
+
+pub fn candidates(list: &[Candidate], conversation: &Conversation) -> Result<(), String> {
     let turns: HashSet<&str> = conversation
         .messages
         .iter()
@@ -127,12 +139,6 @@ pub fn consolidation(c: &Consolidation, snapshot: &[Memory]) -> Result<(), Strin
                 "{field} has {chars} characters, over {MAX_CONSOLIDATION_SUMMARY_CHARS}"
             ));
         }
-    }
-    if c.reflections.len() > MAX_REFLECTIONS {
-        return Err(format!(
-            "{} reflections, more than {MAX_REFLECTIONS}",
-            c.reflections.len()
-        ));
     }
     let ids: HashSet<&str> = snapshot.iter().map(|m| m.id.as_str()).collect();
     for (i, r) in c.reflections.iter().enumerate() {
