@@ -2,6 +2,7 @@
 //! repository root for the codemap.
 
 pub mod app;
+pub mod brain;
 pub mod cli;
 pub mod config;
 pub mod paths;

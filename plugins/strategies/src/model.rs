@@ -161,3 +161,85 @@ pub struct Consolidation {
     pub active_summary: String,
     pub reflections: Vec<Reflection>,
 }
+
+/// The lowercase names the WIT, the database and the API use for each variant.
+macro_rules! wire_names {
+    ($ty:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            /// The variant named `name`, if any (exact, lowercase).
+            pub fn parse(name: &str) -> Option<$ty> {
+                match name {
+                    $($name => Some($ty::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_names!(MemoryType {
+    Identity => "identity",
+    Preference => "preference",
+    Goal => "goal",
+    Project => "project",
+    Habit => "habit",
+    Decision => "decision",
+    Constraint => "constraint",
+    Relationship => "relationship",
+    Episode => "episode",
+    Reflection => "reflection",
+});
+wire_names!(Scope { Durable => "durable", Active => "active", Subconscious => "subconscious" });
+wire_names!(Evidence { Direct => "direct", Inferred => "inferred", Manual => "manual", System => "system" });
+wire_names!(Role { User => "user", Assistant => "assistant", System => "system" });
+
+impl MemoryType {
+    /// Where a new memory of this type goes (the specification's table).
+    pub fn default_scope(self) -> Scope {
+        match self {
+            MemoryType::Goal | MemoryType::Project | MemoryType::Decision | MemoryType::Episode => {
+                Scope::Active
+            }
+            _ => Scope::Durable,
+        }
+    }
+}
+
+impl Scope {
+    /// Durable and active memories form the conscious tier that retrieval draws from.
+    pub fn is_conscious(self) -> bool {
+        self != Scope::Subconscious
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_round_trip() {
+        for t in MemoryType::ALL {
+            assert_eq!(MemoryType::parse(t.as_str()), Some(*t));
+        }
+        for s in Scope::ALL {
+            assert_eq!(Scope::parse(&s.to_string()), Some(*s));
+        }
+        assert_eq!(Evidence::parse("Direct"), None);
+        assert_eq!(MemoryType::Goal.default_scope(), Scope::Active);
+        assert_eq!(MemoryType::Habit.default_scope(), Scope::Durable);
+    }
+}

@@ -1,0 +1,308 @@
+//! The Second Brain: typed memories of the user in SQLite, with their history, persons
+//! and lifecycle. This module is the service the API and CLI call; `store` holds the
+//! SQL, `record` the stored shapes, `clock` the injected time.
+
+pub mod clock;
+pub mod record;
+mod schema;
+pub mod store;
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use engram_strategies::model::{Evidence, MemoryType, Scope};
+use serde::Deserialize;
+
+use crate::runtime::{MemoryQuery, MemorySource};
+use clock::Clock;
+use record::{MemoryRecord, new_id, wire, wire_opt};
+use store::{HistoryEntry, ListFilter, Page, Store, StoreError, q};
+
+/// Who made a change, for the history.
+pub const ACTOR_USER: &str = "user";
+
+/// Meta key of the learning switch.
+const LEARNING_PAUSED: &str = "learning_paused";
+
+/// A memory added by hand (the CLI, the dashboard or the API).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemory {
+    #[serde(rename = "type", with = "wire")]
+    pub memory_type: MemoryType,
+    pub summary: String,
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// Defaults to `manual`.
+    #[serde(default, with = "wire_opt")]
+    pub evidence: Option<Evidence>,
+    /// Defaults to the type's scope (the specification's table).
+    #[serde(default, with = "wire_opt")]
+    pub scope: Option<Scope>,
+    #[serde(default)]
+    pub confidence: Option<f32>,
+    #[serde(default)]
+    pub importance: Option<f32>,
+}
+
+/// The fields a user may change on a memory; `None` keeps a field.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryEdit {
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default, rename = "type", with = "wire_opt")]
+    pub memory_type: Option<MemoryType>,
+    #[serde(default)]
+    pub importance: Option<f32>,
+    #[serde(default)]
+    pub confidence: Option<f32>,
+    #[serde(default, with = "wire_opt")]
+    pub scope: Option<Scope>,
+    #[serde(default)]
+    pub validated: Option<bool>,
+}
+
+/// A search result and the tier it was found in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    pub record: MemoryRecord,
+    /// `conscious` (durable or active) or `subconscious`.
+    pub conscious: bool,
+}
+
+pub struct Brain {
+    store: Store,
+    clock: Arc<dyn Clock>,
+}
+
+impl Brain {
+    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Brain, StoreError> {
+        Ok(Brain {
+            store: Store::open(path)?,
+            clock,
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, StoreError> {
+        let now = self.now();
+        let evidence = new.evidence.unwrap_or(Evidence::Manual);
+        let record = MemoryRecord {
+            id: new_id("mem"),
+            user_id: user.to_string(),
+            memory_type: new.memory_type,
+            negated: engram_strategies::text::is_negated(&new.summary),
+            summary: new.summary.trim().to_string(),
+            detail: new.detail.filter(|d| !d.trim().is_empty()),
+            scope: new.scope.unwrap_or(new.memory_type.default_scope()),
+            prior_scope: None,
+            // A fact the user wrote down themselves is as certain as it gets.
+            confidence: new.confidence.unwrap_or(1.0),
+            importance: new
+                .importance
+                .unwrap_or(new.memory_type.default_importance()),
+            durability: new.memory_type.default_durability(),
+            evidence,
+            validated: evidence == Evidence::Manual,
+            reinforcements: 0,
+            stale: false,
+            dismissed_at: None,
+            superseded_by: None,
+            created_at: now,
+            updated_at: now,
+            last_seen_at: now,
+            last_used_at: None,
+            source_conversation: None,
+            source_turns: Vec::new(),
+        };
+        self.store.write(|tx| q::insert(tx, &record, ACTOR_USER))?;
+        Ok(record)
+    }
+
+    /// Any memory of the user, superseded ones included (their history matters).
+    pub fn get(&self, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
+        self.store.read(|c| q::get(c, user, id))
+    }
+
+    pub fn edit(&self, user: &str, id: &str, edit: MemoryEdit) -> Result<MemoryRecord, StoreError> {
+        let now = self.now();
+        self.store.write(|tx| {
+            let old = q::get(tx, user, id)?;
+            let mut new = old.clone();
+            if let Some(summary) = edit.summary {
+                new.negated = engram_strategies::text::is_negated(&summary);
+                new.summary = summary.trim().to_string();
+            }
+            if let Some(t) = edit.memory_type {
+                new.memory_type = t;
+            }
+            if let Some(v) = edit.importance {
+                new.importance = v;
+            }
+            if let Some(v) = edit.confidence {
+                new.confidence = v;
+            }
+            if let Some(scope) = edit.scope {
+                if scope == Scope::Subconscious && old.scope != Scope::Subconscious {
+                    new.prior_scope = Some(old.scope);
+                }
+                if scope != Scope::Subconscious {
+                    new.prior_scope = None;
+                    new.stale = false;
+                }
+                new.scope = scope;
+            }
+            if let Some(v) = edit.validated {
+                new.validated = v;
+            }
+            new.updated_at = now;
+            q::update(tx, &old, &new, "UPDATE", ACTOR_USER)?;
+            Ok(new)
+        })
+    }
+
+    /// Explicit dismissal: the memory, its search entry and its links are gone for good.
+    pub fn delete(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let now = self.now();
+        self.store
+            .write(|tx| q::delete(tx, user, id, ACTOR_USER, now))
+    }
+
+    /// Deletes every memory of the user, as `delete` does one. Returns how many.
+    pub fn clear(&self, user: &str) -> Result<usize, StoreError> {
+        let now = self.now();
+        self.store.write(|tx| {
+            let ids: Vec<String> = tx
+                .prepare("SELECT id FROM memories WHERE user_id = ?1")?
+                .query_map([user], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for id in &ids {
+                q::delete(tx, user, id, ACTOR_USER, now)?;
+            }
+            tx.execute("DELETE FROM persons WHERE user_id = ?1", [user])?;
+            Ok(ids.len())
+        })
+    }
+
+    pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
+        self.store.read(|c| q::list(c, user, filter))
+    }
+
+    /// Full-text search over both tiers, best match first, each result saying its tier.
+    pub fn search(
+        &self,
+        user: &str,
+        text: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchResult>, StoreError> {
+        let hits = self.store.read(|c| q::search(c, user, text, limit))?;
+        Ok(hits
+            .into_iter()
+            .map(|hit| SearchResult {
+                conscious: hit.record.scope.is_conscious(),
+                record: hit.record,
+            })
+            .collect())
+    }
+
+    pub fn history(&self, user: &str, id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.store.read(|c| q::history_of(c, user, id))
+    }
+
+    pub fn learning_paused(&self, user: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .store
+            .read(|c| q::meta(c, user, LEARNING_PAUSED))?
+            .as_deref()
+            == Some("true"))
+    }
+
+    pub fn set_learning_paused(&self, user: &str, paused: bool) -> Result<(), StoreError> {
+        self.store.write(|tx| {
+            q::set_meta(
+                tx,
+                user,
+                LEARNING_PAUSED,
+                if paused { "true" } else { "false" },
+            )
+        })
+    }
+
+    pub fn export(&self, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
+        self.store.read(|c| q::export(c, user, out))
+    }
+
+    /// Imports an export, all or nothing; returns the number of records.
+    pub fn import(&self, user: &str, input: &mut dyn BufRead) -> Result<usize, StoreError> {
+        let now = self.now();
+        self.store
+            .write(|tx| q::import(tx, user, input, ACTOR_USER, now))
+    }
+
+    fn model_of(&self, record: &MemoryRecord) -> engram_strategies::model::Memory {
+        let persons = self
+            .store
+            .read(|c| q::persons_of(c, &record.user_id, &record.id))
+            .unwrap_or_default();
+        record.to_model(persons)
+    }
+}
+
+/// What plugins read through `engram:plugin/memories`: live memories of the calling
+/// user only. A storage error reads as "nothing found" to the plugin and is logged.
+impl MemorySource for Brain {
+    fn search(
+        &self,
+        user_id: &str,
+        text: &str,
+        limit: u32,
+    ) -> Vec<engram_strategies::model::Memory> {
+        match Brain::search(self, user_id, text, limit as usize) {
+            Ok(found) => found.iter().map(|r| self.model_of(&r.record)).collect(),
+            Err(e) => {
+                tracing::error!("memories.search for a plugin failed: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    fn get(&self, user_id: &str, id: &str) -> Option<engram_strategies::model::Memory> {
+        Brain::get(self, user_id, id)
+            .ok()
+            .filter(MemoryRecord::is_live)
+            .map(|r| self.model_of(&r))
+    }
+
+    fn list(&self, user_id: &str, query: &MemoryQuery) -> Vec<engram_strategies::model::Memory> {
+        let filter = ListFilter {
+            conscious: query.scope.map(Scope::is_conscious),
+            memory_type: query.memory_type,
+            limit: query.limit as usize,
+            cursor: None,
+        };
+        match self.list(user_id, &filter) {
+            Ok(page) => page
+                .items
+                .iter()
+                .filter(|r| query.scope.is_none_or(|s| r.scope == s))
+                .map(|r| self.model_of(r))
+                .collect(),
+            Err(e) => {
+                tracing::error!("memories.list for a plugin failed: {e}");
+                Vec::new()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

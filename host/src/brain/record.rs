@@ -1,0 +1,243 @@
+//! The Second Brain's records as stored and exported: a memory with every field of the
+//! specification plus its lifecycle state, a person, and the link between them.
+//! Timestamps are milliseconds internally and RFC 3339 UTC strings in JSON.
+
+use engram_strategies::model::{Evidence, MemoryType, Scope};
+use serde::{Deserialize, Serialize};
+
+/// The enums of `engram_strategies::model`, named on the wire as in the WIT.
+pub trait WireName: Copy + Sized + 'static {
+    const WHAT: &'static str;
+    fn name(self) -> &'static str;
+    fn from_name(name: &str) -> Option<Self>;
+    fn all() -> &'static [Self];
+}
+
+macro_rules! wire_name {
+    ($ty:ty, $what:literal) => {
+        impl WireName for $ty {
+            const WHAT: &'static str = $what;
+            fn name(self) -> &'static str {
+                self.as_str()
+            }
+            fn from_name(name: &str) -> Option<Self> {
+                <$ty>::parse(name)
+            }
+            fn all() -> &'static [Self] {
+                <$ty>::ALL
+            }
+        }
+    };
+}
+
+wire_name!(MemoryType, "type");
+wire_name!(Scope, "scope");
+wire_name!(Evidence, "evidence");
+
+/// An error message naming the field and the accepted values.
+pub fn unknown_value<T: WireName>(value: &str) -> String {
+    let accepted: Vec<&str> = T::all().iter().map(|v| v.name()).collect();
+    format!(
+        "unknown {} `{value}`; expected one of: {}",
+        T::WHAT,
+        accepted.join(", ")
+    )
+}
+
+/// `#[serde(with = "wire")]` for the model enums.
+pub mod wire {
+    use super::WireName;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<T: WireName, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(value.name())
+    }
+
+    pub fn deserialize<'de, T: WireName, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let name = String::deserialize(d)?;
+        T::from_name(&name).ok_or_else(|| D::Error::custom(super::unknown_value::<T>(&name)))
+    }
+}
+
+/// `#[serde(with = "wire_opt")]` for optional model enums.
+pub mod wire_opt {
+    use super::WireName;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<T: WireName, S: Serializer>(
+        value: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(v) => s.serialize_str(v.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: WireName, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(name) => T::from_name(&name)
+                .map(Some)
+                .ok_or_else(|| D::Error::custom(super::unknown_value::<T>(&name))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Milliseconds <-> RFC 3339 (`2026-11-22T10:00:00.123Z`), lossless at millisecond
+/// precision.
+pub mod rfc3339 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn format(ms: i64) -> String {
+        jiff::Timestamp::from_millisecond(ms)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|_| ms.to_string())
+    }
+
+    pub fn parse(text: &str) -> Result<i64, String> {
+        text.parse::<jiff::Timestamp>()
+            .map(|t| t.as_millisecond())
+            .map_err(|e| format!("`{text}` is not an RFC 3339 timestamp: {e}"))
+    }
+
+    pub fn serialize<S: Serializer>(ms: &i64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format(*ms))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+        parse(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+        pub fn serialize<S: Serializer>(ms: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+            match ms {
+                Some(ms) => s.serialize_str(&super::format(*ms)),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|t| super::parse(&t).map_err(D::Error::custom))
+                .transpose()
+        }
+    }
+}
+
+/// A memory with everything the Second Brain knows about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRecord {
+    pub id: String,
+    pub user_id: String,
+    #[serde(rename = "type", with = "wire")]
+    pub memory_type: MemoryType,
+    pub summary: String,
+    pub detail: Option<String>,
+    #[serde(with = "wire")]
+    pub scope: Scope,
+    /// The scope a subconscious memory returns to when recalled.
+    #[serde(with = "wire_opt")]
+    pub prior_scope: Option<Scope>,
+    pub confidence: f32,
+    pub importance: f32,
+    pub durability: f32,
+    #[serde(with = "wire")]
+    pub evidence: Evidence,
+    pub negated: bool,
+    /// Confirmed by the user (edit with `validated: true`).
+    pub validated: bool,
+    pub reinforcements: u32,
+    /// Active but unreferenced for 21 days: ranked lower, badged in the UI.
+    pub stale: bool,
+    /// Soft dismissal by pruning: hidden everywhere, purged 30 days later.
+    #[serde(with = "rfc3339::option")]
+    pub dismissed_at: Option<i64>,
+    /// The memory that won a conflict against this one; a superseded memory is kept
+    /// for history and never retrieved.
+    pub superseded_by: Option<String>,
+    #[serde(with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(with = "rfc3339")]
+    pub updated_at: i64,
+    /// Last time the fact was stated or reinforced.
+    #[serde(with = "rfc3339")]
+    pub last_seen_at: i64,
+    /// Last time retrieval returned it.
+    #[serde(with = "rfc3339::option")]
+    pub last_used_at: Option<i64>,
+    pub source_conversation: Option<String>,
+    pub source_turns: Vec<String>,
+}
+
+impl MemoryRecord {
+    /// Live memories are the ones retrieval, search and listings may show.
+    pub fn is_live(&self) -> bool {
+        self.dismissed_at.is_none() && self.superseded_by.is_none()
+    }
+
+    /// The memory as plugins see it.
+    pub fn to_model(
+        &self,
+        persons: Vec<engram_strategies::model::PersonRef>,
+    ) -> engram_strategies::model::Memory {
+        engram_strategies::model::Memory {
+            id: self.id.clone(),
+            memory_type: self.memory_type,
+            summary: self.summary.clone(),
+            detail: self.detail.clone(),
+            scope: self.scope,
+            confidence: self.confidence,
+            importance: self.importance,
+            durability: self.durability,
+            evidence: self.evidence,
+            negated: self.negated,
+            reinforcements: self.reinforcements,
+            persons,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            last_seen_at: self.last_seen_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonRecord {
+    pub id: String,
+    pub user_id: String,
+    pub name: String,
+    pub aliases: Vec<String>,
+    #[serde(with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(with = "rfc3339")]
+    pub last_seen: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonLink {
+    pub memory_id: String,
+    pub person_id: String,
+    pub user_id: String,
+    pub relation: Option<String>,
+}
+
+/// One line of an export: the records, tagged by kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ExportLine {
+    Memory(MemoryRecord),
+    Person(PersonRecord),
+    PersonLink(PersonLink),
+}
+
+/// `mem_01J...`: a prefixed ULID, sortable by creation time.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
+}

@@ -1,0 +1,697 @@
+//! The SQLite store under the Second Brain: one database file, WAL, foreign keys on,
+//! every statement scoped by `user_id`. Writes run in IMMEDIATE transactions and record
+//! a history row for every change; a failed statement rolls the whole change back.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde_json::Value;
+
+use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
+use super::schema::{self, SchemaError};
+
+/// Longest line accepted by `import`.
+const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no memory `{0}`")]
+    NotFound(String),
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("import line {line}: {reason}")]
+    Import { line: usize, reason: String },
+    #[error("cannot open {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// One entry of a memory's history.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HistoryEntry {
+    pub event: String,
+    pub old_value: Option<Value>,
+    pub new_value: Option<Value>,
+    pub actor: String,
+    #[serde(with = "super::record::rfc3339")]
+    pub at: i64,
+}
+
+/// Which memories a listing shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListFilter {
+    /// `Some(true)`: conscious (durable + active); `Some(false)`: subconscious.
+    pub conscious: Option<bool>,
+    pub memory_type: Option<MemoryType>,
+    pub limit: usize,
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub items: Vec<MemoryRecord>,
+    pub next_cursor: Option<String>,
+}
+
+/// A full-text match with its bm25 score (lower is better, as SQLite reports it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextMatch {
+    pub record: MemoryRecord,
+    pub bm25: f64,
+}
+
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns";
+
+/// Live: neither superseded nor dismissed.
+const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
+
+fn enum_column<T: WireName>(row: &Row, index: usize) -> rusqlite::Result<T> {
+    let name: String = row.get(index)?;
+    T::from_name(&name).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            super::record::unknown_value::<T>(&name).into(),
+        )
+    })
+}
+
+fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
+    let prior: Option<String> = row.get(6)?;
+    let turns: String = row.get(22)?;
+    Ok(MemoryRecord {
+        id: row.get(0)?,
+        user_id: row.get(1)?,
+        memory_type: enum_column(row, 2)?,
+        summary: row.get(3)?,
+        detail: row.get(4)?,
+        scope: enum_column(row, 5)?,
+        prior_scope: prior.as_deref().and_then(Scope::parse),
+        confidence: row.get::<_, f64>(7)? as f32,
+        importance: row.get::<_, f64>(8)? as f32,
+        durability: row.get::<_, f64>(9)? as f32,
+        evidence: enum_column::<Evidence>(row, 10)?,
+        negated: row.get(11)?,
+        validated: row.get(12)?,
+        reinforcements: row.get(13)?,
+        stale: row.get(14)?,
+        dismissed_at: row.get(15)?,
+        superseded_by: row.get(16)?,
+        created_at: row.get(17)?,
+        updated_at: row.get(18)?,
+        last_seen_at: row.get(19)?,
+        last_used_at: row.get(20)?,
+        source_conversation: row.get(21)?,
+        source_turns: serde_json::from_str(&turns).unwrap_or_default(),
+    })
+}
+
+/// Checks what the schema's CHECK constraints would refuse, with a message that names
+/// the field, before SQLite sees it.
+pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
+    let invalid = |field, reason: String| Err(StoreError::Invalid { field, reason });
+    if r.summary.trim().is_empty() {
+        return invalid("summary", "must not be empty".into());
+    }
+    if r.summary.chars().count() > 1_000 {
+        return invalid("summary", "longer than 1000 characters".into());
+    }
+    if r.detail.as_ref().is_some_and(|d| d.chars().count() > 4_000) {
+        return invalid("detail", "longer than 4000 characters".into());
+    }
+    for (field, value) in [
+        ("confidence", r.confidence),
+        ("importance", r.importance),
+        ("durability", r.durability),
+    ] {
+        if !(value.is_finite() && (0.0..=1.0).contains(&value)) {
+            return invalid(field, format!("{value} is outside 0.0..=1.0"));
+        }
+    }
+    if r.prior_scope == Some(Scope::Subconscious) {
+        return invalid("prior_scope", "must be durable or active".into());
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open_err = |reason: String| StoreError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| open_err(e.to_string()))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| open_err(e.to_string()))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(open_err(format!("journal mode is {mode}, WAL is required")));
+        }
+        // FULL: a committed write survives a power cut, not only a process crash.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        schema::migrate(&mut conn)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves no half-applied change (transactions
+        // roll back on drop), so the connection is safe to keep using.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds.
+    pub fn write<R>(
+        &self,
+        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    pub fn read<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let conn = self.lock();
+        f(&conn)
+    }
+
+    /// Flushes the WAL into the main file (at shutdown).
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.lock()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(StoreError::from)
+    }
+}
+
+/// Statements usable inside a transaction (`Store::write`) or a read (`Store::read`).
+pub mod q {
+    use super::*;
+
+    pub fn get(conn: &Connection, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
+        conn.query_row(
+            &format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
+            params![user, id],
+            record_from_row,
+        )
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(id.to_string()))
+    }
+
+    pub fn insert(tx: &Transaction, r: &MemoryRecord, actor: &str) -> Result<(), StoreError> {
+        validate_record(r)?;
+        insert_without_history(tx, r)?;
+        history(
+            tx,
+            &r.user_id,
+            &r.id,
+            "ADD",
+            None,
+            Some(r),
+            actor,
+            r.created_at,
+        )
+    }
+
+    /// Writes every field of `r` over the stored row, recording `event`.
+    pub fn update(
+        tx: &Transaction,
+        old: &MemoryRecord,
+        r: &MemoryRecord,
+        event: &str,
+        actor: &str,
+    ) -> Result<(), StoreError> {
+        validate_record(r)?;
+        let changed = tx.execute(
+            "UPDATE memories SET memory_type = ?3, summary = ?4, detail = ?5, scope = ?6, prior_scope = ?7,
+                confidence = ?8, importance = ?9, durability = ?10, evidence = ?11, negated = ?12,
+                validated = ?13, reinforcements = ?14, stale = ?15, dismissed_at = ?16, superseded_by = ?17,
+                updated_at = ?18, last_seen_at = ?19, last_used_at = ?20
+             WHERE user_id = ?1 AND id = ?2",
+            params![
+                r.user_id,
+                r.id,
+                r.memory_type.as_str(),
+                r.summary,
+                r.detail,
+                r.scope.as_str(),
+                r.prior_scope.map(|s| s.as_str()),
+                r.confidence as f64,
+                r.importance as f64,
+                r.durability as f64,
+                r.evidence.as_str(),
+                r.negated,
+                r.validated,
+                r.reinforcements,
+                r.stale,
+                r.dismissed_at,
+                r.superseded_by,
+                r.updated_at,
+                r.last_seen_at,
+                r.last_used_at,
+            ],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound(r.id.clone()));
+        }
+        history(
+            tx,
+            &r.user_id,
+            &r.id,
+            event,
+            Some(old),
+            Some(r),
+            actor,
+            r.updated_at,
+        )
+    }
+
+    /// Removes a memory for good: its row, its FTS entry (trigger), its person links
+    /// (cascade); its history keeps the events but loses their text.
+    pub fn delete(
+        tx: &Transaction,
+        user: &str,
+        id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let removed = tx.execute(
+            "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
+            params![user, id],
+        )?;
+        if removed == 0 {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        tx.execute(
+            "UPDATE history SET old_value = NULL, new_value = NULL WHERE user_id = ?1 AND memory_id = ?2",
+            params![user, id],
+        )?;
+        history(tx, user, id, "DELETE", None, None, actor, now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn history(
+        tx: &Transaction,
+        user: &str,
+        id: &str,
+        event: &str,
+        old: Option<&MemoryRecord>,
+        new: Option<&MemoryRecord>,
+        actor: &str,
+        at: i64,
+    ) -> Result<(), StoreError> {
+        let json = |r: Option<&MemoryRecord>| r.and_then(|r| serde_json::to_string(r).ok());
+        tx.execute(
+            "INSERT INTO history (user_id, memory_id, event, old_value, new_value, actor, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![user, id, event, json(old), json(new), actor, at],
+        )?;
+        Ok(())
+    }
+
+    pub fn history_of(
+        conn: &Connection,
+        user: &str,
+        id: &str,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut stmt = conn.prepare(
+            "SELECT event, old_value, new_value, actor, at FROM history WHERE user_id = ?1 AND memory_id = ?2 ORDER BY id",
+        )?;
+        let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
+        let rows = stmt
+            .query_map(params![user, id], |row| {
+                Ok(HistoryEntry {
+                    event: row.get(0)?,
+                    old_value: parse(row.get(1)?),
+                    new_value: parse(row.get(2)?),
+                    actor: row.get(3)?,
+                    at: row.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// Live memories, most recently updated first, paged by `(updated_at, id)`.
+    pub fn list(conn: &Connection, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
+        let mut sql = format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND {LIVE}");
+        match filter.conscious {
+            Some(true) => sql.push_str(" AND scope IN ('durable','active')"),
+            Some(false) => sql.push_str(" AND scope = 'subconscious'"),
+            None => {}
+        }
+        if filter.memory_type.is_some() {
+            sql.push_str(" AND memory_type = ?2");
+        }
+        let (cursor_at, cursor_id) = match &filter.cursor {
+            Some(cursor) => parse_cursor(cursor)?,
+            None => (i64::MAX, String::new()),
+        };
+        sql.push_str(" AND (updated_at < ?3 OR (updated_at = ?3 AND id < ?4))");
+        sql.push_str(" ORDER BY updated_at DESC, id DESC LIMIT ?5");
+        let limit = filter.limit.clamp(1, 500);
+        let cursor_id = if filter.cursor.is_some() {
+            cursor_id
+        } else {
+            "\u{10FFFF}".to_string()
+        };
+        let mut stmt = conn.prepare(&sql)?;
+        let mut items = stmt
+            .query_map(
+                params![
+                    user,
+                    filter.memory_type.map(|t| t.as_str()).unwrap_or_default(),
+                    cursor_at,
+                    cursor_id,
+                    (limit + 1) as i64
+                ],
+                record_from_row,
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let next_cursor = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|r| format!("{}.{}", r.updated_at, r.id))
+        } else {
+            None
+        };
+        Ok(Page { items, next_cursor })
+    }
+
+    fn parse_cursor(cursor: &str) -> Result<(i64, String), StoreError> {
+        let invalid = || StoreError::Invalid {
+            field: "cursor",
+            reason: format!("`{cursor}` is not a cursor from a previous page"),
+        };
+        let (at, id) = cursor.split_once('.').ok_or_else(invalid)?;
+        let at = at.parse::<i64>().map_err(|_| invalid())?;
+        if id.is_empty() || id.len() > 64 {
+            return Err(invalid());
+        }
+        Ok((at, id.to_string()))
+    }
+
+    /// Turns free text into an FTS5 query that cannot be a syntax error: each word
+    /// becomes a quoted term, OR-ed so that partial matches still rank.
+    pub fn fts_query(text: &str) -> Option<String> {
+        let terms: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .take(32)
+            .map(|w| format!("\"{}\"", w.to_lowercase()))
+            .collect();
+        (!terms.is_empty()).then(|| terms.join(" OR "))
+    }
+
+    /// Live full-text matches, best first (both tiers; the caller filters).
+    pub fn search(
+        conn: &Connection,
+        user: &str,
+        text: &str,
+        limit: usize,
+    ) -> Result<Vec<TextMatch>, StoreError> {
+        let Some(query) = fts_query(text) else {
+            return Ok(Vec::new());
+        };
+        let columns = COLUMNS
+            .split(", ")
+            .map(|c| format!("m.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {columns}, bm25(memories_fts, 1.0, 0.5) AS score
+             FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+             WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+             ORDER BY score LIMIT ?3"
+        ))?;
+        let hits = stmt
+            .query_map(params![query, user, limit.min(500) as i64], |row| {
+                Ok(TextMatch {
+                    record: record_from_row(row)?,
+                    bm25: row.get(23)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(hits)
+    }
+
+    pub fn persons_of(
+        conn: &Connection,
+        user: &str,
+        memory_id: &str,
+    ) -> Result<Vec<PersonRef>, StoreError> {
+        let mut stmt = conn.prepare(
+            "SELECT p.name, l.relation FROM memory_persons l JOIN persons p ON p.id = l.person_id
+             WHERE l.user_id = ?1 AND l.memory_id = ?2 ORDER BY p.name",
+        )?;
+        let persons = stmt
+            .query_map(params![user, memory_id], |row| {
+                Ok(PersonRef {
+                    name: row.get(0)?,
+                    relation: row.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(persons)
+    }
+
+    pub fn meta(conn: &Connection, user: &str, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(conn
+            .query_row(
+                "SELECT value FROM meta WHERE user_id = ?1 AND key = ?2",
+                params![user, key],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn set_meta(
+        tx: &Transaction,
+        user: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO meta (user_id, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value",
+            params![user, key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Every memory, person and link of a user, one JSON object per line.
+    pub fn export(conn: &Connection, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
+        let mut lines = 0;
+        let mut write = |line: ExportLine| -> Result<(), StoreError> {
+            let text = serde_json::to_string(&line).map_err(|e| StoreError::Invalid {
+                field: "export",
+                reason: e.to_string(),
+            })?;
+            writeln!(out, "{text}").map_err(|e| StoreError::Invalid {
+                field: "export",
+                reason: e.to_string(),
+            })?;
+            lines += 1;
+            Ok(())
+        };
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 ORDER BY created_at, id"
+        ))?;
+        for record in stmt.query_map(params![user], record_from_row)? {
+            write(ExportLine::Memory(record?))?;
+        }
+        let mut stmt = conn.prepare(
+            "SELECT id, user_id, name, aliases, created_at, last_seen FROM persons WHERE user_id = ?1 ORDER BY id",
+        )?;
+        let persons = stmt.query_map(params![user], |row| {
+            let aliases: String = row.get(3)?;
+            Ok(PersonRecord {
+                id: row.get(0)?,
+                user_id: row.get(1)?,
+                name: row.get(2)?,
+                aliases: serde_json::from_str(&aliases).unwrap_or_default(),
+                created_at: row.get(4)?,
+                last_seen: row.get(5)?,
+            })
+        })?;
+        for person in persons {
+            write(ExportLine::Person(person?))?;
+        }
+        let mut stmt = conn.prepare(
+            "SELECT memory_id, person_id, user_id, relation FROM memory_persons WHERE user_id = ?1 ORDER BY memory_id, person_id",
+        )?;
+        let links = stmt.query_map(params![user], |row| {
+            Ok(PersonLink {
+                memory_id: row.get(0)?,
+                person_id: row.get(1)?,
+                user_id: row.get(2)?,
+                relation: row.get(3)?,
+            })
+        })?;
+        for link in links {
+            write(ExportLine::PersonLink(link?))?;
+        }
+        Ok(lines)
+    }
+
+    /// Imports an export into `user`, all or nothing: records keep their ids and
+    /// timestamps; an existing record with the same id is replaced. A line that does
+    /// not parse, or a record of another user's id space, fails the whole import.
+    pub fn import(
+        tx: &Transaction,
+        user: &str,
+        input: &mut dyn BufRead,
+        actor: &str,
+        now: i64,
+    ) -> Result<usize, StoreError> {
+        // Records may name others further down the file (superseded_by, links).
+        tx.pragma_update(None, "defer_foreign_keys", true)?;
+        let mut count = 0;
+        let mut line_number = 0;
+        let mut buffer = String::new();
+        loop {
+            buffer.clear();
+            line_number += 1;
+            let read = std::io::Read::take(&mut *input, MAX_IMPORT_LINE_BYTES as u64 + 1)
+                .read_line(&mut buffer)
+                .map_err(|e| StoreError::Import {
+                    line: line_number,
+                    reason: e.to_string(),
+                })?;
+            if read == 0 {
+                break;
+            }
+            if buffer.len() > MAX_IMPORT_LINE_BYTES {
+                return Err(StoreError::Import {
+                    line: line_number,
+                    reason: format!("longer than {MAX_IMPORT_LINE_BYTES} bytes"),
+                });
+            }
+            let text = buffer.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let fail = |reason: String| StoreError::Import {
+                line: line_number,
+                reason,
+            };
+            let line: ExportLine = serde_json::from_str(text).map_err(|e| fail(e.to_string()))?;
+            let owner_of = |table: &str, id: &str| -> Result<Option<String>, StoreError> {
+                Ok(tx
+                    .query_row(
+                        &format!("SELECT user_id FROM {table} WHERE id = ?1"),
+                        params![id],
+                        |r| r.get(0),
+                    )
+                    .optional()?)
+            };
+            match line {
+                ExportLine::Memory(mut record) => {
+                    record.user_id = user.to_string();
+                    if let Some(owner) = owner_of("memories", &record.id)? {
+                        if owner != user {
+                            return Err(fail(format!(
+                                "memory id `{}` belongs to another user",
+                                record.id
+                            )));
+                        }
+                        tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
+                    }
+                    validate_record(&record).map_err(|e| fail(e.to_string()))?;
+                    insert_without_history(tx, &record)?;
+                    history(tx, user, &record.id, "ADD", None, Some(&record), actor, now)?;
+                }
+                ExportLine::Person(mut person) => {
+                    person.user_id = user.to_string();
+                    if owner_of("persons", &person.id)?.is_some_and(|owner| owner != user) {
+                        return Err(fail(format!(
+                            "person id `{}` belongs to another user",
+                            person.id
+                        )));
+                    }
+                    tx.execute(
+                        "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT (id) DO UPDATE SET name = excluded.name, aliases = excluded.aliases,
+                            created_at = excluded.created_at, last_seen = excluded.last_seen",
+                        params![
+                            person.id,
+                            person.user_id,
+                            person.name,
+                            serde_json::to_string(&person.aliases).unwrap_or_else(|_| "[]".into()),
+                            person.created_at,
+                            person.last_seen
+                        ],
+                    )
+                    .map_err(|e| fail(e.to_string()))?;
+                }
+                ExportLine::PersonLink(link) => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)",
+                        params![link.memory_id, link.person_id, user, link.relation],
+                    )
+                    .map_err(|e| fail(format!("link {} -> {}: {e}", link.memory_id, link.person_id)))?;
+                }
+            }
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    fn insert_without_history(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
+        tx.execute(
+            &format!("INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"),
+            params![
+                r.id,
+                r.user_id,
+                r.memory_type.as_str(),
+                r.summary,
+                r.detail,
+                r.scope.as_str(),
+                r.prior_scope.map(|s| s.as_str()),
+                r.confidence as f64,
+                r.importance as f64,
+                r.durability as f64,
+                r.evidence.as_str(),
+                r.negated,
+                r.validated,
+                r.reinforcements,
+                r.stale,
+                r.dismissed_at,
+                r.superseded_by,
+                r.created_at,
+                r.updated_at,
+                r.last_seen_at,
+                r.last_used_at,
+                r.source_conversation,
+                serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into()),
+            ],
+        )?;
+        Ok(())
+    }
+}
