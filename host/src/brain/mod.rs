@@ -3,7 +3,9 @@
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
 pub mod clock;
+pub mod lifecycle;
 pub mod record;
+pub mod retrieve;
 mod schema;
 pub mod store;
 
@@ -21,6 +23,8 @@ use store::{HistoryEntry, ListFilter, Page, Store, StoreError, q};
 
 /// Who made a change, for the history.
 pub const ACTOR_USER: &str = "user";
+/// Changes made by Engram itself: retrieval, pruning, consolidation.
+pub const ACTOR_SYSTEM: &str = "system";
 
 /// Meta key of the learning switch.
 const LEARNING_PAUSED: &str = "learning_paused";
@@ -123,6 +127,7 @@ impl Brain {
             last_used_at: None,
             source_conversation: None,
             source_turns: Vec::new(),
+            confidence_at: now,
         };
         self.store.write(|tx| q::insert(tx, &record, ACTOR_USER))?;
         Ok(record)
@@ -150,6 +155,7 @@ impl Brain {
             }
             if let Some(v) = edit.confidence {
                 new.confidence = v;
+                new.confidence_at = now;
             }
             if let Some(scope) = edit.scope {
                 if scope == Scope::Subconscious && old.scope != Scope::Subconscious {

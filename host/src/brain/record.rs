@@ -173,6 +173,9 @@ pub struct MemoryRecord {
     pub last_used_at: Option<i64>,
     pub source_conversation: Option<String>,
     pub source_turns: Vec<String>,
+    /// When `confidence` was last set; inferred memories decay from this time.
+    #[serde(with = "rfc3339")]
+    pub confidence_at: i64,
 }
 
 impl MemoryRecord {

@@ -30,6 +30,8 @@ const MIGRATIONS: &[&str] = &[
         updated_at          INTEGER NOT NULL,
         last_seen_at        INTEGER NOT NULL,
         last_used_at        INTEGER,
+        -- When confidence was last set; inferred memories decay from here.
+        confidence_at       INTEGER NOT NULL,
         source_conversation TEXT,
         source_turns        TEXT NOT NULL DEFAULT '[]'
     );

@@ -72,7 +72,7 @@ pub struct Store {
     path: PathBuf,
 }
 
-const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns";
+const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
 
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
@@ -115,6 +115,7 @@ fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         last_used_at: row.get(20)?,
         source_conversation: row.get(21)?,
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
+        confidence_at: row.get(23)?,
     })
 }
 
@@ -254,7 +255,7 @@ pub mod q {
             "UPDATE memories SET memory_type = ?3, summary = ?4, detail = ?5, scope = ?6, prior_scope = ?7,
                 confidence = ?8, importance = ?9, durability = ?10, evidence = ?11, negated = ?12,
                 validated = ?13, reinforcements = ?14, stale = ?15, dismissed_at = ?16, superseded_by = ?17,
-                updated_at = ?18, last_seen_at = ?19, last_used_at = ?20
+                updated_at = ?18, last_seen_at = ?19, last_used_at = ?20, confidence_at = ?21
              WHERE user_id = ?1 AND id = ?2",
             params![
                 r.user_id,
@@ -277,6 +278,7 @@ pub mod q {
                 r.updated_at,
                 r.last_seen_at,
                 r.last_used_at,
+                r.confidence_at,
             ],
         )?;
         if changed == 0 {
@@ -292,6 +294,15 @@ pub mod q {
             actor,
             r.updated_at,
         )
+    }
+
+    /// Records that retrieval used a memory (`last_used_at`, stale mark cleared).
+    pub fn touch(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
+        tx.execute(
+            "UPDATE memories SET last_used_at = ?3, stale = 0 WHERE user_id = ?1 AND id = ?2",
+            params![r.user_id, r.id, r.last_used_at],
+        )?;
+        Ok(())
     }
 
     /// Removes a memory for good: its row, its FTS entry (trigger), its person links
@@ -454,7 +465,7 @@ pub mod q {
             .query_map(params![query, user, limit.min(500) as i64], |row| {
                 Ok(TextMatch {
                     record: record_from_row(row)?,
-                    bm25: row.get(23)?,
+                    bm25: row.get(24)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -665,7 +676,7 @@ pub mod q {
 
     fn insert_without_history(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
         tx.execute(
-            &format!("INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"),
+            &format!("INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
             params![
                 r.id,
                 r.user_id,
@@ -690,6 +701,7 @@ pub mod q {
                 r.last_used_at,
                 r.source_conversation,
                 serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into()),
+                r.confidence_at,
             ],
         )?;
         Ok(())

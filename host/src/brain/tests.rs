@@ -504,3 +504,427 @@ fn clear_removes_every_memory_of_the_user() {
             .is_empty()
     );
 }
+
+mod retrieval {
+    use super::*;
+    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, render_line};
+
+    #[test]
+    fn injects_at_most_five_lines_within_the_budget_and_marks_them_used() {
+        let f = fixture();
+        for i in 0..8 {
+            f.brain
+                .add(
+                    "default",
+                    new(
+                        MemoryType::Preference,
+                        &format!("User likes tea variety number {i}"),
+                    ),
+                )
+                .expect("add");
+        }
+        let long = "User likes tea ".repeat(60);
+        f.brain
+            .add("default", new(MemoryType::Preference, long.trim()))
+            .expect("add");
+        f.clock.advance(1_000);
+        let got = f
+            .brain
+            .retrieve("default", "Which tea should I buy?")
+            .expect("retrieve");
+        assert_eq!(got.memories.len(), MAX_INJECTED);
+        assert!(got.block.chars().count() <= BUDGET_CHARS);
+        assert!(
+            got.memories.iter().all(|m| m.record.summary.len() < 100),
+            "the long one does not fit"
+        );
+        assert_eq!(got.block.lines().count(), MAX_INJECTED);
+        for m in &got.memories {
+            assert_eq!(m.line, render_line(&m.record));
+            assert!(m.line.starts_with("- [preference] User likes tea"));
+            let stored = f.brain.get("default", &m.record.id).expect("get");
+            assert_eq!(stored.last_used_at, Some(START + 1_000));
+        }
+        assert!(
+            f.brain
+                .retrieve("default", "quantum chromodynamics")
+                .expect("retrieve")
+                .memories
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn ranks_by_relevance_then_importance_and_confidence() {
+        let f = fixture();
+        let weak = f
+            .brain
+            .add(
+                "default",
+                NewMemory {
+                    confidence: Some(0.2),
+                    importance: Some(0.1),
+                    ..new(MemoryType::Preference, "User likes coffee")
+                },
+            )
+            .expect("add");
+        let strong = f
+            .brain
+            .add(
+                "default",
+                NewMemory {
+                    confidence: Some(1.0),
+                    importance: Some(0.9),
+                    ..new(MemoryType::Preference, "User likes coffee")
+                },
+            )
+            .expect("add");
+        f.brain
+            .add("default", new(MemoryType::Habit, "User walks the dog"))
+            .expect("add");
+        let got = f.brain.retrieve("default", "coffee").expect("retrieve");
+        let ids: Vec<&str> = got.memories.iter().map(|m| m.record.id.as_str()).collect();
+        assert_eq!(ids, [strong.id.as_str(), weak.id.as_str()]);
+    }
+
+    #[test]
+    fn superseded_and_dismissed_memories_are_never_returned() {
+        let f = fixture();
+        let loser = f
+            .brain
+            .add("default", new(MemoryType::Preference, "User likes coffee"))
+            .expect("add");
+        let winner = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User does not like coffee"),
+            )
+            .expect("add");
+        let hidden = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User likes coffee beans"),
+            )
+            .expect("add");
+        f.brain
+            .store()
+            .write(|tx| {
+                tx.execute(
+                    "UPDATE memories SET superseded_by = ?1 WHERE id = ?2",
+                    [&winner.id, &loser.id],
+                )?;
+                tx.execute(
+                    "UPDATE memories SET dismissed_at = 1 WHERE id = ?1",
+                    [&hidden.id],
+                )?;
+                Ok(())
+            })
+            .expect("write");
+        let got = f.brain.retrieve("default", "coffee").expect("retrieve");
+        let ids: Vec<&str> = got.memories.iter().map(|m| m.record.id.as_str()).collect();
+        assert_eq!(ids, [winner.id.as_str()]);
+        assert_eq!(
+            f.brain
+                .search("default", "coffee", 10)
+                .expect("search")
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_strong_subconscious_match_is_recalled_into_its_prior_scope_when_conscious_results_are_weak()
+     {
+        let f = fixture();
+        let durable = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Habit, "User plays the cello on Sundays"),
+            )
+            .expect("add");
+        let active = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Project, "User restores a vintage sailboat"),
+            )
+            .expect("add");
+        for id in [&durable.id, &active.id] {
+            f.brain
+                .edit(
+                    "default",
+                    id,
+                    MemoryEdit {
+                        scope: Some(Scope::Subconscious),
+                        ..Default::default()
+                    },
+                )
+                .expect("sleep");
+        }
+        f.brain
+            .add("default", new(MemoryType::Preference, "User likes music"))
+            .expect("add");
+
+        let got = f
+            .brain
+            .retrieve("default", "any cello concerts this weekend?")
+            .expect("retrieve");
+        assert_eq!(got.memories.len(), 1);
+        assert!(got.memories[0].recalled);
+        let back = f.brain.get("default", &durable.id).expect("get");
+        assert_eq!((back.scope, back.prior_scope), (Scope::Durable, None));
+        let events: Vec<String> = f
+            .brain
+            .history("default", &durable.id)
+            .expect("history")
+            .into_iter()
+            .map(|h| h.event)
+            .collect();
+        assert_eq!(events.last().map(String::as_str), Some("PROMOTE"));
+
+        f.brain.retrieve("default", "sailboat").expect("retrieve");
+        assert_eq!(
+            f.brain.get("default", &active.id).expect("get").scope,
+            Scope::Active
+        );
+    }
+
+    #[test]
+    fn a_subconscious_match_stays_asleep_when_conscious_results_are_strong() {
+        let f = fixture();
+        let asleep = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User likes green tea"),
+            )
+            .expect("add");
+        f.brain
+            .edit(
+                "default",
+                &asleep.id,
+                MemoryEdit {
+                    scope: Some(Scope::Subconscious),
+                    ..Default::default()
+                },
+            )
+            .expect("sleep");
+        f.brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User likes green tea with honey"),
+            )
+            .expect("add");
+        let got = f.brain.retrieve("default", "green tea").expect("retrieve");
+        assert!(got.memories.iter().all(|m| !m.recalled));
+        assert_eq!(
+            f.brain.get("default", &asleep.id).expect("get").scope,
+            Scope::Subconscious
+        );
+    }
+}
+
+mod lifecycle {
+    use super::*;
+    use crate::brain::lifecycle::{LifecycleConfig, reinforce};
+
+    fn prune(f: &Fixture) -> crate::brain::lifecycle::PruneReport {
+        f.brain
+            .prune("default", &LifecycleConfig::default())
+            .expect("prune")
+    }
+
+    #[test]
+    fn active_memories_go_stale_after_21_days_unreferenced() {
+        let f = fixture();
+        let goal = f
+            .brain
+            .add("default", new(MemoryType::Goal, "User wants to learn Rust"))
+            .expect("add");
+        f.clock.advance(20 * DAY_MS);
+        assert_eq!(prune(&f).staled, 0);
+        f.clock.advance(DAY_MS);
+        assert_eq!(prune(&f).staled, 1);
+        let stale = f.brain.get("default", &goal.id).expect("get");
+        assert!(stale.stale && stale.scope == Scope::Active);
+        // Being retrieved is a reference: the mark goes.
+        f.brain.retrieve("default", "learn Rust").expect("retrieve");
+        assert!(!f.brain.get("default", &goal.id).expect("get").stale);
+    }
+
+    #[test]
+    fn active_memories_move_to_subconscious_after_30_days_unreferenced() {
+        let f = fixture();
+        let goal = f
+            .brain
+            .add("default", new(MemoryType::Goal, "User wants to learn Rust"))
+            .expect("add");
+        let durable = f
+            .brain
+            .add("default", new(MemoryType::Identity, "User is a nurse"))
+            .expect("add");
+        f.clock.advance(30 * DAY_MS);
+        assert_eq!(prune(&f).demoted, 1);
+        let moved = f.brain.get("default", &goal.id).expect("get");
+        assert_eq!(
+            (moved.scope, moved.prior_scope),
+            (Scope::Subconscious, Some(Scope::Active))
+        );
+        assert_eq!(
+            f.brain.get("default", &durable.id).expect("get").scope,
+            Scope::Durable
+        );
+    }
+
+    #[test]
+    fn low_confidence_durable_memories_are_dismissed_after_120_days_then_purged() {
+        let f = fixture();
+        let weak = f
+            .brain
+            .add(
+                "default",
+                NewMemory {
+                    confidence: Some(0.2),
+                    ..new(MemoryType::Preference, "User likes jazz")
+                },
+            )
+            .expect("add");
+        let sure = f
+            .brain
+            .add("default", new(MemoryType::Preference, "User likes blues"))
+            .expect("add");
+        f.clock.advance(119 * DAY_MS);
+        assert_eq!(prune(&f).dismissed, 0);
+        f.clock.advance(DAY_MS);
+        assert_eq!(prune(&f).dismissed, 1);
+        assert!(
+            f.brain
+                .search("default", "jazz", 10)
+                .expect("search")
+                .is_empty(),
+            "hidden everywhere"
+        );
+        assert!(
+            f.brain
+                .get("default", &weak.id)
+                .expect("kept for history")
+                .dismissed_at
+                .is_some()
+        );
+        assert!(
+            f.brain
+                .get("default", &sure.id)
+                .expect("get")
+                .dismissed_at
+                .is_none()
+        );
+        f.clock.advance(30 * DAY_MS);
+        assert_eq!(prune(&f).purged, 1);
+        assert!(matches!(
+            f.brain.get("default", &weak.id),
+            Err(StoreError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn three_reinforcements_make_a_memory_durable() {
+        let f = fixture();
+        let episode = f
+            .brain
+            .add("default", new(MemoryType::Episode, "User ran a 10k"))
+            .expect("add");
+        let mut current = episode.clone();
+        for n in 1..=3 {
+            f.clock.advance(DAY_MS);
+            let next = reinforce(&current, f.brain.now());
+            f.brain
+                .store()
+                .write(|tx| store::q::update(tx, &current, &next, "REINFORCE", ACTOR_SYSTEM))
+                .expect("write");
+            current = next;
+            let expected = if n < 3 { Scope::Active } else { Scope::Durable };
+            assert_eq!(
+                f.brain.get("default", &episode.id).expect("get").scope,
+                expected,
+                "after {n}"
+            );
+        }
+        assert_eq!(current.reinforcements, 3);
+        assert_eq!(current.last_seen_at, START + 3 * DAY_MS);
+    }
+
+    #[test]
+    fn only_conscious_inferred_memories_decay() {
+        let f = fixture();
+        let inferred = |summary: &str| NewMemory {
+            evidence: Some(Evidence::Inferred),
+            confidence: Some(0.8),
+            ..new(MemoryType::Habit, summary)
+        };
+        let decaying = f
+            .brain
+            .add("default", inferred("User naps after lunch"))
+            .expect("add");
+        let sleeping = f
+            .brain
+            .add("default", inferred("User jogs at night"))
+            .expect("add");
+        f.brain
+            .edit(
+                "default",
+                &sleeping.id,
+                MemoryEdit {
+                    scope: Some(Scope::Subconscious),
+                    ..Default::default()
+                },
+            )
+            .expect("sleep");
+        let direct = f
+            .brain
+            .add(
+                "default",
+                NewMemory {
+                    evidence: Some(Evidence::Direct),
+                    confidence: Some(0.8),
+                    ..new(MemoryType::Habit, "User cycles")
+                },
+            )
+            .expect("add");
+        let manual = f
+            .brain
+            .add("default", new(MemoryType::Habit, "User swims"))
+            .expect("add");
+
+        f.clock.advance(45 * DAY_MS);
+        prune(&f);
+        f.clock.advance(45 * DAY_MS);
+        prune(&f);
+        let after = f
+            .brain
+            .get("default", &decaying.id)
+            .expect("get")
+            .confidence;
+        assert!(
+            (after - 0.4).abs() < 1e-4,
+            "one half-life halves it: {after}"
+        );
+        assert_eq!(
+            f.brain
+                .get("default", &sleeping.id)
+                .expect("get")
+                .confidence,
+            0.8
+        );
+        assert_eq!(
+            f.brain.get("default", &direct.id).expect("get").confidence,
+            0.8
+        );
+        assert_eq!(
+            f.brain.get("default", &manual.id).expect("get").confidence,
+            1.0
+        );
+    }
+}

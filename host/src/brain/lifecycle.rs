@@ -1,0 +1,159 @@
+//! How memories age (the specification's transition table, with DESIGN.md's answers
+//! to its gaps). A memory is *referenced* when it is stated again (`last_seen_at`) or
+//! retrieved (`last_used_at`); its age is measured from the latest of those and its
+//! creation.
+//!
+//! | from | condition | to |
+//! |---|---|---|
+//! | active | unreferenced 21 days | stale (still active, ranked lower) |
+//! | active | unreferenced 30 days | subconscious, `prior_scope` = active |
+//! | durable | confidence < 0.3 and unreferenced 120 days | dismissed (hidden; purged 30 days later) |
+//! | any | reinforced 3 or more times | durable |
+//! | inferred, conscious | time | confidence halves every half-life (90 days) |
+//! | subconscious | time | nothing: no decay |
+//!
+//! Pruning runs with consolidation; reinforcement happens when a fact is stated again.
+
+use rusqlite::params;
+
+use super::clock::DAY_MS;
+use super::record::MemoryRecord;
+use super::store::{StoreError, q};
+use super::{ACTOR_SYSTEM, Brain};
+use engram_strategies::model::Scope;
+
+/// Reinforcements after which a memory is durable.
+pub const DURABLE_AFTER_REINFORCEMENTS: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifecycleConfig {
+    pub stale_after_ms: i64,
+    pub subconscious_after_ms: i64,
+    pub dismiss_after_ms: i64,
+    pub dismiss_below_confidence: f32,
+    pub purge_dismissed_after_ms: i64,
+    pub inferred_half_life_ms: i64,
+}
+
+impl Default for LifecycleConfig {
+    fn default() -> Self {
+        LifecycleConfig {
+            stale_after_ms: 21 * DAY_MS,
+            subconscious_after_ms: 30 * DAY_MS,
+            dismiss_after_ms: 120 * DAY_MS,
+            dismiss_below_confidence: 0.3,
+            purge_dismissed_after_ms: 30 * DAY_MS,
+            inferred_half_life_ms: 90 * DAY_MS,
+        }
+    }
+}
+
+/// What one pruning pass changed.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PruneReport {
+    pub staled: usize,
+    pub demoted: usize,
+    pub dismissed: usize,
+    pub purged: usize,
+    pub decayed: usize,
+}
+
+/// The SQL for "last referenced".
+const REFERENCED: &str = "max(created_at, last_seen_at, coalesce(last_used_at, 0))";
+
+/// The stated-again transition, applied inside a write transaction.
+pub fn reinforce(old: &MemoryRecord, now: i64) -> MemoryRecord {
+    let mut new = old.clone();
+    new.reinforcements += 1;
+    new.last_seen_at = now;
+    new.updated_at = now;
+    new.stale = false;
+    if new.reinforcements >= DURABLE_AFTER_REINFORCEMENTS {
+        new.scope = Scope::Durable;
+        new.prior_scope = None;
+    }
+    new
+}
+
+impl Brain {
+    /// One pruning pass over a user's memories.
+    pub fn prune(&self, user: &str, config: &LifecycleConfig) -> Result<PruneReport, StoreError> {
+        let now = self.now();
+        self.store.write(|tx| {
+            let mut report = PruneReport::default();
+            let select = |condition: &str, bind: &[&dyn rusqlite::ToSql]| -> Result<Vec<String>, StoreError> {
+                let sql = format!(
+                    "SELECT id FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND {condition}"
+                );
+                let mut stmt = tx.prepare(&sql)?;
+                let mut values: Vec<&dyn rusqlite::ToSql> = vec![&user];
+                values.extend_from_slice(bind);
+                let ids = stmt
+                    .query_map(values.as_slice(), |row| row.get(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()?;
+                Ok(ids)
+            };
+            let apply = |id: &str, event: &str, change: &dyn Fn(&mut MemoryRecord)| -> Result<(), StoreError> {
+                let old = q::get(tx, user, id)?;
+                let mut new = old.clone();
+                change(&mut new);
+                new.updated_at = now;
+                q::update(tx, &old, &new, event, ACTOR_SYSTEM)
+            };
+
+            let purge_before = now - config.purge_dismissed_after_ms;
+            for id in select("dismissed_at IS NOT NULL AND dismissed_at <= ?2", &[&purge_before])? {
+                q::delete(tx, user, &id, ACTOR_SYSTEM, now)?;
+                report.purged += 1;
+            }
+
+            let demote_before = now - config.subconscious_after_ms;
+            let live = "dismissed_at IS NULL AND scope = 'active'";
+            for id in select(&format!("{live} AND {REFERENCED} <= ?2"), &[&demote_before])? {
+                apply(&id, "DEMOTE", &|m| {
+                    m.scope = Scope::Subconscious;
+                    m.prior_scope = Some(Scope::Active);
+                    m.stale = false;
+                })?;
+                report.demoted += 1;
+            }
+
+            let stale_before = now - config.stale_after_ms;
+            for id in select(&format!("{live} AND stale = 0 AND {REFERENCED} <= ?2"), &[&stale_before])? {
+                apply(&id, "UPDATE", &|m| m.stale = true)?;
+                report.staled += 1;
+            }
+
+            let dismiss_before = now - config.dismiss_after_ms;
+            let threshold = f64::from(config.dismiss_below_confidence);
+            for id in select(
+                &format!("dismissed_at IS NULL AND scope = 'durable' AND confidence < ?2 AND {REFERENCED} <= ?3"),
+                &[&threshold, &dismiss_before],
+            )? {
+                apply(&id, "DISMISS", &|m| m.dismissed_at = Some(now))?;
+                report.dismissed += 1;
+            }
+
+            // Decay is derived from time, so it is written without a history row.
+            let half_life = config.inferred_half_life_ms.max(1) as f64;
+            let mut stmt = tx.prepare(
+                "SELECT id, confidence, confidence_at FROM memories WHERE user_id = ?1 AND superseded_by IS NULL
+                 AND dismissed_at IS NULL AND evidence = 'inferred' AND scope IN ('durable','active') AND confidence_at < ?2",
+            )?;
+            let rows = stmt
+                .query_map(params![user, now], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            for (id, confidence, since) in rows {
+                let decayed = confidence * 0.5f64.powf((now - since) as f64 / half_life);
+                tx.execute(
+                    "UPDATE memories SET confidence = ?3, confidence_at = ?4 WHERE user_id = ?1 AND id = ?2",
+                    params![user, id, decayed, now],
+                )?;
+                report.decayed += 1;
+            }
+            Ok(report)
+        })
+    }
+}
