@@ -3,6 +3,7 @@
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
 pub mod clock;
+pub mod ingest;
 pub mod lifecycle;
 pub mod record;
 pub mod retrieve;

@@ -928,3 +928,354 @@ mod lifecycle {
         );
     }
 }
+
+mod ingestion {
+    use super::*;
+    use std::sync::OnceLock;
+
+    use engram_strategies::model::{Candidate, PersonRef, Resolution, Role};
+
+    use crate::brain::clock::MINUTE_MS;
+    use crate::brain::ingest::{Applied, apply_one};
+    use crate::config::ConfigFile;
+    use crate::runtime::registry::PluginRegistry;
+    use crate::runtime::strategies::Strategies;
+    use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
+
+    /// The real built-in strategies, compiled once per test binary.
+    fn strategies() -> &'static Strategies {
+        static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
+        STRATEGIES.get_or_init(|| {
+            let services = HostServices {
+                memories: Arc::new(NoMemories),
+                gate: Arc::new(DenyAllGate),
+                kv: KvStore::in_memory().expect("kv"),
+            };
+            let options = RuntimeOptions {
+                cache_dir: Some(std::env::temp_dir().join("engram-unit-test-component-cache")),
+                ..RuntimeOptions::default()
+            };
+            let runtime = Arc::new(Runtime::new(options, services).expect("runtime"));
+            let dir = std::env::temp_dir()
+                .join(format!("engram-unit-test-config-{}", std::process::id()));
+            Strategies::new(
+                runtime,
+                PluginRegistry::new(dir.join("plugins")),
+                Arc::new(ConfigFile::new(dir.join("config.yaml"))),
+            )
+            .expect("strategies")
+        })
+    }
+
+    fn say(
+        f: &Fixture,
+        conversation: &str,
+        lines: &[(Role, &str)],
+    ) -> crate::brain::ingest::Ingested {
+        for (role, text) in lines {
+            f.brain
+                .record_message("default", conversation, *role, text)
+                .expect("record");
+            f.clock.advance(1_000);
+        }
+        f.brain
+            .end_conversation("default", conversation, strategies())
+            .expect("end")
+    }
+
+    fn live(f: &Fixture) -> Vec<MemoryRecord> {
+        f.brain
+            .list(
+                "default",
+                &ListFilter {
+                    limit: 500,
+                    ..Default::default()
+                },
+            )
+            .expect("list")
+            .items
+    }
+
+    /// The invariant: no two live memories contradict each other.
+    fn assert_no_live_contradiction(f: &Fixture) {
+        let memories = live(f);
+        for (i, a) in memories.iter().enumerate() {
+            for b in &memories[i + 1..] {
+                assert!(
+                    !engram_strategies::text::opposes(&a.summary, a.negated, &b.summary, b.negated),
+                    "both live: `{}` and `{}`",
+                    a.summary,
+                    b.summary
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_conversation_becomes_memories_with_persons_and_sources() {
+        let f = fixture();
+        let ingested = say(
+            &f,
+            "c1",
+            &[
+                (Role::User, "Hi!"),
+                (Role::Assistant, "Hello, I love helping."),
+                (Role::User, "My sister Anna is moving to Lisbon."),
+                (Role::User, "I'm allergic to peanuts."),
+            ],
+        );
+        assert_eq!(ingested.extractor.as_deref(), Some("builtin:extract-rules"));
+        assert!(
+            ingested.candidates >= 2 && ingested.candidates <= 3,
+            "{ingested:?}"
+        );
+        let memories = live(&f);
+        let allergy = memories
+            .iter()
+            .find(|m| m.summary.contains("peanuts"))
+            .expect("constraint stored");
+        assert_eq!(allergy.memory_type, MemoryType::Constraint);
+        assert_eq!(allergy.source_conversation.as_deref(), Some("c1"));
+        assert_eq!(allergy.source_turns.len(), 1);
+        assert!(
+            !memories.iter().any(|m| m.summary.contains("helping")),
+            "never the assistant's words"
+        );
+        let sister = memories
+            .iter()
+            .find(|m| m.memory_type == MemoryType::Relationship)
+            .expect("relationship");
+        let persons = f
+            .brain
+            .store()
+            .read(|c| q::persons_of(c, "default", &sister.id))
+            .expect("persons");
+        assert_eq!(
+            persons,
+            [PersonRef {
+                name: "Anna".into(),
+                relation: Some("sister".into())
+            }]
+        );
+        let turns: i64 = f
+            .brain
+            .store()
+            .read(|c| Ok(c.query_row("SELECT count(*) FROM turns", [], |r| r.get(0))?))
+            .expect("count");
+        assert_eq!(turns, 0, "the transcript is dropped once extracted");
+    }
+
+    #[test]
+    fn paused_learning_extracts_nothing() {
+        let f = fixture();
+        f.brain.set_learning_paused("default", true).expect("pause");
+        let ingested = say(&f, "c1", &[(Role::User, "I'm allergic to peanuts.")]);
+        assert_eq!(ingested.skipped.as_deref(), Some("learning is paused"));
+        assert!(live(&f).is_empty());
+    }
+
+    #[test]
+    fn equal_confidence_the_newer_fact_wins() {
+        let f = fixture();
+        say(&f, "c1", &[(Role::User, "I like coffee.")]);
+        f.clock.advance(MINUTE_MS);
+        let second = say(&f, "c2", &[(Role::User, "I don't like coffee.")]);
+        assert!(
+            matches!(second.applied[..], [Applied::Superseded { .. }]),
+            "{second:?}"
+        );
+        let memories = live(&f);
+        assert_eq!(memories.len(), 1);
+        assert!(memories[0].negated, "{:?}", memories[0]);
+        let got = f.brain.retrieve("default", "coffee").expect("retrieve");
+        assert_eq!(got.memories.len(), 1);
+    }
+
+    #[test]
+    fn higher_confidence_wins_even_when_older() {
+        let f = fixture();
+        let sure = f
+            .brain
+            .add("default", new(MemoryType::Preference, "User likes coffee"))
+            .expect("add");
+        assert_eq!(sure.confidence, 1.0);
+        let ingested = say(&f, "c1", &[(Role::User, "I don't like coffee.")]);
+        let Applied::Outvoted { id, by } = &ingested.applied[0] else {
+            panic!("expected the new fact to lose: {ingested:?}");
+        };
+        assert_eq!(by, &sure.id);
+        let loser = f.brain.get("default", id).expect("kept");
+        assert_eq!(loser.superseded_by.as_deref(), Some(sure.id.as_str()));
+        assert_eq!(live(&f).len(), 1);
+    }
+
+    fn candidate(summary: &str, confidence: f32) -> Candidate {
+        Candidate {
+            memory_type: MemoryType::Preference,
+            summary: summary.into(),
+            detail: None,
+            confidence,
+            importance: 0.6,
+            durability: 0.8,
+            evidence: Evidence::Direct,
+            negated: false,
+            persons: vec![],
+            source_turns: vec![],
+        }
+    }
+
+    fn apply(f: &Fixture, c: &Candidate, decision: Result<Resolution, String>) -> Applied {
+        let now = f.brain.now();
+        f.brain
+            .store()
+            .write(|tx| Ok(apply_one(tx, "default", "c", c, &decision, &[], now)))
+            .expect("write")
+    }
+
+    #[test]
+    fn a_negated_pair_is_detected_without_a_plugin_hint() {
+        let f = fixture();
+        // The resolver says "add" both times and marks nothing as negated.
+        apply(&f, &candidate("User likes jazz", 0.9), Ok(Resolution::Add));
+        f.clock.advance(1);
+        let second = apply(
+            &f,
+            &candidate("User no longer likes jazz", 0.9),
+            Ok(Resolution::Add),
+        );
+        assert!(matches!(second, Applied::Added { .. }));
+        let memories = live(&f);
+        assert_eq!(memories.len(), 1);
+        assert_eq!(memories[0].summary, "User no longer likes jazz");
+        assert_no_live_contradiction(&f);
+    }
+
+    #[test]
+    fn no_contradicting_pair_survives_any_sequence() {
+        let f = fixture();
+        let facts = ["likes coffee", "drinks tea", "likes jazz", "eats meat"];
+        // A deterministic pseudo-random walk over statements and their negations.
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..60 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let fact = facts[(seed % 4) as usize];
+            let summary = if (seed >> 8).is_multiple_of(2) {
+                format!("User {fact}")
+            } else {
+                format!(
+                    "User does not {}",
+                    fact.replacen("likes", "like", 1)
+                        .replacen("drinks", "drink", 1)
+                        .replacen("eats", "eat", 1)
+                )
+            };
+            let confidence = [0.5, 0.7, 0.9][((seed >> 16) % 3) as usize];
+            apply(&f, &candidate(&summary, confidence), Ok(Resolution::Add));
+            f.clock.advance(1);
+            assert_no_live_contradiction(&f);
+        }
+        // Forced `add` keeps restatements side by side; only opposites are settled.
+        assert!(live(&f).len() >= facts.len());
+    }
+
+    #[test]
+    fn malformed_decisions_are_rejected_alone() {
+        let f = fixture();
+        let unknown = apply(
+            &f,
+            &candidate("User likes tea", 0.9),
+            Ok(Resolution::Reinforce("mem_nope".into())),
+        );
+        assert!(matches!(unknown, Applied::Rejected { .. }), "{unknown:?}");
+        let out_of_range = apply(&f, &candidate("User likes tea", 4.0), Ok(Resolution::Add));
+        assert!(
+            matches!(&out_of_range, Applied::Rejected { reason } if reason.contains("confidence")),
+            "{out_of_range:?}"
+        );
+        let failed_plugin = apply(&f, &candidate("User likes tea", 0.9), Err("trap".into()));
+        assert!(matches!(failed_plugin, Applied::Rejected { .. }));
+        assert!(live(&f).is_empty(), "nothing half-applied");
+        let fine = apply(&f, &candidate("User likes tea", 0.9), Ok(Resolution::Add));
+        assert!(matches!(fine, Applied::Added { .. }));
+        assert_eq!(live(&f).len(), 1);
+    }
+
+    #[test]
+    fn saying_a_goal_again_reinforces_it_until_it_is_durable() {
+        let f = fixture();
+        say(&f, "c0", &[(Role::User, "I want to learn Rust.")]);
+        let goal = live(&f).into_iter().next().expect("stored");
+        assert_eq!(goal.scope, Scope::Active);
+        for n in 1..=3 {
+            f.clock.advance(DAY_MS);
+            let ingested = say(
+                &f,
+                &format!("c{n}"),
+                &[(Role::User, "I want to learn Rust.")],
+            );
+            assert_eq!(
+                ingested.applied,
+                [Applied::Reinforced {
+                    id: goal.id.clone()
+                }]
+            );
+        }
+        let durable = f.brain.get("default", &goal.id).expect("get");
+        assert_eq!((durable.reinforcements, durable.scope), (3, Scope::Durable));
+        assert_eq!(live(&f).len(), 1);
+    }
+
+    #[test]
+    fn idle_conversations_end_after_ten_minutes() {
+        let f = fixture();
+        f.brain
+            .record_message("default", "idle", Role::User, "I'm vegetarian.")
+            .expect("record");
+        f.clock.advance(9 * MINUTE_MS);
+        assert!(
+            f.brain
+                .idle_conversations(10 * MINUTE_MS)
+                .expect("idle")
+                .is_empty()
+        );
+        f.clock.advance(MINUTE_MS);
+        let ended = f.brain.end_idle_conversations(10 * MINUTE_MS, strategies());
+        assert_eq!(ended.len(), 1);
+        assert!(live(&f).iter().any(|m| m.summary.contains("vegetarian")));
+        assert!(
+            f.brain
+                .idle_conversations(10 * MINUTE_MS)
+                .expect("idle")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn conversations_belong_to_one_user() {
+        let f = fixture();
+        f.brain
+            .record_message("anna", "shared", Role::User, "hello")
+            .expect("record");
+        assert!(matches!(
+            f.brain.record_message("bob", "shared", Role::User, "hi"),
+            Err(StoreError::Invalid {
+                field: "conversation_id",
+                ..
+            })
+        ));
+        assert!(matches!(
+            f.brain.end_conversation("bob", "shared", strategies()),
+            Err(StoreError::NotFound(_))
+        ));
+        let huge = "x".repeat(crate::brain::ingest::MAX_MESSAGE_BYTES + 1);
+        assert!(matches!(
+            f.brain.record_message("anna", "shared", Role::User, &huge),
+            Err(StoreError::Invalid {
+                field: "content",
+                ..
+            })
+        ));
+    }
+}

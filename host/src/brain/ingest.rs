@@ -1,0 +1,567 @@
+//! Learning from conversations: messages are recorded as turns; when a conversation
+//! ends (explicitly, or idle for 10 minutes) its transcript goes to the configured
+//! extractor, the 3 most important candidates each go with their related memories to
+//! the configured resolver, and all decisions are applied in one transaction.
+//!
+//! - Plugins are called before the transaction (a plugin reads memories through the
+//!   store, so it must not run while the store is locked).
+//! - Each decision is applied under its own savepoint: a malformed one (an id the
+//!   resolver was not given, a score out of range) is rolled back, logged and reported,
+//!   and the others still apply.
+//! - Conflicts follow the specification whatever the resolver said: opposite facts
+//!   (negation mismatch, detected by the host too) keep the higher confidence, the newer
+//!   on a tie; the loser is superseded (kept, linked, never retrieved).
+
+use std::collections::HashSet;
+
+use engram_strategies::model::{Candidate, Conversation, Message, Resolution, Role};
+use engram_strategies::text;
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde::Serialize;
+
+use super::lifecycle::reinforce;
+use super::record::{MemoryRecord, new_id};
+use super::store::{StoreError, q};
+use super::{ACTOR_SYSTEM, Brain};
+use crate::runtime::strategies::Strategies;
+
+/// Candidates kept per conversation (the specification's limit).
+pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
+/// Related memories given to the resolver.
+pub const RELATED: usize = 5;
+/// Memories checked for a contradiction when a fact is stored.
+const CONFLICT_SWEEP: usize = 20;
+/// Longest message recorded.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Most turns kept for one conversation; older ones are dropped from the transcript.
+pub const MAX_TURNS: i64 = 2_000;
+/// Confidence difference under which two facts count as equally certain.
+const CONFIDENCE_EPSILON: f32 = 1e-6;
+
+/// What happened to one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Applied {
+    Added {
+        id: String,
+    },
+    Reinforced {
+        id: String,
+    },
+    Updated {
+        id: String,
+    },
+    /// The new fact won a conflict: `superseded` lost.
+    Superseded {
+        id: String,
+        superseded: String,
+    },
+    /// The new fact lost a conflict and was stored superseded by `by`.
+    Outvoted {
+        id: String,
+        by: String,
+    },
+    Rejected {
+        reason: String,
+    },
+}
+
+/// The result of ending a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ingested {
+    pub conversation_id: String,
+    /// Why nothing was extracted, if so (learning paused, no user message).
+    pub skipped: Option<String>,
+    /// The plugin that extracted (after any fallback).
+    pub extractor: Option<String>,
+    pub candidates: usize,
+    pub applied: Vec<Applied>,
+}
+
+impl Brain {
+    /// Records one message; the conversation is created on its first message and
+    /// reopened by a message after it ended.
+    pub fn record_message(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        role: Role,
+        content: &str,
+    ) -> Result<String, StoreError> {
+        if conversation_id.is_empty() || conversation_id.len() > 128 {
+            return Err(StoreError::Invalid {
+                field: "conversation_id",
+                reason: "must be 1 to 128 characters".into(),
+            });
+        }
+        if content.len() > MAX_MESSAGE_BYTES {
+            return Err(StoreError::Invalid {
+                field: "content",
+                reason: format!(
+                    "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
+                    content.len()
+                ),
+            });
+        }
+        let now = self.now();
+        self.store.write(|tx| {
+            let owner: Option<String> = tx
+                .query_row("SELECT user_id FROM conversations WHERE id = ?1", [conversation_id], |r| r.get(0))
+                .optional()?;
+            match owner {
+                Some(owner) if owner != user => {
+                    return Err(StoreError::Invalid {
+                        field: "conversation_id",
+                        reason: "belongs to another user".into(),
+                    });
+                }
+                Some(_) => {
+                    tx.execute(
+                        "UPDATE conversations SET last_message_at = ?2, ended_at = NULL WHERE id = ?1",
+                        params![conversation_id, now],
+                    )?;
+                }
+                None => {
+                    tx.execute(
+                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?3)",
+                        params![conversation_id, user, now],
+                    )?;
+                }
+            }
+            let seq: i64 = tx.query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE conversation_id = ?1",
+                [conversation_id],
+                |r| r.get(0),
+            )?;
+            let id = new_id("turn");
+            tx.execute(
+                "INSERT INTO turns (id, conversation_id, user_id, seq, role, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, conversation_id, user, seq, role.as_str(), content, now],
+            )?;
+            tx.execute(
+                "DELETE FROM turns WHERE conversation_id = ?1 AND seq <= ?2",
+                params![conversation_id, seq - MAX_TURNS],
+            )?;
+            Ok(id)
+        })
+    }
+
+    /// Conversations with no message for `idle_ms`, not yet ended: `(user, id)`.
+    pub fn idle_conversations(&self, idle_ms: i64) -> Result<Vec<(String, String)>, StoreError> {
+        let before = self.now() - idle_ms;
+        self.store.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT user_id, id FROM conversations WHERE ended_at IS NULL AND last_message_at <= ?1 ORDER BY last_message_at",
+            )?;
+            let rows = stmt
+                .query_map([before], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Ends every conversation idle for `idle_ms` (the background task's job).
+    pub fn end_idle_conversations(
+        &self,
+        idle_ms: i64,
+        strategies: &Strategies,
+    ) -> Vec<Result<Ingested, StoreError>> {
+        match self.idle_conversations(idle_ms) {
+            Ok(idle) => idle
+                .into_iter()
+                .map(|(user, id)| self.end_conversation(&user, &id, strategies))
+                .collect(),
+            Err(e) => vec![Err(e)],
+        }
+    }
+
+    /// Ends a conversation and learns from it (unless learning is paused). The
+    /// transcript is dropped once it has been through extraction.
+    pub fn end_conversation(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        strategies: &Strategies,
+    ) -> Result<Ingested, StoreError> {
+        let now = self.now();
+        let conversation = self.store.write(|tx| {
+            let found = tx.execute(
+                "UPDATE conversations SET ended_at = ?3 WHERE id = ?1 AND user_id = ?2",
+                params![conversation_id, user, now],
+            )?;
+            if found == 0 {
+                return Err(StoreError::NotFound(conversation_id.to_string()));
+            }
+            transcript(tx, user, conversation_id)
+        })?;
+        let mut ingested = Ingested {
+            conversation_id: conversation_id.to_string(),
+            skipped: None,
+            extractor: None,
+            candidates: 0,
+            applied: Vec::new(),
+        };
+        if self.learning_paused(user)? {
+            ingested.skipped = Some("learning is paused".into());
+        } else if !conversation.messages.iter().any(|m| m.role == Role::User) {
+            ingested.skipped = Some("no message from the user".into());
+        } else {
+            let extracted =
+                strategies
+                    .extract(&conversation, now)
+                    .map_err(|e| StoreError::Invalid {
+                        field: "extractor",
+                        reason: e.to_string(),
+                    })?;
+            ingested.extractor = Some(extracted.plugin);
+            let mut candidates = extracted.value;
+            candidates.sort_by(|a, b| b.importance.total_cmp(&a.importance));
+            candidates.truncate(MAX_FACTS_PER_CONVERSATION);
+            ingested.candidates = candidates.len();
+            let decisions: Vec<(Candidate, Result<Resolution, String>, Vec<MemoryRecord>)> =
+                candidates
+                    .into_iter()
+                    .map(|candidate| {
+                        let related = self.related(user, &candidate);
+                        let models: Vec<_> =
+                            related.iter().map(|r| r.to_model(Vec::new())).collect();
+                        let decision = strategies
+                            .resolve(user, &candidate, &models)
+                            .map(|outcome| outcome.value)
+                            .map_err(|e| e.to_string());
+                        (candidate, decision, related)
+                    })
+                    .collect();
+            ingested.applied = self.store.write(|tx| {
+                let mut applied = Vec::new();
+                for (candidate, decision, related) in &decisions {
+                    applied.push(apply_one(
+                        tx,
+                        user,
+                        conversation_id,
+                        candidate,
+                        decision,
+                        related,
+                        now,
+                    ));
+                }
+                Ok(applied)
+            })?;
+        }
+        self.store.write(|tx| {
+            tx.execute(
+                "DELETE FROM turns WHERE conversation_id = ?1",
+                [conversation_id],
+            )?;
+            Ok(())
+        })?;
+        Ok(ingested)
+    }
+
+    fn related(&self, user: &str, candidate: &Candidate) -> Vec<MemoryRecord> {
+        let query = super::retrieve::query_terms(&candidate.summary);
+        self.store
+            .read(|c| q::search(c, user, &query, RELATED))
+            .map(|hits| hits.into_iter().map(|h| h.record).collect())
+            .unwrap_or_else(|e| {
+                tracing::error!("related memories for a candidate: {e}");
+                Vec::new()
+            })
+    }
+}
+
+fn transcript(
+    tx: &Transaction,
+    user: &str,
+    conversation_id: &str,
+) -> Result<Conversation, StoreError> {
+    let mut stmt = tx.prepare("SELECT id, role, content, at FROM turns WHERE conversation_id = ?1 AND user_id = ?2 ORDER BY seq")?;
+    let messages = stmt
+        .query_map(params![conversation_id, user], |r| {
+            let role: String = r.get(1)?;
+            Ok(Message {
+                turn_id: r.get(0)?,
+                role: Role::parse(&role).unwrap_or(Role::System),
+                content: r.get(2)?,
+                timestamp: r.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Conversation {
+        id: conversation_id.to_string(),
+        user_id: user.to_string(),
+        messages,
+    })
+}
+
+/// Applies one decision under a savepoint; any failure rolls back that decision only.
+pub(super) fn apply_one(
+    tx: &Transaction,
+    user: &str,
+    conversation_id: &str,
+    candidate: &Candidate,
+    decision: &Result<Resolution, String>,
+    related: &[MemoryRecord],
+    now: i64,
+) -> Applied {
+    let resolution = match decision {
+        Ok(resolution) => resolution,
+        Err(reason) => {
+            tracing::warn!("resolver failed, candidate dropped: {reason}");
+            return Applied::Rejected {
+                reason: reason.clone(),
+            };
+        }
+    };
+    if let Err(e) = tx.execute_batch("SAVEPOINT decision") {
+        return Applied::Rejected {
+            reason: e.to_string(),
+        };
+    }
+    let result = apply(
+        tx,
+        user,
+        conversation_id,
+        candidate,
+        resolution,
+        related,
+        now,
+    );
+    let closing = if result.is_ok() {
+        "RELEASE decision"
+    } else {
+        "ROLLBACK TO decision; RELEASE decision"
+    };
+    if let Err(e) = tx.execute_batch(closing) {
+        return Applied::Rejected {
+            reason: e.to_string(),
+        };
+    }
+    result.unwrap_or_else(|e| {
+        tracing::warn!(decision = ?resolution, "decision rejected: {e}");
+        Applied::Rejected {
+            reason: e.to_string(),
+        }
+    })
+}
+
+fn known<'a>(related: &'a [MemoryRecord], id: &str) -> Result<&'a MemoryRecord, StoreError> {
+    related
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| StoreError::Invalid {
+            field: "resolution",
+            reason: format!("id `{id}` is not one of the related memories"),
+        })
+}
+
+fn apply(
+    tx: &Transaction,
+    user: &str,
+    conversation_id: &str,
+    candidate: &Candidate,
+    resolution: &Resolution,
+    related: &[MemoryRecord],
+    now: i64,
+) -> Result<Applied, StoreError> {
+    match resolution {
+        Resolution::Reject(reason) => Ok(Applied::Rejected {
+            reason: reason.clone(),
+        }),
+        Resolution::Reinforce(id) => {
+            known(related, id)?;
+            let old = q::get(tx, user, id)?;
+            let new = reinforce(&old, now);
+            q::update(tx, &old, &new, "REINFORCE", ACTOR_SYSTEM)?;
+            link_persons(tx, user, id, candidate, now)?;
+            Ok(Applied::Reinforced { id: id.clone() })
+        }
+        Resolution::Update { id, patch } => {
+            known(related, id)?;
+            let old = q::get(tx, user, id)?;
+            let mut new = old.clone();
+            if let Some(s) = &patch.summary {
+                new.summary = s.clone();
+                new.negated = text::is_negated(s);
+            }
+            if patch.detail.is_some() {
+                new.detail = patch.detail.clone();
+            }
+            if let Some(t) = patch.memory_type {
+                new.memory_type = t;
+            }
+            if let Some(c) = patch.confidence {
+                new.confidence = c;
+                new.confidence_at = now;
+            }
+            if let Some(i) = patch.importance {
+                new.importance = i;
+            }
+            if let Some(d) = patch.durability {
+                new.durability = d;
+            }
+            new.last_seen_at = now;
+            new.updated_at = now;
+            q::update(tx, &old, &new, "UPDATE", ACTOR_SYSTEM)?;
+            link_persons(tx, user, id, candidate, now)?;
+            settle_conflicts(tx, user, &new, now)?;
+            Ok(Applied::Updated { id: id.clone() })
+        }
+        Resolution::Add | Resolution::Supersede(_) | Resolution::SupersededBy(_) => {
+            let loser = match resolution {
+                Resolution::Supersede(id) | Resolution::SupersededBy(id) => {
+                    Some(known(related, id)?.id.clone())
+                }
+                _ => None,
+            };
+            let record = new_record(user, conversation_id, candidate, now);
+            q::insert(tx, &record, ACTOR_SYSTEM)?;
+            link_persons(tx, user, &record.id, candidate, now)?;
+            if let Some(other) = loser {
+                let existing = q::get(tx, user, &other)?;
+                let (winner, loser) = if matches!(resolution, Resolution::Supersede(_)) {
+                    (record.clone(), existing)
+                } else {
+                    (existing, record.clone())
+                };
+                supersede(tx, &winner.id, &loser, now)?;
+            }
+            let stored = q::get(tx, user, &record.id)?;
+            if stored.superseded_by.is_none() {
+                settle_conflicts(tx, user, &stored, now)?;
+            }
+            let stored = q::get(tx, user, &record.id)?;
+            Ok(match stored.superseded_by {
+                Some(by) => Applied::Outvoted { id: stored.id, by },
+                None => match resolution {
+                    Resolution::Supersede(old) => Applied::Superseded {
+                        id: stored.id,
+                        superseded: old.clone(),
+                    },
+                    _ => Applied::Added { id: stored.id },
+                },
+            })
+        }
+    }
+}
+
+fn new_record(user: &str, conversation_id: &str, c: &Candidate, now: i64) -> MemoryRecord {
+    MemoryRecord {
+        id: new_id("mem"),
+        user_id: user.to_string(),
+        memory_type: c.memory_type,
+        summary: c.summary.trim().to_string(),
+        detail: c.detail.clone(),
+        scope: c.memory_type.default_scope(),
+        prior_scope: None,
+        confidence: c.confidence,
+        importance: c.importance,
+        durability: c.durability,
+        evidence: c.evidence,
+        // The host judges negation from the text as well as the plugin's flag.
+        negated: c.negated || text::is_negated(&c.summary),
+        validated: false,
+        reinforcements: 0,
+        stale: false,
+        dismissed_at: None,
+        superseded_by: None,
+        created_at: now,
+        updated_at: now,
+        last_seen_at: now,
+        last_used_at: None,
+        source_conversation: Some(conversation_id.to_string()),
+        source_turns: c.source_turns.clone(),
+        confidence_at: now,
+    }
+}
+
+fn supersede(
+    tx: &Transaction,
+    winner: &str,
+    loser: &MemoryRecord,
+    now: i64,
+) -> Result<(), StoreError> {
+    let mut new = loser.clone();
+    new.superseded_by = Some(winner.to_string());
+    new.updated_at = now;
+    q::update(tx, loser, &new, "SUPERSEDE", ACTOR_SYSTEM)
+}
+
+/// The specification's conflict rules, enforced by the host whatever the resolver
+/// said: every live memory that opposes `fact` is settled against it, so that no
+/// contradicting pair is ever retrievable together.
+fn settle_conflicts(
+    tx: &Transaction,
+    user: &str,
+    fact: &MemoryRecord,
+    now: i64,
+) -> Result<(), StoreError> {
+    let query = super::retrieve::query_terms(&fact.summary);
+    let mut seen = HashSet::new();
+    for hit in q::search(tx, user, &query, CONFLICT_SWEEP)? {
+        let other = hit.record;
+        if other.id == fact.id || !seen.insert(other.id.clone()) {
+            continue;
+        }
+        if !text::opposes(&fact.summary, fact.negated, &other.summary, other.negated) {
+            continue;
+        }
+        // Higher confidence wins; on a tie the newer one (`fact`, just stated) wins.
+        let current = q::get(tx, user, &fact.id)?;
+        if current.superseded_by.is_some() {
+            break;
+        }
+        if other.confidence > current.confidence + CONFIDENCE_EPSILON {
+            supersede(tx, &other.id, &current, now)?;
+            break;
+        }
+        supersede(tx, &current.id, &other, now)?;
+    }
+    Ok(())
+}
+
+/// Creates or refreshes the persons a fact names and links them to the memory.
+fn link_persons(
+    tx: &Transaction,
+    user: &str,
+    memory_id: &str,
+    candidate: &Candidate,
+    now: i64,
+) -> Result<(), StoreError> {
+    for person in &candidate.persons {
+        let name = person.name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT id FROM persons WHERE user_id = ?1 AND name = ?2 COLLATE NOCASE",
+                params![user, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let person_id = match existing {
+            Some(id) => {
+                tx.execute(
+                    "UPDATE persons SET last_seen = ?2 WHERE id = ?1",
+                    params![id, now],
+                )?;
+                id
+            }
+            None => {
+                let id = new_id("per");
+                tx.execute(
+                    "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, '[]', ?4, ?4)",
+                    params![id, user, name, now],
+                )?;
+                id
+            }
+        };
+        tx.execute(
+            "INSERT INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (memory_id, person_id) DO UPDATE SET relation = coalesce(excluded.relation, relation)",
+            params![memory_id, person_id, user, person.relation],
+        )?;
+    }
+    Ok(())
+}
