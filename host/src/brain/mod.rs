@@ -3,8 +3,10 @@
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
 pub mod clock;
+pub mod consolidate;
 pub mod ingest;
 pub mod lifecycle;
+pub mod persons;
 pub mod record;
 pub mod retrieve;
 mod schema;

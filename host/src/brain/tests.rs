@@ -943,7 +943,7 @@ mod ingestion {
     use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
 
     /// The real built-in strategies, compiled once per test binary.
-    fn strategies() -> &'static Strategies {
+    pub(super) fn strategies() -> &'static Strategies {
         static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
         STRATEGIES.get_or_init(|| {
             let services = HostServices {
@@ -1109,7 +1109,7 @@ mod ingestion {
         assert_eq!(live(&f).len(), 1);
     }
 
-    fn candidate(summary: &str, confidence: f32) -> Candidate {
+    pub(super) fn candidate(summary: &str, confidence: f32) -> Candidate {
         Candidate {
             memory_type: MemoryType::Preference,
             summary: summary.into(),
@@ -1124,7 +1124,11 @@ mod ingestion {
         }
     }
 
-    fn apply(f: &Fixture, c: &Candidate, decision: Result<Resolution, String>) -> Applied {
+    pub(super) fn apply(
+        f: &Fixture,
+        c: &Candidate,
+        decision: Result<Resolution, String>,
+    ) -> Applied {
         let now = f.brain.now();
         f.brain
             .store()
@@ -1277,5 +1281,213 @@ mod ingestion {
                 ..
             })
         ));
+    }
+}
+
+mod consolidation {
+    use super::ingestion::strategies;
+    use super::*;
+    use crate::brain::consolidate::DEFAULT_INTERVAL_MS;
+    use crate::brain::lifecycle::LifecycleConfig;
+
+    fn reflections(f: &Fixture) -> Vec<MemoryRecord> {
+        f.brain
+            .list(
+                "default",
+                &ListFilter {
+                    memory_type: Some(MemoryType::Reflection),
+                    limit: 50,
+                    ..Default::default()
+                },
+            )
+            .expect("list")
+            .items
+    }
+
+    #[test]
+    fn builds_summaries_and_merges_reflections_instead_of_duplicating() {
+        let f = fixture();
+        f.brain
+            .add("default", new(MemoryType::Identity, "User's name is Dana"))
+            .expect("add");
+        f.brain
+            .add(
+                "default",
+                new(MemoryType::Goal, "User wants to run a marathon"),
+            )
+            .expect("add");
+        for habit in [
+            "User runs every morning",
+            "User meditates every morning",
+            "User reads the news every morning",
+        ] {
+            f.brain
+                .add("default", new(MemoryType::Habit, habit))
+                .expect("add");
+        }
+        assert_eq!(f.brain.users_due().expect("due"), ["default"]);
+        let first = f
+            .brain
+            .consolidate(
+                "default",
+                strategies(),
+                &LifecycleConfig::default(),
+                DEFAULT_INTERVAL_MS,
+            )
+            .expect("consolidate");
+        assert_eq!(first.plugin, "builtin:consolidate-default");
+        assert!(
+            first.profile_summary.contains("Dana"),
+            "{}",
+            first.profile_summary
+        );
+        assert!(
+            first.active_summary.contains("marathon"),
+            "{}",
+            first.active_summary
+        );
+        assert_eq!(first.reflections_added.len(), 1, "{first:?}");
+        let stored = reflections(&f);
+        assert_eq!(stored.len(), 1);
+        assert_eq!(
+            (stored[0].evidence, stored[0].scope),
+            (Evidence::System, Scope::Durable)
+        );
+
+        let summaries = f.brain.summaries("default").expect("summaries");
+        assert_eq!(
+            summaries.profile_summary.as_deref(),
+            Some(first.profile_summary.as_str())
+        );
+        assert_eq!(summaries.last_consolidation_at, Some(START));
+        assert_eq!(
+            summaries.next_consolidation_at,
+            Some(START + DEFAULT_INTERVAL_MS)
+        );
+        assert!(f.brain.users_due().expect("due").is_empty());
+
+        f.clock.advance(DEFAULT_INTERVAL_MS);
+        assert_eq!(f.brain.users_due().expect("due"), ["default"]);
+        let second = f
+            .brain
+            .consolidate(
+                "default",
+                strategies(),
+                &LifecycleConfig::default(),
+                DEFAULT_INTERVAL_MS,
+            )
+            .expect("consolidate");
+        assert!(second.reflections_added.is_empty(), "{second:?}");
+        assert_eq!(second.reflections_merged, [stored[0].id.clone()]);
+        assert_eq!(reflections(&f).len(), 1, "merged, not duplicated");
+    }
+
+    #[test]
+    fn pruning_runs_with_consolidation() {
+        let f = fixture();
+        f.brain
+            .add("default", new(MemoryType::Project, "User builds a kayak"))
+            .expect("add");
+        f.clock.advance(31 * DAY_MS);
+        let run = f
+            .brain
+            .consolidate(
+                "default",
+                strategies(),
+                &LifecycleConfig::default(),
+                DEFAULT_INTERVAL_MS,
+            )
+            .expect("consolidate");
+        assert_eq!(run.pruned.demoted, 1);
+        assert!(
+            !run.active_summary.contains("kayak"),
+            "subconscious memories are not active state"
+        );
+    }
+}
+
+mod persons_and_graph {
+    use super::ingestion::{apply, candidate};
+    use super::*;
+    use crate::brain::persons::{EdgeKind, NodeKind};
+    use engram_strategies::model::{PersonRef, Resolution};
+
+    fn person(name: &str, relation: Option<&str>) -> PersonRef {
+        PersonRef {
+            name: name.into(),
+            relation: relation.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn persons_come_from_facts_and_link_through_them() {
+        let f = fixture();
+        let mut sister = candidate("User's sister is Anna", 0.9);
+        sister.memory_type = MemoryType::Relationship;
+        sister.persons = vec![person("Anna", Some("sister"))];
+        apply(&f, &sister, Ok(Resolution::Add));
+        f.clock.advance(1_000);
+        let mut couple = candidate("Anna is married to Tom", 0.9);
+        couple.memory_type = MemoryType::Relationship;
+        couple.persons = vec![person("anna", None), person("Tom", Some("brother-in-law"))];
+        apply(&f, &couple, Ok(Resolution::Add));
+        f.brain
+            .add(
+                "default",
+                new(MemoryType::Goal, "User wants to visit Anna in Lisbon"),
+            )
+            .expect("add");
+        let mut trip = candidate("User booked flights to Lisbon to visit Anna", 0.9);
+        trip.memory_type = MemoryType::Episode;
+        trip.persons = vec![person("Anna", None)];
+        apply(&f, &trip, Ok(Resolution::Add));
+
+        let persons = f.brain.persons("default").expect("persons");
+        let names: Vec<&str> = persons.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names.len(), 2, "`anna` is Anna: {names:?}");
+        let anna = persons.iter().find(|p| p.name == "Anna").expect("Anna");
+        assert_eq!(anna.memory_count, 3);
+        assert_eq!(anna.last_seen, START + 1_000);
+
+        let detail = f.brain.person("default", &anna.id).expect("detail");
+        assert_eq!(detail.facts.len(), 2);
+        assert_eq!(detail.related_memories.len(), 1);
+        assert_eq!(detail.linked_persons.len(), 1);
+        assert_eq!(detail.linked_persons[0].name, "Tom");
+        assert_eq!(
+            f.brain
+                .person_memories("default", &anna.id)
+                .expect("memories")
+                .len(),
+            3
+        );
+        assert!(matches!(
+            f.brain.person("other-user", &anna.id),
+            Err(StoreError::NotFound(_))
+        ));
+
+        let graph = f.brain.graph("default").expect("graph");
+        let count = |kind| graph.nodes.iter().filter(|n| n.kind == kind).count();
+        assert_eq!(
+            (
+                count(NodeKind::Memory),
+                count(NodeKind::Goal),
+                count(NodeKind::Person)
+            ),
+            (3, 1, 2)
+        );
+        let edges = |kind| graph.edges.iter().filter(|e| e.kind == kind).count();
+        assert_eq!(edges(EdgeKind::PersonMemory), 4);
+        assert_eq!(edges(EdgeKind::PersonPerson), 1);
+        assert!(
+            edges(EdgeKind::MemoryGoal) >= 1,
+            "the trip serves the goal: {:?}",
+            graph.edges
+        );
+        assert_eq!(
+            f.brain.graph("default").expect("graph"),
+            graph,
+            "stable ids and order"
+        );
     }
 }

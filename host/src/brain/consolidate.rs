@@ -1,0 +1,217 @@
+//! Consolidation: every 60 minutes (configurable) and on demand, prune, then ask the
+//! configured consolidator for the profile summary, the active-state summary and
+//! reflections, and store them. A reflection that restates an existing one updates it
+//! (the plugin's `merge-with`, or the host's own same-fact check), so reflections are
+//! merged, never duplicated. The time of the last and next run is kept per user.
+
+use engram_strategies::model::{Evidence, MemoryType, Reflection, Scope, Snapshot};
+use engram_strategies::text;
+use rusqlite::Transaction;
+use serde::Serialize;
+
+use super::lifecycle::{LifecycleConfig, PruneReport};
+use super::record::{MemoryRecord, new_id, rfc3339};
+use super::store::{ListFilter, StoreError, q};
+use super::{ACTOR_SYSTEM, Brain};
+use crate::runtime::strategies::Strategies;
+
+pub const DEFAULT_INTERVAL_MS: i64 = 60 * 60_000;
+/// Most memories given to the consolidator (most recently updated first).
+const SNAPSHOT_LIMIT: usize = 500;
+
+const PROFILE: &str = "profile_summary";
+const ACTIVE: &str = "active_summary";
+const LAST_RUN: &str = "last_consolidation_at";
+const NEXT_RUN: &str = "next_consolidation_at";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Consolidated {
+    pub plugin: String,
+    pub profile_summary: String,
+    pub active_summary: String,
+    pub reflections_added: Vec<String>,
+    pub reflections_merged: Vec<String>,
+    pub pruned: PruneReport,
+    #[serde(with = "rfc3339")]
+    pub ran_at: i64,
+    #[serde(with = "rfc3339")]
+    pub next_at: i64,
+}
+
+/// The stored results of the last consolidation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summaries {
+    pub profile_summary: Option<String>,
+    pub active_summary: Option<String>,
+    #[serde(with = "rfc3339::option")]
+    pub last_consolidation_at: Option<i64>,
+    #[serde(with = "rfc3339::option")]
+    pub next_consolidation_at: Option<i64>,
+}
+
+impl Brain {
+    pub fn summaries(&self, user: &str) -> Result<Summaries, StoreError> {
+        self.store.read(|c| {
+            let time = |key| -> Result<Option<i64>, StoreError> {
+                Ok(q::meta(c, user, key)?.and_then(|v| v.parse().ok()))
+            };
+            Ok(Summaries {
+                profile_summary: q::meta(c, user, PROFILE)?,
+                active_summary: q::meta(c, user, ACTIVE)?,
+                last_consolidation_at: time(LAST_RUN)?,
+                next_consolidation_at: time(NEXT_RUN)?,
+            })
+        })
+    }
+
+    /// Users whose consolidation is due (never run, or next run time passed).
+    pub fn users_due(&self) -> Result<Vec<String>, StoreError> {
+        let now = self.now();
+        self.store.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT DISTINCT m.user_id FROM memories m WHERE NOT EXISTS (
+                    SELECT 1 FROM meta WHERE meta.user_id = m.user_id AND meta.key = ?1 AND CAST(meta.value AS INTEGER) > ?2)
+                 ORDER BY m.user_id",
+            )?;
+            let users = stmt
+                .query_map(rusqlite::params![NEXT_RUN, now], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(users)
+        })
+    }
+
+    /// One consolidation of a user's memories.
+    pub fn consolidate(
+        &self,
+        user: &str,
+        strategies: &Strategies,
+        lifecycle: &LifecycleConfig,
+        interval_ms: i64,
+    ) -> Result<Consolidated, StoreError> {
+        let pruned = self.prune(user, lifecycle)?;
+        let now = self.now();
+        let conscious = self
+            .list(
+                user,
+                &ListFilter {
+                    conscious: Some(true),
+                    limit: SNAPSHOT_LIMIT,
+                    ..ListFilter::default()
+                },
+            )?
+            .items;
+        let snapshot = Snapshot {
+            user_id: user.to_string(),
+            memories: conscious.iter().map(|m| m.to_model(Vec::new())).collect(),
+        };
+        let outcome = strategies
+            .consolidate(&snapshot, now)
+            .map_err(|e| StoreError::Invalid {
+                field: "consolidator",
+                reason: e.to_string(),
+            })?;
+        let result = outcome.value;
+        let next_at = now + interval_ms;
+        let (added, merged) = self.store.write(|tx| {
+            q::set_meta(tx, user, PROFILE, &result.profile_summary)?;
+            q::set_meta(tx, user, ACTIVE, &result.active_summary)?;
+            q::set_meta(tx, user, LAST_RUN, &now.to_string())?;
+            q::set_meta(tx, user, NEXT_RUN, &next_at.to_string())?;
+            let mut added = Vec::new();
+            let mut merged = Vec::new();
+            for reflection in &result.reflections {
+                match store_reflection(tx, user, reflection, now)? {
+                    Stored::Added(id) => added.push(id),
+                    Stored::Merged(id) => merged.push(id),
+                }
+            }
+            Ok((added, merged))
+        })?;
+        Ok(Consolidated {
+            plugin: outcome.plugin,
+            profile_summary: result.profile_summary,
+            active_summary: result.active_summary,
+            reflections_added: added,
+            reflections_merged: merged,
+            pruned,
+            ran_at: now,
+            next_at,
+        })
+    }
+}
+
+enum Stored {
+    Added(String),
+    Merged(String),
+}
+
+/// The live reflection a new one restates, if any: the plugin's choice first, else the
+/// same fact in other words.
+fn existing_reflection(
+    tx: &Transaction,
+    user: &str,
+    r: &Reflection,
+) -> Result<Option<MemoryRecord>, StoreError> {
+    if let Some(id) = &r.merge_with {
+        let target = q::get(tx, user, id)?;
+        if target.memory_type == MemoryType::Reflection && target.is_live() {
+            return Ok(Some(target));
+        }
+    }
+    let query = super::retrieve::query_terms(&r.summary);
+    Ok(q::search(tx, user, &query, 20)?
+        .into_iter()
+        .map(|hit| hit.record)
+        .find(|m| {
+            m.memory_type == MemoryType::Reflection && text::same_fact(&m.summary, &r.summary)
+        }))
+}
+
+fn store_reflection(
+    tx: &Transaction,
+    user: &str,
+    r: &Reflection,
+    now: i64,
+) -> Result<Stored, StoreError> {
+    if let Some(old) = existing_reflection(tx, user, r)? {
+        let mut new = old.clone();
+        new.summary = r.summary.clone();
+        new.detail = r.detail.clone();
+        new.confidence = r.confidence;
+        new.confidence_at = now;
+        new.importance = r.importance;
+        new.last_seen_at = now;
+        new.updated_at = now;
+        new.reinforcements += 1;
+        q::update(tx, &old, &new, "UPDATE", ACTOR_SYSTEM)?;
+        return Ok(Stored::Merged(old.id));
+    }
+    let record = MemoryRecord {
+        id: new_id("mem"),
+        user_id: user.to_string(),
+        memory_type: MemoryType::Reflection,
+        summary: r.summary.clone(),
+        detail: r.detail.clone(),
+        scope: Scope::Durable,
+        prior_scope: None,
+        confidence: r.confidence,
+        importance: r.importance,
+        durability: MemoryType::Reflection.default_durability(),
+        evidence: Evidence::System,
+        negated: text::is_negated(&r.summary),
+        validated: false,
+        reinforcements: 0,
+        stale: false,
+        dismissed_at: None,
+        superseded_by: None,
+        created_at: now,
+        updated_at: now,
+        last_seen_at: now,
+        last_used_at: None,
+        source_conversation: None,
+        source_turns: Vec::new(),
+        confidence_at: now,
+    };
+    q::insert(tx, &record, ACTOR_SYSTEM)?;
+    Ok(Stored::Added(record.id))
+}
