@@ -29,9 +29,15 @@ pub struct MemoryConfig {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SecondBrainConfig {
     pub enabled: Option<bool>,
+    /// Minutes between consolidations (default 60).
+    pub consolidation_interval_minutes: Option<u32>,
+    /// Minutes without a message after which a conversation ends (default 10).
+    pub idle_minutes: Option<u32>,
+    /// Half-life of inferred memories' confidence, in days (default 90).
+    pub inferred_half_life_days: Option<u32>,
 }
 
 /// Which plugin runs each strategy: `builtin:<name>` or an installed plugin's name.
@@ -144,6 +150,24 @@ mod tests {
             Some("my-extractor")
         );
         assert_eq!(config.memory.strategies.resolver, None);
+    }
+
+    #[test]
+    fn reads_second_brain_timings() {
+        let config = Config::parse(
+            "memory:\n  secondBrain:\n    consolidationIntervalMinutes: 5\n    idleMinutes: 2\n    inferredHalfLifeDays: 30\n",
+        )
+        .expect("parse");
+        let brain = config.memory.second_brain;
+        assert_eq!(
+            (
+                brain.consolidation_interval_minutes,
+                brain.idle_minutes,
+                brain.inferred_half_life_days
+            ),
+            (Some(5), Some(2), Some(30))
+        );
+        assert!(Config::parse("memory:\n  secondBrain:\n    idleMinutes: -1\n").is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod consolidate;
 pub mod ingest;
 pub mod lifecycle;
+pub mod maintenance;
 pub mod persons;
 pub mod record;
 pub mod retrieve;

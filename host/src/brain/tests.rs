@@ -1491,3 +1491,56 @@ mod persons_and_graph {
         );
     }
 }
+
+mod maintenance {
+    use super::ingestion::strategies;
+    use super::*;
+    use crate::brain::clock::MINUTE_MS;
+    use crate::brain::maintenance::{Settings, run};
+    use crate::config::SecondBrainConfig;
+    use engram_strategies::model::Role;
+
+    #[test]
+    fn a_pass_ends_idle_conversations_and_consolidates_due_users() {
+        let f = fixture();
+        let settings = Settings::from_config(&SecondBrainConfig {
+            idle_minutes: Some(2),
+            consolidation_interval_minutes: Some(30),
+            ..Default::default()
+        });
+        assert_eq!(settings.idle_ms, 2 * MINUTE_MS);
+        f.brain
+            .record_message("default", "c1", Role::User, "I'm vegetarian.")
+            .expect("record");
+        f.clock.advance(MINUTE_MS);
+        assert_eq!(
+            run(&f.brain, strategies(), &settings).conversations_ended,
+            0
+        );
+        f.clock.advance(MINUTE_MS);
+        let report = run(&f.brain, strategies(), &settings);
+        assert_eq!(
+            (
+                report.conversations_ended,
+                report.users_consolidated,
+                report.failures
+            ),
+            (1, 1, 0)
+        );
+        let summaries = f.brain.summaries("default").expect("summaries");
+        assert!(
+            summaries
+                .profile_summary
+                .is_some_and(|p| p.contains("vegetarian"))
+        );
+        assert_eq!(
+            summaries.next_consolidation_at,
+            Some(START + 2 * MINUTE_MS + 30 * MINUTE_MS)
+        );
+        assert_eq!(
+            run(&f.brain, strategies(), &settings),
+            Default::default(),
+            "nothing due"
+        );
+    }
+}

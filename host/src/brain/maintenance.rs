@@ -1,0 +1,82 @@
+//! The Second Brain's background work, run by the daemon on a timer: end the
+//! conversations that went idle (which learns from them) and consolidate the users
+//! whose consolidation is due (which prunes too). Each step logs its failures and goes
+//! on: one user's broken data never stops another's maintenance.
+
+use serde::Serialize;
+
+use super::Brain;
+use super::clock::{DAY_MS, MINUTE_MS};
+use super::consolidate::DEFAULT_INTERVAL_MS;
+use super::lifecycle::LifecycleConfig;
+use crate::config::SecondBrainConfig;
+use crate::runtime::strategies::Strategies;
+
+/// Timings from `memory.secondBrain` in config.yaml, with the specification's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub idle_ms: i64,
+    pub consolidation_interval_ms: i64,
+    pub lifecycle: LifecycleConfig,
+}
+
+impl Settings {
+    pub fn from_config(config: &SecondBrainConfig) -> Settings {
+        let mut lifecycle = LifecycleConfig::default();
+        if let Some(days) = config.inferred_half_life_days.filter(|d| *d > 0) {
+            lifecycle.inferred_half_life_ms = i64::from(days) * DAY_MS;
+        }
+        Settings {
+            idle_ms: config
+                .idle_minutes
+                .filter(|m| *m > 0)
+                .map_or(10 * MINUTE_MS, |m| i64::from(m) * MINUTE_MS),
+            consolidation_interval_ms: config
+                .consolidation_interval_minutes
+                .filter(|m| *m > 0)
+                .map_or(DEFAULT_INTERVAL_MS, |m| i64::from(m) * MINUTE_MS),
+            lifecycle,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub conversations_ended: usize,
+    pub users_consolidated: usize,
+    pub failures: usize,
+}
+
+/// One maintenance pass.
+pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Report {
+    let mut report = Report::default();
+    for ended in brain.end_idle_conversations(settings.idle_ms, strategies) {
+        match ended {
+            Ok(_) => report.conversations_ended += 1,
+            Err(e) => {
+                report.failures += 1;
+                tracing::error!("ending an idle conversation failed: {e}");
+            }
+        }
+    }
+    let due = brain.users_due().unwrap_or_else(|e| {
+        report.failures += 1;
+        tracing::error!("finding users due for consolidation failed: {e}");
+        Vec::new()
+    });
+    for user in due {
+        match brain.consolidate(
+            &user,
+            strategies,
+            &settings.lifecycle,
+            settings.consolidation_interval_ms,
+        ) {
+            Ok(_) => report.users_consolidated += 1,
+            Err(e) => {
+                report.failures += 1;
+                tracing::error!(user = %user, "consolidation failed: {e}");
+            }
+        }
+    }
+    report
+}
