@@ -10,7 +10,7 @@ use rusqlite::Transaction;
 use serde::Serialize;
 
 use super::lifecycle::{LifecycleConfig, PruneReport};
-use super::record::{MemoryRecord, new_id, rfc3339};
+use super::record::{MemoryRecord, rfc3339};
 use super::store::{ListFilter, StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
 use crate::runtime::strategies::Strategies;
@@ -187,30 +187,17 @@ fn store_reflection(
         return Ok(Stored::Merged(old.id));
     }
     let record = MemoryRecord {
-        id: new_id("mem"),
-        user_id: user.to_string(),
-        memory_type: MemoryType::Reflection,
-        summary: r.summary.clone(),
         detail: r.detail.clone(),
         scope: Scope::Durable,
-        prior_scope: None,
-        confidence: r.confidence,
         importance: r.importance,
-        durability: MemoryType::Reflection.default_durability(),
-        evidence: Evidence::System,
-        negated: text::is_negated(&r.summary),
-        validated: false,
-        reinforcements: 0,
-        stale: false,
-        dismissed_at: None,
-        superseded_by: None,
-        created_at: now,
-        updated_at: now,
-        last_seen_at: now,
-        last_used_at: None,
-        source_conversation: None,
-        source_turns: Vec::new(),
-        confidence_at: now,
+        ..MemoryRecord::fresh(
+            user,
+            MemoryType::Reflection,
+            &r.summary,
+            Evidence::System,
+            r.confidence,
+            now,
+        )
     };
     q::insert(tx, &record, ACTOR_SYSTEM)?;
     Ok(Stored::Added(record.id))

@@ -446,32 +446,23 @@ fn apply(
 }
 
 fn new_record(user: &str, conversation_id: &str, c: &Candidate, now: i64) -> MemoryRecord {
+    let fresh = MemoryRecord::fresh(
+        user,
+        c.memory_type,
+        &c.summary,
+        c.evidence,
+        c.confidence,
+        now,
+    );
     MemoryRecord {
-        id: new_id("mem"),
-        user_id: user.to_string(),
-        memory_type: c.memory_type,
-        summary: c.summary.trim().to_string(),
         detail: c.detail.clone(),
-        scope: c.memory_type.default_scope(),
-        prior_scope: None,
-        confidence: c.confidence,
         importance: c.importance,
         durability: c.durability,
-        evidence: c.evidence,
         // The host judges negation from the text as well as the plugin's flag.
-        negated: c.negated || text::is_negated(&c.summary),
-        validated: false,
-        reinforcements: 0,
-        stale: false,
-        dismissed_at: None,
-        superseded_by: None,
-        created_at: now,
-        updated_at: now,
-        last_seen_at: now,
-        last_used_at: None,
+        negated: c.negated || fresh.negated,
         source_conversation: Some(conversation_id.to_string()),
         source_turns: c.source_turns.clone(),
-        confidence_at: now,
+        ..fresh
     }
 }
 

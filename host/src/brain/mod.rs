@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use crate::runtime::{MemoryQuery, MemorySource};
 use clock::Clock;
-use record::{MemoryRecord, new_id, wire, wire_opt};
+use record::{MemoryRecord, wire, wire_opt};
 use store::{HistoryEntry, ListFilter, Page, Store, StoreError, q};
 
 /// Who made a change, for the history.
@@ -105,33 +105,21 @@ impl Brain {
         let now = self.now();
         let evidence = new.evidence.unwrap_or(Evidence::Manual);
         let record = MemoryRecord {
-            id: new_id("mem"),
-            user_id: user.to_string(),
-            memory_type: new.memory_type,
-            negated: engram_strategies::text::is_negated(&new.summary),
-            summary: new.summary.trim().to_string(),
             detail: new.detail.filter(|d| !d.trim().is_empty()),
             scope: new.scope.unwrap_or(new.memory_type.default_scope()),
-            prior_scope: None,
-            // A fact the user wrote down themselves is as certain as it gets.
-            confidence: new.confidence.unwrap_or(1.0),
             importance: new
                 .importance
                 .unwrap_or(new.memory_type.default_importance()),
-            durability: new.memory_type.default_durability(),
-            evidence,
             validated: evidence == Evidence::Manual,
-            reinforcements: 0,
-            stale: false,
-            dismissed_at: None,
-            superseded_by: None,
-            created_at: now,
-            updated_at: now,
-            last_seen_at: now,
-            last_used_at: None,
-            source_conversation: None,
-            source_turns: Vec::new(),
-            confidence_at: now,
+            // A fact the user wrote down themselves is as certain as it gets.
+            ..MemoryRecord::fresh(
+                user,
+                new.memory_type,
+                &new.summary,
+                evidence,
+                new.confidence.unwrap_or(1.0),
+                now,
+            )
         };
         self.store.write(|tx| q::insert(tx, &record, ACTOR_USER))?;
         Ok(record)

@@ -179,6 +179,46 @@ pub struct MemoryRecord {
 }
 
 impl MemoryRecord {
+    /// A memory first stated `now`: live, in its type's default scope, with its type's
+    /// default importance and durability and nothing else set. Callers override what
+    /// differs with struct update syntax.
+    pub fn fresh(
+        user: &str,
+        memory_type: MemoryType,
+        summary: &str,
+        evidence: Evidence,
+        confidence: f32,
+        now: i64,
+    ) -> MemoryRecord {
+        let summary = summary.trim();
+        MemoryRecord {
+            id: new_id("mem"),
+            user_id: user.to_string(),
+            memory_type,
+            summary: summary.to_string(),
+            detail: None,
+            scope: memory_type.default_scope(),
+            prior_scope: None,
+            confidence,
+            importance: memory_type.default_importance(),
+            durability: memory_type.default_durability(),
+            evidence,
+            negated: engram_strategies::text::is_negated(summary),
+            validated: false,
+            reinforcements: 0,
+            stale: false,
+            dismissed_at: None,
+            superseded_by: None,
+            created_at: now,
+            updated_at: now,
+            last_seen_at: now,
+            last_used_at: None,
+            source_conversation: None,
+            source_turns: Vec::new(),
+            confidence_at: now,
+        }
+    }
+
     /// Live memories are the ones retrieval, search and listings may show.
     pub fn is_live(&self) -> bool {
         self.dismissed_at.is_none() && self.superseded_by.is_none()

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{
+    Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params, params_from_iter,
+};
 use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
@@ -117,6 +120,47 @@ fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
         confidence_at: row.get(23)?,
     })
+}
+
+/// A record's values in `COLUMNS` order.
+fn values(r: &MemoryRecord) -> Vec<SqlValue> {
+    let text = |s: &str| SqlValue::Text(s.to_string());
+    let opt_text = |s: Option<&str>| s.map_or(SqlValue::Null, text);
+    let opt_int = |i: Option<i64>| i.map_or(SqlValue::Null, SqlValue::Integer);
+    vec![
+        text(&r.id),
+        text(&r.user_id),
+        text(r.memory_type.as_str()),
+        text(&r.summary),
+        opt_text(r.detail.as_deref()),
+        text(r.scope.as_str()),
+        opt_text(r.prior_scope.map(|s| s.as_str())),
+        SqlValue::Real(f64::from(r.confidence)),
+        SqlValue::Real(f64::from(r.importance)),
+        SqlValue::Real(f64::from(r.durability)),
+        text(r.evidence.as_str()),
+        SqlValue::Integer(i64::from(r.negated)),
+        SqlValue::Integer(i64::from(r.validated)),
+        SqlValue::Integer(i64::from(r.reinforcements)),
+        SqlValue::Integer(i64::from(r.stale)),
+        opt_int(r.dismissed_at),
+        opt_text(r.superseded_by.as_deref()),
+        SqlValue::Integer(r.created_at),
+        SqlValue::Integer(r.updated_at),
+        SqlValue::Integer(r.last_seen_at),
+        opt_int(r.last_used_at),
+        opt_text(r.source_conversation.as_deref()),
+        SqlValue::Text(serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into())),
+        SqlValue::Integer(r.confidence_at),
+    ]
+}
+
+/// `?1, ?2, ...` for every column.
+fn placeholders() -> String {
+    (1..=COLUMNS.split(", ").count())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Checks what the schema's CHECK constraints would refuse, with a message that names
@@ -251,35 +295,14 @@ pub mod q {
         actor: &str,
     ) -> Result<(), StoreError> {
         validate_record(r)?;
+        // Columns 1 and 2 are id and user_id: the row is matched on them and they
+        // are written back unchanged.
         let changed = tx.execute(
-            "UPDATE memories SET memory_type = ?3, summary = ?4, detail = ?5, scope = ?6, prior_scope = ?7,
-                confidence = ?8, importance = ?9, durability = ?10, evidence = ?11, negated = ?12,
-                validated = ?13, reinforcements = ?14, stale = ?15, dismissed_at = ?16, superseded_by = ?17,
-                updated_at = ?18, last_seen_at = ?19, last_used_at = ?20, confidence_at = ?21
-             WHERE user_id = ?1 AND id = ?2",
-            params![
-                r.user_id,
-                r.id,
-                r.memory_type.as_str(),
-                r.summary,
-                r.detail,
-                r.scope.as_str(),
-                r.prior_scope.map(|s| s.as_str()),
-                r.confidence as f64,
-                r.importance as f64,
-                r.durability as f64,
-                r.evidence.as_str(),
-                r.negated,
-                r.validated,
-                r.reinforcements,
-                r.stale,
-                r.dismissed_at,
-                r.superseded_by,
-                r.updated_at,
-                r.last_seen_at,
-                r.last_used_at,
-                r.confidence_at,
-            ],
+            &format!(
+                "UPDATE memories SET ({COLUMNS}) = ({}) WHERE id = ?1 AND user_id = ?2",
+                placeholders()
+            ),
+            params_from_iter(values(r)),
         )?;
         if changed == 0 {
             return Err(StoreError::NotFound(r.id.clone()));
@@ -676,33 +699,11 @@ pub mod q {
 
     fn insert_without_history(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
         tx.execute(
-            &format!("INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
-            params![
-                r.id,
-                r.user_id,
-                r.memory_type.as_str(),
-                r.summary,
-                r.detail,
-                r.scope.as_str(),
-                r.prior_scope.map(|s| s.as_str()),
-                r.confidence as f64,
-                r.importance as f64,
-                r.durability as f64,
-                r.evidence.as_str(),
-                r.negated,
-                r.validated,
-                r.reinforcements,
-                r.stale,
-                r.dismissed_at,
-                r.superseded_by,
-                r.created_at,
-                r.updated_at,
-                r.last_seen_at,
-                r.last_used_at,
-                r.source_conversation,
-                serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into()),
-                r.confidence_at,
-            ],
+            &format!(
+                "INSERT INTO memories ({COLUMNS}) VALUES ({})",
+                placeholders()
+            ),
+            params_from_iter(values(r)),
         )?;
         Ok(())
     }
