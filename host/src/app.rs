@@ -6,16 +6,20 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::brain::clock::SystemClock;
+use crate::brain::open::{ENV_VAR, MemoryBackend, open_memory};
 use crate::config::ConfigFile;
 use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
-use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
+use crate::runtime::{DenyAllGate, HostServices, KvStore, Runtime, RuntimeOptions};
 
 pub struct App {
     pub data: DataDir,
     pub config: Arc<ConfigFile>,
     pub strategies: Arc<Strategies>,
+    /// The Second Brain, or the fact store when it is disabled or cannot be opened.
+    pub memory: Arc<MemoryBackend>,
 }
 
 impl App {
@@ -25,9 +29,15 @@ impl App {
         })?;
         let kv = KvStore::open(&data.plugin_kv_file())
             .with_context(|| format!("cannot open {}", data.plugin_kv_file().display()))?;
+        let config = Arc::new(ConfigFile::new(data.config_file()));
+        let memory = Arc::new(open_memory(
+            data.root(),
+            std::env::var(ENV_VAR).ok(),
+            &config.current(),
+            Arc::new(SystemClock),
+        ));
         let services = HostServices {
-            // The Second Brain attaches its store here; until then plugins see none.
-            memories: Arc::new(NoMemories),
+            memories: memory.clone(),
             gate: Arc::new(DenyAllGate),
             kv,
         };
@@ -36,13 +46,13 @@ impl App {
             ..RuntimeOptions::default()
         };
         let runtime = Arc::new(Runtime::new(options, services)?);
-        let config = Arc::new(ConfigFile::new(data.config_file()));
         let registry = PluginRegistry::new(data.plugins_dir());
         let strategies = Arc::new(Strategies::new(runtime, registry, config.clone())?);
         Ok(App {
             data,
             config,
             strategies,
+            memory,
         })
     }
 

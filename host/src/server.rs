@@ -19,6 +19,14 @@ struct Health {
     status: &'static str,
     version: &'static str,
     strategies: Strategies,
+    second_brain: SecondBrain,
+}
+
+#[derive(Serialize)]
+struct SecondBrain {
+    enabled: bool,
+    /// Why the fact store is in use instead, when it is.
+    reason: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +45,10 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
             extractor: strategies.selected(World::Extractor),
             resolver: strategies.selected(World::Resolver),
             consolidator: strategies.selected(World::Consolidator),
+        },
+        second_brain: SecondBrain {
+            enabled: app.memory.brain().is_some(),
+            reason: app.memory.disabled_reason().map(str::to_owned),
         },
     })
 }
@@ -61,11 +73,51 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     println!("listening on http://{bound}");
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
-    axum::serve(listener, router(Arc::new(app)))
+    let app = Arc::new(app);
+    let maintenance = tokio::spawn(maintain(app.clone()));
+    axum::serve(listener, router(app.clone()))
         .with_graceful_shutdown(shutdown_signal())
         .await?;
+    maintenance.abort();
+    if let Some(brain) = app.memory.brain()
+        && let Err(e) = brain.store().checkpoint()
+    {
+        tracing::warn!("WAL checkpoint at shutdown failed: {e}");
+    }
     tracing::info!("engram stopped");
     Ok(())
+}
+
+/// How often the Second Brain's maintenance runs (ending idle conversations is due
+/// within this much of its 10 minutes; consolidation keeps its own schedule).
+const MAINTENANCE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs the Second Brain's maintenance on a timer, off the async workers.
+async fn maintain(app: Arc<App>) {
+    if app.memory.brain().is_none() {
+        return;
+    }
+    let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
+    loop {
+        ticker.tick().await;
+        let app = app.clone();
+        let pass = tokio::task::spawn_blocking(move || {
+            let settings = crate::brain::maintenance::Settings::from_config(
+                &app.config.current().memory.second_brain,
+            );
+            app.memory
+                .brain()
+                .map(|brain| crate::brain::maintenance::run(brain, &app.strategies, &settings))
+        })
+        .await;
+        match pass {
+            Ok(Some(report)) if report != Default::default() => {
+                tracing::info!(?report, "Second Brain maintenance")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!("Second Brain maintenance panicked: {e}"),
+        }
+    }
 }
 
 async fn shutdown_signal() {

@@ -149,6 +149,29 @@ fn serve_answers_healthz_and_stops_cleanly_on_sigterm() {
 }
 
 #[test]
+fn serve_with_the_second_brain_disabled_creates_no_database() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut command = Command::new(engram_bin());
+    command
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("SECOND_BRAIN_ENABLED", "false");
+    let daemon = Daemon::start(&mut command);
+    let (status, body) = daemon.get("/healthz");
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["second_brain"]["enabled"], false);
+    assert!(
+        health["second_brain"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("SECOND_BRAIN_ENABLED")),
+        "{health}"
+    );
+    assert!(daemon.stop().success());
+    assert!(!data.path().join("memory/second-brain").exists());
+}
+
+#[test]
 fn serve_uses_the_xdg_data_dir_by_default() {
     let xdg = tempfile::tempdir().expect("tempdir");
     let mut command = Command::new(engram_bin());

@@ -4,9 +4,11 @@
 
 pub mod clock;
 pub mod consolidate;
+pub mod facts;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
+pub mod open;
 pub mod persons;
 pub mod record;
 pub mod retrieve;
@@ -52,6 +54,30 @@ pub struct NewMemory {
     pub confidence: Option<f32>,
     #[serde(default)]
     pub importance: Option<f32>,
+}
+
+impl NewMemory {
+    /// The record a manual memory becomes, whichever store keeps it.
+    pub fn into_record(self, user: &str, now: i64) -> MemoryRecord {
+        let evidence = self.evidence.unwrap_or(Evidence::Manual);
+        MemoryRecord {
+            detail: self.detail.filter(|d| !d.trim().is_empty()),
+            scope: self.scope.unwrap_or(self.memory_type.default_scope()),
+            importance: self
+                .importance
+                .unwrap_or(self.memory_type.default_importance()),
+            validated: evidence == Evidence::Manual,
+            // A fact the user wrote down themselves is as certain as it gets.
+            ..MemoryRecord::fresh(
+                user,
+                self.memory_type,
+                &self.summary,
+                evidence,
+                self.confidence.unwrap_or(1.0),
+                now,
+            )
+        }
+    }
 }
 
 /// The fields a user may change on a memory; `None` keeps a field.
@@ -103,24 +129,7 @@ impl Brain {
 
     pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
-        let evidence = new.evidence.unwrap_or(Evidence::Manual);
-        let record = MemoryRecord {
-            detail: new.detail.filter(|d| !d.trim().is_empty()),
-            scope: new.scope.unwrap_or(new.memory_type.default_scope()),
-            importance: new
-                .importance
-                .unwrap_or(new.memory_type.default_importance()),
-            validated: evidence == Evidence::Manual,
-            // A fact the user wrote down themselves is as certain as it gets.
-            ..MemoryRecord::fresh(
-                user,
-                new.memory_type,
-                &new.summary,
-                evidence,
-                new.confidence.unwrap_or(1.0),
-                now,
-            )
-        };
+        let record = new.into_record(user, now);
         self.store.write(|tx| q::insert(tx, &record, ACTOR_USER))?;
         Ok(record)
     }

@@ -1,0 +1,370 @@
+//! Whether memory is served by the Second Brain (SQLite) or by the JSONL fact store,
+//! decided once at startup (DESIGN.md section 3, Enablement).
+//!
+//! - `SECOND_BRAIN_ENABLED` set to `false` (also `0`, `no`, `off`; any case), or
+//!   `memory.secondBrain.enabled: false` in `{data_dir}/config.yaml`, disables the
+//!   Second Brain: either one is enough (the specification names both as ways to turn
+//!   it off; `true` in one does not override `false` in the other). No SQLite file or
+//!   directory is created.
+//! - Otherwise the database at `{data_dir}/memory/second-brain/second-brain.db` is
+//!   opened; if that fails (corrupt file, unwritable directory), the error is logged
+//!   loudly and memory falls back to the fact store, with the reason kept for
+//!   `/api/brain/status`. Writes then go to the fact store: none are silently lost.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::Brain;
+use super::clock::Clock;
+use super::facts::FactsStore;
+use super::store::StoreError;
+use crate::config::Config;
+
+/// The environment variable that can turn the Second Brain off.
+pub const ENV_VAR: &str = "SECOND_BRAIN_ENABLED";
+
+/// The Second Brain's database, relative to the data directory.
+pub fn brain_db_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("memory/second-brain/second-brain.db")
+}
+
+/// The fallback fact store, relative to the data directory.
+pub fn facts_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("memory/facts.jsonl")
+}
+
+/// What the settings ask for, before anything is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enablement {
+    Enabled,
+    Disabled { reason: String },
+}
+
+/// Decides from the value of `SECOND_BRAIN_ENABLED` (`None` when unset) and the
+/// config's `memory.secondBrain.enabled`. An unrecognised environment value is
+/// logged and ignored.
+pub fn enablement(env: Option<&str>, config_enabled: Option<bool>) -> Enablement {
+    if let Some(raw) = env {
+        let value = raw.trim().to_ascii_lowercase();
+        match value.as_str() {
+            "false" | "0" | "no" | "off" => {
+                return Enablement::Disabled {
+                    reason: format!("disabled by {ENV_VAR}={}", raw.trim()),
+                };
+            }
+            "" | "true" | "1" | "yes" | "on" => {}
+            _ => tracing::warn!(
+                "{ENV_VAR}={raw:?} is neither true nor false; ignored (the Second Brain stays on unless config.yaml turns it off)"
+            ),
+        }
+    }
+    if config_enabled == Some(false) {
+        return Enablement::Disabled {
+            reason: "disabled by memory.secondBrain.enabled: false in config.yaml".to_string(),
+        };
+    }
+    Enablement::Enabled
+}
+
+/// The memory service in use.
+pub enum MemoryBackend {
+    Brain(Brain),
+    /// The Second Brain is off or could not be opened; `reason` says which and why.
+    Facts {
+        store: FactsStore,
+        reason: String,
+    },
+}
+
+impl MemoryBackend {
+    pub fn brain(&self) -> Option<&Brain> {
+        match self {
+            MemoryBackend::Brain(brain) => Some(brain),
+            MemoryBackend::Facts { .. } => None,
+        }
+    }
+
+    pub fn facts(&self) -> Option<&FactsStore> {
+        match self {
+            MemoryBackend::Brain(_) => None,
+            MemoryBackend::Facts { store, .. } => Some(store),
+        }
+    }
+
+    /// Why the Second Brain is not in use, for the status report; `None` when it is.
+    pub fn disabled_reason(&self) -> Option<&str> {
+        match self {
+            MemoryBackend::Brain(_) => None,
+            MemoryBackend::Facts { reason, .. } => Some(reason),
+        }
+    }
+}
+
+/// Plugins read the Second Brain; with the fact store in use no strategy runs, so they
+/// read nothing.
+impl crate::runtime::MemorySource for MemoryBackend {
+    fn search(
+        &self,
+        user_id: &str,
+        text: &str,
+        limit: u32,
+    ) -> Vec<engram_strategies::model::Memory> {
+        self.brain()
+            .map(|b| crate::runtime::MemorySource::search(b, user_id, text, limit))
+            .unwrap_or_default()
+    }
+
+    fn get(&self, user_id: &str, id: &str) -> Option<engram_strategies::model::Memory> {
+        self.brain()
+            .and_then(|b| crate::runtime::MemorySource::get(b, user_id, id))
+    }
+
+    fn list(
+        &self,
+        user_id: &str,
+        query: &crate::runtime::MemoryQuery,
+    ) -> Vec<engram_strategies::model::Memory> {
+        self.brain()
+            .map(|b| crate::runtime::MemorySource::list(b, user_id, query))
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for MemoryBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryBackend::Brain(brain) => {
+                f.debug_tuple("Brain").field(&brain.store().path()).finish()
+            }
+            MemoryBackend::Facts { store, reason } => f
+                .debug_struct("Facts")
+                .field("path", &store.path())
+                .field("reason", reason)
+                .finish(),
+        }
+    }
+}
+
+/// Opens the memory service for `data_dir`. `env` is the value of
+/// `SECOND_BRAIN_ENABLED` (passed in so that tests need not touch the process
+/// environment; the daemon passes `std::env::var(ENV_VAR).ok()`).
+pub fn open_memory(
+    data_dir: &Path,
+    env: Option<String>,
+    config: &Config,
+    clock: Arc<dyn Clock>,
+) -> MemoryBackend {
+    let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock));
+    match enablement(env.as_deref(), config.memory.second_brain.enabled) {
+        Enablement::Disabled { reason } => {
+            tracing::info!("Second Brain {reason}; memory uses the fact store");
+            MemoryBackend::Facts {
+                store: facts(),
+                reason,
+            }
+        }
+        Enablement::Enabled => {
+            let path = brain_db_path(data_dir);
+            match Brain::open(&path, Arc::clone(&clock)) {
+                Ok(brain) => MemoryBackend::Brain(brain),
+                Err(e) => {
+                    let detail = match e {
+                        StoreError::Open { reason, .. } => reason,
+                        other => other.to_string(),
+                    };
+                    let reason = format!("cannot open {}: {detail}", path.display());
+                    tracing::error!(
+                        "Second Brain unavailable, {reason}; memory falls back to the fact store at {} until this is fixed",
+                        facts_path(data_dir).display()
+                    );
+                    MemoryBackend::Facts {
+                        store: facts(),
+                        reason,
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brain::NewMemory;
+    use crate::brain::clock::ManualClock;
+    use engram_strategies::model::MemoryType;
+
+    fn clock() -> Arc<dyn Clock> {
+        Arc::new(ManualClock::new(1_790_000_000_000))
+    }
+
+    fn config(enabled: Option<bool>) -> Config {
+        let mut config = Config::default();
+        config.memory.second_brain.enabled = enabled;
+        config
+    }
+
+    fn fact(summary: &str) -> NewMemory {
+        NewMemory {
+            memory_type: MemoryType::Preference,
+            summary: summary.to_string(),
+            detail: None,
+            evidence: None,
+            scope: None,
+            confidence: None,
+            importance: None,
+        }
+    }
+
+    #[test]
+    fn enablement_follows_the_env_and_the_config() {
+        let disabled = |reason: &str| Enablement::Disabled {
+            reason: reason.to_string(),
+        };
+        let by_env = "disabled by SECOND_BRAIN_ENABLED=false";
+        let by_config = "disabled by memory.secondBrain.enabled: false in config.yaml";
+        assert_eq!(enablement(None, None), Enablement::Enabled);
+        assert_eq!(enablement(None, Some(true)), Enablement::Enabled);
+        assert_eq!(enablement(Some("true"), None), Enablement::Enabled);
+        assert_eq!(enablement(Some(""), None), Enablement::Enabled);
+        assert_eq!(enablement(Some("false"), None), disabled(by_env));
+        assert_eq!(enablement(Some(" false\n"), Some(true)), disabled(by_env));
+        assert_eq!(
+            enablement(Some("FALSE"), None),
+            disabled("disabled by SECOND_BRAIN_ENABLED=FALSE")
+        );
+        assert_eq!(
+            enablement(Some("0"), None),
+            disabled("disabled by SECOND_BRAIN_ENABLED=0")
+        );
+        assert_eq!(enablement(None, Some(false)), disabled(by_config));
+        // Either switch turns it off; `true` in one does not override `false` in the
+        // other.
+        assert_eq!(enablement(Some("true"), Some(false)), disabled(by_config));
+        // Garbage is ignored, not read as a switch.
+        assert_eq!(enablement(Some("maybe"), None), Enablement::Enabled);
+        assert_eq!(enablement(Some("maybe"), Some(false)), disabled(by_config));
+    }
+
+    #[test]
+    fn enabled_by_default_opens_the_sqlite_database() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let backend = open_memory(dir.path(), None, &config(None), clock());
+        let brain = backend.brain().expect("the Second Brain");
+        assert_eq!(brain.store().path(), brain_db_path(dir.path()));
+        assert!(brain_db_path(dir.path()).is_file());
+        assert_eq!(backend.disabled_reason(), None);
+        assert!(!facts_path(dir.path()).exists());
+    }
+
+    #[test]
+    fn disabled_by_env_creates_no_sqlite_file_and_serves_facts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let backend = open_memory(dir.path(), Some("false".into()), &config(None), clock());
+        assert_eq!(
+            backend.disabled_reason(),
+            Some("disabled by SECOND_BRAIN_ENABLED=false")
+        );
+        let facts = backend.facts().expect("the fact store");
+        assert_eq!(facts.path(), facts_path(dir.path()));
+        // Nothing is created by opening ...
+        assert!(!dir.path().join("memory").exists());
+        // ... and using the fact store creates its file only.
+        let added = facts.add("default", fact("User likes tea")).expect("add");
+        assert_eq!(
+            facts.search("default", "tea", 5).expect("search")[0].record,
+            added
+        );
+        facts.delete("default", &added.id).expect("delete");
+        assert!(facts_path(dir.path()).is_file());
+        let db = brain_db_path(dir.path());
+        assert!(!db.exists());
+        assert!(!db.parent().expect("parent").exists());
+    }
+
+    #[test]
+    fn disabled_by_config_creates_no_sqlite_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let parsed =
+            Config::parse("memory:\n  secondBrain:\n    enabled: false\n").expect("config");
+        let backend = open_memory(dir.path(), Some("true".into()), &parsed, clock());
+        assert_eq!(
+            backend.disabled_reason(),
+            Some("disabled by memory.secondBrain.enabled: false in config.yaml")
+        );
+        backend
+            .facts()
+            .expect("the fact store")
+            .add("default", fact("User likes tea"))
+            .expect("add");
+        let db = brain_db_path(dir.path());
+        assert!(!db.exists());
+        assert!(!db.parent().expect("parent").exists());
+    }
+
+    #[test]
+    fn a_corrupt_database_falls_back_to_facts_and_is_left_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = brain_db_path(dir.path());
+        std::fs::create_dir_all(db.parent().expect("parent")).expect("mkdir");
+        let garbage: Vec<u8> = (0..16_384u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        std::fs::write(&db, &garbage).expect("write garbage");
+
+        let backend = open_memory(dir.path(), None, &config(Some(true)), clock());
+        let reason = backend.disabled_reason().expect("fell back").to_string();
+        assert!(
+            reason.starts_with(&format!("cannot open {}: ", db.display())),
+            "{reason}"
+        );
+        assert!(reason.contains("not a database"), "{reason}");
+        // Writes still land somewhere durable ...
+        let facts = backend.facts().expect("the fact store");
+        let added = facts.add("default", fact("User likes tea")).expect("add");
+        assert_eq!(facts.get("default", &added.id).expect("get"), added);
+        // ... and the broken database is not "repaired" by overwriting it.
+        drop(backend);
+        assert_eq!(std::fs::read(&db).expect("read"), garbage);
+    }
+
+    #[test]
+    fn an_unwritable_location_falls_back_to_facts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The database's directory is a regular file, so it cannot be created (this
+        // holds even when the tests run as root, unlike a read-only directory).
+        let db = brain_db_path(dir.path());
+        let parent = db.parent().expect("parent");
+        std::fs::create_dir_all(parent.parent().expect("memory dir")).expect("mkdir");
+        std::fs::write(parent, b"not a directory").expect("write");
+
+        let backend = open_memory(dir.path(), None, &config(None), clock());
+        let reason = backend.disabled_reason().expect("fell back").to_string();
+        assert!(
+            reason.starts_with(&format!("cannot open {}: ", db.display())),
+            "{reason}"
+        );
+        let facts = backend.facts().expect("the fact store");
+        let added = facts.add("default", fact("User likes tea")).expect("add");
+        assert_eq!(facts.list("default", None, 5).expect("list"), [added]);
+        assert!(parent.is_file());
+    }
+
+    #[test]
+    fn a_fact_store_that_cannot_be_written_reports_the_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Both the database and the fact store live under `memory/`, here a file.
+        std::fs::write(dir.path().join("memory"), b"not a directory").expect("write");
+        let backend = open_memory(dir.path(), None, &config(None), clock());
+        assert!(
+            backend
+                .disabled_reason()
+                .expect("fell back")
+                .starts_with("cannot open ")
+        );
+        let facts = backend.facts().expect("the fact store");
+        // The write fails loudly instead of being dropped.
+        assert!(facts.add("default", fact("User likes tea")).is_err());
+        assert!(facts.list("default", None, 5).is_err());
+    }
+}

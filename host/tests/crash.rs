@@ -1,0 +1,236 @@
+//! Crash safety of the Second Brain (issue 3 item 10): a child process adds memories in
+//! a loop and is killed with SIGKILL at a random point, several times over the same
+//! database; afterwards the database passes `PRAGMA integrity_check` and holds every
+//! memory whose write was acknowledged.
+//!
+//! The child is this test binary itself, re-executed with `ENGRAM_CRASH_CHILD=<db path>`
+//! and a filter that runs only [`crash_child`]. Without that variable `crash_child`
+//! returns at once, so an ordinary `cargo test` passes it trivially. Unix only
+//! (SIGKILL).
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use engram::brain::clock::SystemClock;
+use engram::brain::{Brain, NewMemory};
+use engram_strategies::model::MemoryType;
+
+/// Set in the child: the database to write to.
+const CHILD_ENV: &str = "ENGRAM_CRASH_CHILD";
+/// The user the child writes as.
+const USER: &str = "crash";
+/// Marks an acknowledgement on the child's stdout (the test harness prints its own
+/// lines there too).
+const ACK: &str = "ENGRAM-CRASH-ACK ";
+/// Kills per run.
+const ROUNDS: usize = 5;
+/// How long a round may wait for the child's first acknowledgement (start-up, opening
+/// and recovering the database); a bound, not an expectation.
+const FIRST_ACK_TIMEOUT: Duration = Duration::from_secs(60);
+/// The child gives up on its own after this long, should the parent have vanished
+/// without killing it.
+const CHILD_LIFETIME: Duration = Duration::from_secs(120);
+
+/// The child: adds memories until killed, printing each id only after `add` returned
+/// `Ok` (that is, after the transaction committed).
+#[test]
+fn crash_child() {
+    let Some(db) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let brain = Brain::open(Path::new(&db), Arc::new(SystemClock)).expect("child: open");
+    let started = Instant::now();
+    let mut out = std::io::stdout().lock();
+    let types = MemoryType::ALL;
+    let mut n: u64 = 0;
+    while started.elapsed() < CHILD_LIFETIME {
+        let memory = NewMemory {
+            memory_type: types[(n as usize) % types.len()],
+            summary: format!(
+                "crash test fact number {n} from process {}",
+                std::process::id()
+            ),
+            detail: n
+                .is_multiple_of(3)
+                .then(|| "x".repeat((n % 700) as usize + 1)),
+            evidence: None,
+            scope: None,
+            confidence: None,
+            importance: None,
+        };
+        let record = brain.add(USER, memory).expect("child: add");
+        // A closed pipe means the parent is gone: stop.
+        if writeln!(out, "{ACK}{}", record.id)
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return;
+        }
+        n += 1;
+    }
+}
+
+/// xorshift64*, seeded from the time: a different kill point each run, reproducible
+/// from the printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn from_time() -> Rng {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
+        Rng(nanos | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform enough in `low..high`.
+    fn range(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next() % (high - low)
+    }
+}
+
+/// Runs one child until it has acknowledged at least one write, lets it write for
+/// `write_for`, kills it with SIGKILL and returns every id it acknowledged (the ones
+/// still in the pipe when it died included).
+fn run_and_kill(db: &Path, write_for: Duration) -> Vec<String> {
+    let mut child = Command::new(std::env::current_exe().expect("current exe"))
+        .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn the child");
+    let stdout = child.stdout.take().expect("child stdout");
+    let (tx, rx) = mpsc::channel::<String>();
+    // Reads until the pipe closes, which happens when the child dies.
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            // Anywhere in the line: the harness's "test crash_child ... " has no
+            // newline of its own, so the first acknowledgement lands after it.
+            if let Some(at) = line.find(ACK)
+                && tx.send(line[at + ACK.len()..].trim().to_string()).is_err()
+            {
+                break;
+            }
+        }
+    });
+
+    let mut acked = Vec::new();
+    match rx.recv_timeout(FIRST_ACK_TIMEOUT) {
+        Ok(id) => acked.push(id),
+        Err(e) => {
+            let _ = child.kill();
+            let status = child.wait();
+            panic!("the child acknowledged nothing ({e}); it exited with {status:?}");
+        }
+    }
+    let deadline = Instant::now() + write_for;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(id) => acked.push(id),
+            Err(mpsc::RecvTimeoutError::Timeout) => break,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    // `Child::kill` sends SIGKILL on unix: no destructor, no flush, no checkpoint.
+    child.kill().expect("kill the child");
+    let status = child.wait().expect("wait for the child");
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the child should have died from SIGKILL, not exited on its own: {status:?}"
+    );
+    reader.join().expect("reader thread");
+    acked.extend(rx.try_iter());
+    acked
+}
+
+#[test]
+fn sigkill_during_writes_loses_no_acknowledged_memory() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("memory/second-brain/second-brain.db");
+    let mut rng = Rng::from_time();
+    eprintln!("crash test seed: {:#x}", rng.0);
+
+    let mut acked: Vec<String> = Vec::new();
+    for round in 0..ROUNDS {
+        let write_for = Duration::from_millis(rng.range(50, 300));
+        let ids = run_and_kill(&db, write_for);
+        eprintln!(
+            "round {round}: killed after {write_for:?}, {} acknowledged",
+            ids.len()
+        );
+        acked.extend(ids);
+    }
+
+    let brain = Brain::open(&db, Arc::new(SystemClock)).expect("reopen after the kills");
+    let check: Vec<String> = brain
+        .store()
+        .read(|c| {
+            let mut stmt = c.prepare("PRAGMA integrity_check")?;
+            let rows = stmt
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .expect("integrity_check");
+    assert_eq!(check, ["ok"], "integrity_check");
+    // The full-text index must still agree with the table it indexes.
+    brain
+        .store()
+        .read(|c| {
+            Ok(
+                c.execute_batch(
+                    "INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')",
+                )?,
+            )
+        })
+        .expect("FTS integrity-check");
+
+    assert!(!acked.is_empty());
+    let mut unique = acked.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), acked.len(), "ids are unique");
+    for id in &acked {
+        let record = brain
+            .get(USER, id)
+            .unwrap_or_else(|e| panic!("acknowledged memory {id} is missing: {e}"));
+        assert_eq!(&record.id, id);
+        assert!(record.summary.starts_with("crash test fact number "));
+    }
+    // At most one write per kill can have committed without being acknowledged.
+    let stored: i64 = brain
+        .store()
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM memories WHERE user_id = ?1",
+                [USER],
+                |row| row.get(0),
+            )?)
+        })
+        .expect("count");
+    let stored = stored as usize;
+    assert!(
+        stored >= acked.len() && stored <= acked.len() + ROUNDS,
+        "{stored} stored, {} acknowledged",
+        acked.len()
+    );
+}
