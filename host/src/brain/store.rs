@@ -77,6 +77,23 @@ pub struct Store {
 
 const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
 
+/// How many FTS hits the fast search path ranks per result it must return.
+const SEARCH_OVERFETCH: usize = 4;
+
+/// Ranks the FTS index alone, then joins the best `?4` rows.
+const SEARCH_RANK_FIRST: &str = "SELECT {columns}, f.score FROM (
+        SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts
+        WHERE memories_fts MATCH ?1 ORDER BY score LIMIT ?4
+    ) f JOIN memories m ON m.rowid = f.rowid
+    WHERE m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+    ORDER BY f.score LIMIT ?3";
+
+/// Ranks every match of the user (the slow, always-complete path).
+const SEARCH_JOINED: &str = "SELECT {columns}, bm25(memories_fts, 1.0, 0.5) AS score
+    FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+    WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+    ORDER BY score LIMIT ?3";
+
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
 
@@ -120,6 +137,44 @@ fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
         confidence_at: row.get(23)?,
     })
+}
+
+fn run_search(
+    conn: &Connection,
+    sql: &str,
+    query: &str,
+    user: &str,
+    limit: usize,
+    window: Option<usize>,
+) -> Result<Vec<TextMatch>, StoreError> {
+    let columns = COLUMNS
+        .split(", ")
+        .map(|c| format!("m.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut stmt = conn.prepare_cached(&sql.replace("{columns}", &columns))?;
+    let map = |row: &Row| {
+        Ok(TextMatch {
+            record: record_from_row(row)?,
+            bm25: row.get(24)?,
+        })
+    };
+    let hits = match window {
+        Some(window) => stmt.query_map(params![query, user, limit as i64, window as i64], map)?,
+        None => stmt.query_map(params![query, user, limit as i64], map)?,
+    }
+    .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(hits)
+}
+
+/// How many rows the FTS index matches, counting no further than `cap + 1`.
+fn raw_match_count(conn: &Connection, query: &str, cap: usize) -> Result<usize, StoreError> {
+    let count: i64 = conn.query_row(
+        "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
+        params![query, (cap + 1) as i64],
+        |r| r.get(0),
+    )?;
+    Ok(count as usize)
 }
 
 /// A record's values in `COLUMNS` order.
@@ -473,26 +528,17 @@ pub mod q {
         let Some(query) = fts_query(text) else {
             return Ok(Vec::new());
         };
-        let columns = COLUMNS
-            .split(", ")
-            .map(|c| format!("m.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {columns}, bm25(memories_fts, 1.0, 0.5) AS score
-             FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-             WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
-             ORDER BY score LIMIT ?3"
-        ))?;
-        let hits = stmt
-            .query_map(params![query, user, limit.min(500) as i64], |row| {
-                Ok(TextMatch {
-                    record: record_from_row(row)?,
-                    bm25: row.get(24)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(hits)
+        let limit = limit.clamp(1, 500);
+        // Fast path: rank on the FTS index alone (no row reads while bm25 runs), take
+        // a few times the limit, then keep this user's live rows. Whenever that leaves
+        // `limit` rows they are exactly the top `limit` of the filtered set; otherwise
+        // (other users' or superseded rows crowd the window) rank over the join.
+        let window = limit * SEARCH_OVERFETCH;
+        let fast = run_search(conn, SEARCH_RANK_FIRST, &query, user, limit, Some(window))?;
+        if fast.len() >= limit || raw_match_count(conn, &query, window)? <= window {
+            return Ok(fast);
+        }
+        run_search(conn, SEARCH_JOINED, &query, user, limit, None)
     }
 
     pub fn persons_of(

@@ -341,6 +341,38 @@ fn listing_pages_and_filters_by_tier_and_type() {
 }
 
 #[test]
+fn search_finds_a_users_matches_when_other_users_crowd_the_index() {
+    let f = fixture();
+    for i in 0..60 {
+        f.brain
+            .add(
+                "crowd",
+                new(
+                    MemoryType::Preference,
+                    &format!("User likes tea and more tea {i}"),
+                ),
+            )
+            .expect("add");
+    }
+    f.brain
+        .add(
+            "me",
+            new(
+                MemoryType::Preference,
+                "User likes tea sometimes, with a long and winding description",
+            ),
+        )
+        .expect("add");
+    let mine = f.brain.search("me", "tea", 5).expect("search");
+    assert_eq!(mine.len(), 1, "found past the other user's better matches");
+    assert_eq!(f.brain.search("crowd", "tea", 5).expect("search").len(), 5);
+    assert_eq!(
+        f.brain.search("crowd", "tea", 500).expect("search").len(),
+        60
+    );
+}
+
+#[test]
 fn search_merges_tiers_and_says_which_is_which() {
     let f = fixture();
     f.brain
