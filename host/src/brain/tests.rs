@@ -1493,6 +1493,30 @@ mod persons_and_graph {
                 .len(),
             3
         );
+        // Explicit dismissal removes the memory's person links with it.
+        let trip_id = detail.related_memories[0].id.clone();
+        f.brain.delete("default", &trip_id).expect("delete");
+        let links: i64 = f
+            .brain
+            .store()
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM memory_persons WHERE memory_id = ?1",
+                    [&trip_id],
+                    |r| r.get(0),
+                )?)
+            })
+            .expect("count");
+        assert_eq!(links, 0);
+        assert_eq!(
+            f.brain
+                .person("default", &anna.id)
+                .expect("detail")
+                .person
+                .memory_count,
+            2
+        );
+        apply(&f, &trip, Ok(Resolution::Add));
         assert!(matches!(
             f.brain.person("other-user", &anna.id),
             Err(StoreError::NotFound(_))
