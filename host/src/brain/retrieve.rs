@@ -1,7 +1,8 @@
 //! Retrieval before each message: the memories to inject into the agent's context.
 //!
 //! 1. Full-text candidates (FTS5 bm25 over summary and detail, porter-stemmed, stop
-//!    words dropped from the query), live memories of both tiers.
+//!    words dropped from the query, and words common in the index dropped too unless
+//!    that leaves fewer than 5 matches), live memories of both tiers.
 //! 2. Conscious matches are ranked by a blend of relevance (bm25 relative to the best
 //!    match), importance, confidence and recency; stale ones count for less.
 //! 3. When the conscious results are weak (none, or none close to the best match) a
@@ -112,9 +113,17 @@ impl Brain {
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
         let now = self.now();
         let query = query_terms(message);
-        let matches = self
-            .store
-            .read(|c| q::search(c, user, &query, CANDIDATES))?;
+        // The selective words first: fast on a large store and, since common words
+        // weigh little in bm25, the same top results; all words when that finds too few.
+        let matches = self.store.read(|c| {
+            if let Some(selective) = q::selective_words(c, &query)? {
+                let found = q::search(c, user, &selective, CANDIDATES)?;
+                if found.len() >= MAX_INJECTED {
+                    return Ok(found);
+                }
+            }
+            q::search(c, user, &query, CANDIDATES)
+        })?;
         let Some(best) = matches.iter().map(|m| m.bm25).reduce(f64::min) else {
             return Ok(Retrieval::default());
         };

@@ -518,6 +518,34 @@ pub mod q {
         (!terms.is_empty()).then(|| terms.join(" OR "))
     }
 
+    /// The words of `text` that are not common in the index: a word matching at least
+    /// 1 in 50 indexed memories (and at least 200) adds little to bm25 but makes it
+    /// score thousands of rows. Counting stops at that threshold, so the check costs
+    /// at most a bounded scan per word. Returns `None` when every word is common.
+    pub fn selective_words(conn: &Connection, text: &str) -> Result<Option<String>, StoreError> {
+        let indexed: i64 =
+            conn.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
+                r.get(0)
+            })?;
+        let common_at = (indexed / 50).max(200);
+        let mut stmt = conn.prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
+        )?;
+        let mut kept = Vec::new();
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .take(32)
+        {
+            let term = format!("\"{}\"", word.to_lowercase());
+            let matches: i64 = stmt.query_row(params![term, common_at], |r| r.get(0))?;
+            if matches < common_at {
+                kept.push(word);
+            }
+        }
+        Ok((!kept.is_empty()).then(|| kept.join(" ")))
+    }
+
     /// Live full-text matches, best first (both tiers; the caller filters).
     pub fn search(
         conn: &Connection,

@@ -587,6 +587,34 @@ mod retrieval {
     }
 
     #[test]
+    fn common_words_are_skipped_when_rarer_ones_match_and_used_when_alone() {
+        let f = fixture();
+        for i in 0..250 {
+            f.brain
+                .add(
+                    "default",
+                    new(MemoryType::Preference, &format!("User likes tea blend {i}")),
+                )
+                .expect("add");
+        }
+        let matcha = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User likes matcha tea"),
+            )
+            .expect("add");
+        let common = f.brain.retrieve("default", "tea").expect("retrieve");
+        assert_eq!(
+            common.memories.len(),
+            MAX_INJECTED,
+            "a common word alone still retrieves"
+        );
+        let rare = f.brain.retrieve("default", "matcha tea").expect("retrieve");
+        assert_eq!(rare.memories[0].record.id, matcha.id);
+    }
+
+    #[test]
     fn ranks_by_relevance_then_importance_and_confidence() {
         let f = fixture();
         let weak = f
