@@ -420,29 +420,8 @@ fn memory(
 ) -> MemoryRecord {
     MemoryRecord {
         id,
-        user_id: user.to_string(),
-        memory_type,
-        summary: summary.to_string(),
-        detail: None,
-        scope: memory_type.default_scope(),
-        prior_scope: None,
-        confidence: 0.9,
-        importance: memory_type.default_importance(),
-        durability: memory_type.default_durability(),
-        evidence: Evidence::Direct,
-        negated: engram_strategies::text::is_negated(summary),
-        validated: false,
-        reinforcements: 0,
-        stale: false,
-        dismissed_at: None,
-        superseded_by: None,
-        created_at: at,
-        updated_at: at,
-        last_seen_at: at,
-        last_used_at: None,
-        source_conversation: None,
         source_turns: turns.to_vec(),
-        confidence_at: at,
+        ..MemoryRecord::fresh(user, memory_type, summary, Evidence::Direct, 0.9, at)
     }
 }
 
