@@ -369,6 +369,7 @@ impl TestBrain {
         let brain = Brain::open(
             &dir.path().join("second-brain.db"),
             Arc::new(ManualClock::new(NOW)),
+            engram::events::EventBus::default(),
         )
         .expect("open the Second Brain");
         TestBrain { brain, _dir: dir }

@@ -9,6 +9,7 @@ use anyhow::Context;
 use crate::brain::clock::SystemClock;
 use crate::brain::open::{ENV_VAR, MemoryBackend, open_memory};
 use crate::config::ConfigFile;
+use crate::events::EventBus;
 use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
@@ -20,6 +21,8 @@ pub struct App {
     pub strategies: Arc<Strategies>,
     /// The Second Brain, or the fact store when it is disabled or cannot be opened.
     pub memory: Arc<MemoryBackend>,
+    /// Every service's change notifications, streamed by `GET /api/events`.
+    pub events: EventBus,
 }
 
 impl App {
@@ -30,11 +33,13 @@ impl App {
         let kv = KvStore::open(&data.plugin_kv_file())
             .with_context(|| format!("cannot open {}", data.plugin_kv_file().display()))?;
         let config = Arc::new(ConfigFile::new(data.config_file()));
+        let events = EventBus::default();
         let memory = Arc::new(open_memory(
             data.root(),
             std::env::var(ENV_VAR).ok(),
             &config.current(),
             Arc::new(SystemClock),
+            events.clone(),
         ));
         let services = HostServices {
             memories: memory.clone(),
@@ -53,6 +58,7 @@ impl App {
             config,
             strategies,
             memory,
+            events,
         })
     }
 

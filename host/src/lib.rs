@@ -1,10 +1,12 @@
 //! Engram: a local memory-and-skills host for AI agents. See ARCHITECTURE.md at the
 //! repository root for the codemap.
 
+pub mod api;
 pub mod app;
 pub mod brain;
 pub mod cli;
 pub mod config;
+pub mod events;
 pub mod paths;
 pub mod runtime;
 pub mod server;

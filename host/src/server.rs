@@ -9,6 +9,9 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 
+use crate::api;
+use crate::api::auth::{TOKEN_ENV, Token};
+use crate::api::events::Shutdown;
 use crate::app::App;
 use crate::runtime::World;
 
@@ -53,11 +56,22 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
     })
 }
 
-pub fn router(app: Arc<App>) -> Router {
+/// `/healthz` (open, for supervisors and scripts) and the authenticated `/api`.
+pub fn router(app: Arc<App>, token: Token, shutdown: Shutdown) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
-        .with_state(app)
+        .with_state(app.clone())
+        .merge(api::router(app, token, shutdown))
 }
+
+/// What a running daemon leaves in its data directory so that the CLI can find it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct DaemonInfo {
+    pub url: String,
+    pub pid: u32,
+}
+
+pub const DAEMON_FILE: &str = "daemon.json";
 
 /// Serves until SIGINT/SIGTERM. Prints `listening on http://ADDR` once bound, so that
 /// scripts and tests using port 0 learn the real port.
@@ -71,14 +85,38 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let bound = listener.local_addr()?;
+    let token = Token::load_or_create(app.data.root(), std::env::var(TOKEN_ENV).ok())?;
+    let daemon_file = app.data.root().join(DAEMON_FILE);
+    let info = DaemonInfo {
+        url: format!("http://{bound}"),
+        pid: std::process::id(),
+    };
+    if let Err(e) = std::fs::write(&daemon_file, serde_json::to_vec(&info)?) {
+        tracing::warn!(
+            "cannot write {}: {e}; the CLI will need --url",
+            daemon_file.display()
+        );
+    }
     println!("listening on http://{bound}");
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let app = Arc::new(app);
     let maintenance = tokio::spawn(maintain(app.clone()));
-    axum::serve(listener, router(app.clone()))
-        .with_graceful_shutdown(shutdown_signal())
+    let (stopping, shutdown) = tokio::sync::watch::channel(false);
+    axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stopping.send(true);
+        })
         .await?;
     maintenance.abort();
+    // Leave the file alone if another daemon has taken over the data directory since.
+    let ours = std::fs::read(&daemon_file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<DaemonInfo>(&bytes).ok())
+        .is_some_and(|found| found.pid == info.pid);
+    if ours {
+        let _ = std::fs::remove_file(&daemon_file);
+    }
     if let Some(brain) = app.memory.brain()
         && let Err(e) = brain.store().checkpoint()
     {

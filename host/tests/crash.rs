@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use engram::brain::clock::SystemClock;
 use engram::brain::{Brain, NewMemory};
+use engram::events::EventBus;
 use engram_strategies::model::MemoryType;
 
 /// Set in the child: the database to write to.
@@ -44,7 +45,8 @@ fn crash_child() {
     let Some(db) = std::env::var_os(CHILD_ENV) else {
         return;
     };
-    let brain = Brain::open(Path::new(&db), Arc::new(SystemClock)).expect("child: open");
+    let brain = Brain::open(Path::new(&db), Arc::new(SystemClock), EventBus::default())
+        .expect("child: open");
     let started = Instant::now();
     let mut out = std::io::stdout().lock();
     let types = MemoryType::ALL;
@@ -180,7 +182,8 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
         acked.extend(ids);
     }
 
-    let brain = Brain::open(&db, Arc::new(SystemClock)).expect("reopen after the kills");
+    let brain = Brain::open(&db, Arc::new(SystemClock), EventBus::default())
+        .expect("reopen after the kills");
     let check: Vec<String> = brain
         .store()
         .read(|c| {

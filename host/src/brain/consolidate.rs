@@ -13,6 +13,7 @@ use super::lifecycle::{LifecycleConfig, PruneReport};
 use super::record::{MemoryRecord, rfc3339};
 use super::store::{ListFilter, StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
+use crate::events::{Event, EventKind};
 use crate::runtime::strategies::Strategies;
 
 pub const DEFAULT_INTERVAL_MS: i64 = 60 * 60_000;
@@ -24,7 +25,7 @@ const ACTIVE: &str = "active_summary";
 const LAST_RUN: &str = "last_consolidation_at";
 const NEXT_RUN: &str = "next_consolidation_at";
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Consolidated {
     pub plugin: String,
     pub profile_summary: String,
@@ -33,19 +34,23 @@ pub struct Consolidated {
     pub reflections_merged: Vec<String>,
     pub pruned: PruneReport,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub ran_at: i64,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub next_at: i64,
 }
 
 /// The stored results of the last consolidation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Summaries {
     pub profile_summary: Option<String>,
     pub active_summary: Option<String>,
     #[serde(with = "rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_consolidation_at: Option<i64>,
     #[serde(with = "rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_consolidation_at: Option<i64>,
 }
 
@@ -127,7 +132,7 @@ impl Brain {
             }
             Ok((added, merged))
         })?;
-        Ok(Consolidated {
+        let consolidated = Consolidated {
             plugin: outcome.plugin,
             profile_summary: result.profile_summary,
             active_summary: result.active_summary,
@@ -136,7 +141,19 @@ impl Brain {
             pruned,
             ran_at: now,
             next_at,
-        })
+        };
+        self.store.events().publish(Event {
+            kind: EventKind::ConsolidationCompleted,
+            user: user.to_string(),
+            data: serde_json::json!({
+                "plugin": consolidated.plugin,
+                "reflections_added": consolidated.reflections_added.len(),
+                "reflections_merged": consolidated.reflections_merged.len(),
+                "ran_at": rfc3339::format(now),
+                "next_at": rfc3339::format(next_at),
+            }),
+        });
+        Ok(consolidated)
     }
 }
 

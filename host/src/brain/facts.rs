@@ -47,8 +47,9 @@ use engram_strategies::model::MemoryType;
 
 use super::clock::Clock;
 use super::record::MemoryRecord;
-use super::store::{StoreError, validate_record};
+use super::store::{Counts, StoreError, validate_record};
 use super::{NewMemory, SearchResult};
+use crate::events::{Event, EventBus, EventKind};
 
 /// Longest line read from the file; a longer one is skipped. A record of this store
 /// is far smaller (summary <= 1000 chars, detail <= 4000 chars).
@@ -85,6 +86,7 @@ pub struct FactsStore {
     clock: Arc<dyn Clock>,
     /// Serialises this process's writers; the lock file serialises processes.
     write_lock: Mutex<()>,
+    events: EventBus,
 }
 
 /// One line as read, without its newline.
@@ -98,12 +100,22 @@ struct RawLine {
 
 impl FactsStore {
     /// A store over `path` (normally `{data_dir}/memory/facts.jsonl`).
-    pub fn new(path: &Path, clock: Arc<dyn Clock>) -> FactsStore {
+    pub fn new(path: &Path, clock: Arc<dyn Clock>, events: EventBus) -> FactsStore {
         FactsStore {
             path: path.to_path_buf(),
             clock,
             write_lock: Mutex::new(()),
+            events,
         }
+    }
+
+    /// Announces a committed change, as the Second Brain's store does for its history.
+    fn announce(&self, kind: EventKind, user: &str, id: &str, change: &str) {
+        self.events.publish(Event {
+            kind,
+            user: user.to_string(),
+            data: serde_json::json!({ "id": id, "change": change }),
+        });
     }
 
     pub fn path(&self) -> &Path {
@@ -134,6 +146,7 @@ impl FactsStore {
         }
         let _guard = self.lock()?;
         self.append(&line)?;
+        self.announce(EventKind::MemoryCreated, user, &record.id, "ADD");
         Ok(record)
     }
 
@@ -168,6 +181,17 @@ impl FactsStore {
         records.sort_by_key(|r| std::cmp::Reverse(r.created_at));
         records.truncate(limit.clamp(1, MAX_LIMIT));
         Ok(records)
+    }
+
+    /// The user's facts by type and by scope.
+    pub fn counts(&self, user: &str) -> Result<Counts, FactsError> {
+        let mut counts = Counts::default();
+        self.each_record(|r| {
+            if r.user_id == user {
+                counts.add(r.memory_type.as_str(), r.scope.as_str(), 1);
+            }
+        })?;
+        Ok(counts)
     }
 
     /// Text-match search over the summaries and details of the user's facts,
@@ -262,7 +286,9 @@ impl FactsStore {
         if !removed {
             return Err(FactsError::NotFound(id.to_string()));
         }
-        self.replace(&kept)
+        self.replace(&kept)?;
+        self.announce(EventKind::MemoryDeleted, user, id, "DELETE");
+        Ok(())
     }
 
     /// Calls `f` with every readable record in file order. A missing file has none.
@@ -509,7 +535,11 @@ mod tests {
 
     fn store(dir: &Path) -> (FactsStore, ManualClock) {
         let clock = ManualClock::new(START);
-        let store = FactsStore::new(&dir.join("memory/facts.jsonl"), Arc::new(clock.clone()));
+        let store = FactsStore::new(
+            &dir.join("memory/facts.jsonl"),
+            Arc::new(clock.clone()),
+            EventBus::default(),
+        );
         (store, clock)
     }
 

@@ -39,7 +39,7 @@ pub const MAX_TURNS: i64 = 2_000;
 const CONFIDENCE_EPSILON: f32 = 1e-6;
 
 /// What happened to one candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Applied {
     Added {
@@ -67,7 +67,7 @@ pub enum Applied {
 }
 
 /// The result of ending a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Ingested {
     pub conversation_id: String,
     /// Why nothing was extracted, if so (learning paused, no user message).

@@ -49,7 +49,7 @@ impl Default for LifecycleConfig {
 }
 
 /// What one pruning pass changed.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, utoipa::ToSchema)]
 pub struct PruneReport {
     pub staled: usize,
     pub demoted: usize,

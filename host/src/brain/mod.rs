@@ -22,10 +22,14 @@ use std::sync::Arc;
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 use serde::Deserialize;
 
+use crate::events::{Event, EventBus, EventKind};
 use crate::runtime::{MemoryQuery, MemorySource};
 use clock::Clock;
 use record::{MemoryRecord, wire, wire_opt};
-use store::{HistoryEntry, ListFilter, Page, Store, StoreError, q};
+use store::{Counts, HistoryEntry, ListFilter, Page, Store, StoreError, q};
+
+/// The user a call acts for when it names none (DESIGN §3: every row has a user).
+pub const DEFAULT_USER: &str = "default";
 
 /// Who made a change, for the history.
 pub const ACTOR_USER: &str = "user";
@@ -112,9 +116,9 @@ pub struct Brain {
 }
 
 impl Brain {
-    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Brain, StoreError> {
+    pub fn open(path: &Path, clock: Arc<dyn Clock>, events: EventBus) -> Result<Brain, StoreError> {
         Ok(Brain {
-            store: Store::open(path)?,
+            store: Store::open(path, events)?,
             clock,
         })
     }
@@ -200,6 +204,10 @@ impl Brain {
         })
     }
 
+    pub fn counts(&self, user: &str) -> Result<Counts, StoreError> {
+        self.store.read(|c| q::counts(c, user))
+    }
+
     pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
         self.store.read(|c| q::list(c, user, filter))
     }
@@ -241,7 +249,17 @@ impl Brain {
                 LEARNING_PAUSED,
                 if paused { "true" } else { "false" },
             )
-        })
+        })?;
+        self.store.events().publish(Event {
+            kind: if paused {
+                EventKind::LearningPaused
+            } else {
+                EventKind::LearningResumed
+            },
+            user: user.to_string(),
+            data: serde_json::json!({ "paused": paused }),
+        });
+        Ok(())
     }
 
     pub fn export(&self, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {

@@ -19,6 +19,7 @@ use super::clock::Clock;
 use super::facts::FactsStore;
 use super::store::StoreError;
 use crate::config::Config;
+use crate::events::EventBus;
 
 /// The environment variable that can turn the Second Brain off.
 pub const ENV_VAR: &str = "SECOND_BRAIN_ENABLED";
@@ -153,8 +154,9 @@ pub fn open_memory(
     env: Option<String>,
     config: &Config,
     clock: Arc<dyn Clock>,
+    events: EventBus,
 ) -> MemoryBackend {
-    let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock));
+    let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock), events.clone());
     match enablement(env.as_deref(), config.memory.second_brain.enabled) {
         Enablement::Disabled { reason } => {
             tracing::info!("Second Brain {reason}; memory uses the fact store");
@@ -165,7 +167,7 @@ pub fn open_memory(
         }
         Enablement::Enabled => {
             let path = brain_db_path(data_dir);
-            match Brain::open(&path, Arc::clone(&clock)) {
+            match Brain::open(&path, Arc::clone(&clock), events.clone()) {
                 Ok(brain) => MemoryBackend::Brain(brain),
                 Err(e) => {
                     let detail = match e {
@@ -249,7 +251,13 @@ mod tests {
     #[test]
     fn enabled_by_default_opens_the_sqlite_database() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let backend = open_memory(dir.path(), None, &config(None), clock());
+        let backend = open_memory(
+            dir.path(),
+            None,
+            &config(None),
+            clock(),
+            EventBus::default(),
+        );
         let brain = backend.brain().expect("the Second Brain");
         assert_eq!(brain.store().path(), brain_db_path(dir.path()));
         assert!(brain_db_path(dir.path()).is_file());
@@ -260,7 +268,13 @@ mod tests {
     #[test]
     fn disabled_by_env_creates_no_sqlite_file_and_serves_facts() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let backend = open_memory(dir.path(), Some("false".into()), &config(None), clock());
+        let backend = open_memory(
+            dir.path(),
+            Some("false".into()),
+            &config(None),
+            clock(),
+            EventBus::default(),
+        );
         assert_eq!(
             backend.disabled_reason(),
             Some("disabled by SECOND_BRAIN_ENABLED=false")
@@ -287,7 +301,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let parsed =
             Config::parse("memory:\n  secondBrain:\n    enabled: false\n").expect("config");
-        let backend = open_memory(dir.path(), Some("true".into()), &parsed, clock());
+        let backend = open_memory(
+            dir.path(),
+            Some("true".into()),
+            &parsed,
+            clock(),
+            EventBus::default(),
+        );
         assert_eq!(
             backend.disabled_reason(),
             Some("disabled by memory.secondBrain.enabled: false in config.yaml")
@@ -312,7 +332,13 @@ mod tests {
             .collect();
         std::fs::write(&db, &garbage).expect("write garbage");
 
-        let backend = open_memory(dir.path(), None, &config(Some(true)), clock());
+        let backend = open_memory(
+            dir.path(),
+            None,
+            &config(Some(true)),
+            clock(),
+            EventBus::default(),
+        );
         let reason = backend.disabled_reason().expect("fell back").to_string();
         assert!(
             reason.starts_with(&format!("cannot open {}: ", db.display())),
@@ -338,7 +364,13 @@ mod tests {
         std::fs::create_dir_all(parent.parent().expect("memory dir")).expect("mkdir");
         std::fs::write(parent, b"not a directory").expect("write");
 
-        let backend = open_memory(dir.path(), None, &config(None), clock());
+        let backend = open_memory(
+            dir.path(),
+            None,
+            &config(None),
+            clock(),
+            EventBus::default(),
+        );
         let reason = backend.disabled_reason().expect("fell back").to_string();
         assert!(
             reason.starts_with(&format!("cannot open {}: ", db.display())),
@@ -355,7 +387,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         // Both the database and the fact store live under `memory/`, here a file.
         std::fs::write(dir.path().join("memory"), b"not a directory").expect("write");
-        let backend = open_memory(dir.path(), None, &config(None), clock());
+        let backend = open_memory(
+            dir.path(),
+            None,
+            &config(None),
+            clock(),
+            EventBus::default(),
+        );
         assert!(
             backend
                 .disabled_reason()

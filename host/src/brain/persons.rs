@@ -18,18 +18,19 @@ const GOAL_LINK_SIMILARITY: f32 = 0.25;
 /// Most memories the graph draws (most recently updated first).
 pub const MAX_GRAPH_MEMORIES: usize = 5_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct PersonSummary {
     pub id: String,
     pub name: String,
     pub aliases: Vec<String>,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen: i64,
     /// Live memories linked to the person.
     pub memory_count: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct LinkedPerson {
     pub id: String,
     pub name: String,
@@ -38,7 +39,7 @@ pub struct LinkedPerson {
     pub relation: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct PersonDetail {
     #[serde(flatten)]
     pub person: PersonSummary,
@@ -49,7 +50,7 @@ pub struct PersonDetail {
     pub linked_persons: Vec<LinkedPerson>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     Memory,
@@ -57,7 +58,7 @@ pub enum NodeKind {
     Goal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Node {
     pub id: String,
     pub kind: NodeKind,
@@ -67,7 +68,7 @@ pub struct Node {
     pub memory_type: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     PersonMemory,
@@ -75,7 +76,7 @@ pub enum EdgeKind {
     MemoryGoal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Edge {
     /// `source->target`, stable for the same pair and kind.
     pub id: String,
@@ -86,7 +87,7 @@ pub struct Edge {
     pub label: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Graph {
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,

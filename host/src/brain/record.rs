@@ -44,6 +44,53 @@ pub fn unknown_value<T: WireName>(value: &str) -> String {
     )
 }
 
+/// OpenAPI schemas of the wire enums, for `#[schema(schema_with = ...)]`: a string
+/// restricted to the names `WireName` accepts, so the document and the parser agree.
+pub mod schema {
+    use super::WireName;
+    use engram_strategies::model::{Evidence, MemoryType, Scope};
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    use utoipa::openapi::{Object, RefOr, Schema};
+
+    fn names<T: WireName>(nullable: bool) -> Object {
+        let names = T::all().iter().map(|v| v.name());
+        let schema_type = if nullable {
+            SchemaType::from_iter([Type::String, Type::Null])
+        } else {
+            SchemaType::Type(Type::String)
+        };
+        ObjectBuilder::new()
+            .schema_type(schema_type)
+            .enum_values(Some(names))
+            .description(Some(format!("a {}", T::WHAT)))
+            .build()
+    }
+
+    pub fn memory_type() -> impl Into<RefOr<Schema>> {
+        names::<MemoryType>(false)
+    }
+
+    pub fn memory_type_or_null() -> impl Into<RefOr<Schema>> {
+        names::<MemoryType>(true)
+    }
+
+    pub fn scope() -> impl Into<RefOr<Schema>> {
+        names::<Scope>(false)
+    }
+
+    pub fn scope_or_null() -> impl Into<RefOr<Schema>> {
+        names::<Scope>(true)
+    }
+
+    pub fn evidence() -> impl Into<RefOr<Schema>> {
+        names::<Evidence>(false)
+    }
+
+    pub fn evidence_or_null() -> impl Into<RefOr<Schema>> {
+        names::<Evidence>(true)
+    }
+}
+
 /// `#[serde(with = "wire")]` for the model enums.
 pub mod wire {
     use super::WireName;
@@ -130,24 +177,28 @@ pub mod rfc3339 {
 }
 
 /// A memory with everything the Second Brain knows about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRecord {
     pub id: String,
     pub user_id: String,
     #[serde(rename = "type", with = "wire")]
+    #[schema(schema_with = schema::memory_type)]
     pub memory_type: MemoryType,
     pub summary: String,
     pub detail: Option<String>,
     #[serde(with = "wire")]
+    #[schema(schema_with = schema::scope)]
     pub scope: Scope,
     /// The scope a subconscious memory returns to when recalled.
     #[serde(with = "wire_opt")]
+    #[schema(schema_with = schema::scope_or_null)]
     pub prior_scope: Option<Scope>,
     pub confidence: f32,
     pub importance: f32,
     pub durability: f32,
     #[serde(with = "wire")]
+    #[schema(schema_with = schema::evidence)]
     pub evidence: Evidence,
     pub negated: bool,
     /// Confirmed by the user (edit with `validated: true`).
@@ -157,24 +208,30 @@ pub struct MemoryRecord {
     pub stale: bool,
     /// Soft dismissal by pruning: hidden everywhere, purged 30 days later.
     #[serde(with = "rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub dismissed_at: Option<i64>,
     /// The memory that won a conflict against this one; a superseded memory is kept
     /// for history and never retrieved.
     pub superseded_by: Option<String>,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub created_at: i64,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub updated_at: i64,
     /// Last time the fact was stated or reinforced.
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: i64,
     /// Last time retrieval returned it.
     #[serde(with = "rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_used_at: Option<i64>,
     pub source_conversation: Option<String>,
     pub source_turns: Vec<String>,
     /// When `confidence` was last set; inferred memories decay from this time.
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub confidence_at: i64,
 }
 
@@ -249,7 +306,7 @@ impl MemoryRecord {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonRecord {
     pub id: String,
@@ -257,8 +314,10 @@ pub struct PersonRecord {
     pub name: String,
     pub aliases: Vec<String>,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub created_at: i64,
     #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen: i64,
 }
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
+use crate::events::{Event, EventBus, EventKind};
 
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
@@ -36,14 +37,53 @@ pub enum StoreError {
 }
 
 /// One entry of a memory's history.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 pub struct HistoryEntry {
+    /// ADD, UPDATE, REINFORCE, SUPERSEDE, DISMISS, DELETE, PROMOTE or DEMOTE.
     pub event: String,
+    /// The memory before the change (dropped once the memory is deleted).
+    #[schema(value_type = Option<MemoryRecord>)]
     pub old_value: Option<Value>,
+    /// The memory after the change (dropped once the memory is deleted).
+    #[schema(value_type = Option<MemoryRecord>)]
     pub new_value: Option<Value>,
     pub actor: String,
     #[serde(with = "super::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub at: i64,
+}
+
+/// How many live memories a user has, by type and by scope; every type and scope is
+/// present, with 0 when it has none, so that the shape never changes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+pub struct Counts {
+    pub total: usize,
+    pub by_type: std::collections::BTreeMap<String, usize>,
+    pub by_scope: std::collections::BTreeMap<String, usize>,
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            total: 0,
+            by_type: MemoryType::ALL
+                .iter()
+                .map(|t| (t.as_str().to_string(), 0))
+                .collect(),
+            by_scope: Scope::ALL
+                .iter()
+                .map(|s| (s.as_str().to_string(), 0))
+                .collect(),
+        }
+    }
+}
+
+impl Counts {
+    pub fn add(&mut self, memory_type: &str, scope: &str, n: usize) {
+        self.total += n;
+        *self.by_type.entry(memory_type.to_string()).or_default() += n;
+        *self.by_scope.entry(scope.to_string()).or_default() += n;
+    }
 }
 
 /// Which memories a listing shows.
@@ -73,6 +113,8 @@ pub struct TextMatch {
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
+    /// Receives `memory.*` events for the history rows each write commits.
+    events: EventBus,
 }
 
 const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
@@ -247,8 +289,9 @@ pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and migrates it.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
+    /// Opens (creating if needed) the database at `path` and migrates it; committed
+    /// changes to memories are announced on `events`.
+    pub fn open(path: &Path, events: EventBus) -> Result<Store, StoreError> {
         let open_err = |reason: String| StoreError::Open {
             path: path.to_path_buf(),
             reason,
@@ -271,6 +314,7 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            events,
         })
     }
 
@@ -284,16 +328,67 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds.
+    pub fn events(&self) -> &EventBus {
+        &self.events
+    }
+
+    /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds. Every
+    /// change to a memory writes a history row, so the rows this transaction added are
+    /// exactly what to announce once it is committed, whichever code path made them.
     pub fn write<R>(
         &self,
         f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let announce = self.events.has_subscribers();
+        let mark: i64 = if announce {
+            tx.query_row("SELECT coalesce(max(id), 0) FROM history", [], |r| r.get(0))?
+        } else {
+            0
+        };
         let out = f(&tx)?;
         tx.commit()?;
+        if announce {
+            self.announce_since(&conn, mark);
+        }
         Ok(out)
+    }
+
+    /// Publishes the history rows after `mark`. The change is committed already, so a
+    /// failure here only costs subscribers a notification; it is logged, not returned.
+    fn announce_since(&self, conn: &Connection, mark: i64) {
+        let rows = conn
+            .prepare_cached(
+                "SELECT user_id, memory_id, event FROM history WHERE id > ?1 ORDER BY id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([mark], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            });
+        match rows {
+            Ok(rows) => {
+                for (user, id, event) in rows {
+                    let kind = match event.as_str() {
+                        "ADD" => EventKind::MemoryCreated,
+                        "DELETE" | "DISMISS" => EventKind::MemoryDeleted,
+                        _ => EventKind::MemoryUpdated,
+                    };
+                    self.events.publish(Event {
+                        kind,
+                        user,
+                        data: serde_json::json!({ "id": id, "change": event }),
+                    });
+                }
+            }
+            Err(e) => tracing::warn!("cannot announce committed memory changes: {e}"),
+        }
     }
 
     pub fn read<R>(
@@ -491,6 +586,27 @@ pub mod q {
             None
         };
         Ok(Page { items, next_cursor })
+    }
+
+    /// Live memories of the user by type and by scope.
+    pub fn counts(conn: &Connection, user: &str) -> Result<Counts, StoreError> {
+        let mut counts = Counts::default();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT memory_type, scope, count(*) FROM memories WHERE user_id = ?1 AND {LIVE} GROUP BY memory_type, scope"
+        ))?;
+        let rows = stmt
+            .query_map([user], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        for (memory_type, scope, n) in rows {
+            counts.add(&memory_type, &scope, n as usize);
+        }
+        Ok(counts)
     }
 
     fn parse_cursor(cursor: &str) -> Result<(i64, String), StoreError> {

@@ -22,6 +22,7 @@ fn fixture() -> Fixture {
     let brain = Brain::open(
         &dir.path().join("memory/second-brain/second-brain.db"),
         Arc::new(clock.clone()),
+        crate::events::EventBus::default(),
     )
     .expect("open");
     Fixture { dir, clock, brain }

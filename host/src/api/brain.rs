@@ -1,0 +1,363 @@
+//! `/api/brain/...` beyond memory items: status, persons, the graph, the conversation
+//! feed that extraction learns from, consolidation and the learning switch.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use engram_strategies::model::Role;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::error::{ApiError, Problem};
+use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::memory::MemoryPage;
+use super::{blocking, need_brain};
+use crate::app::App;
+use crate::brain::consolidate::Consolidated;
+use crate::brain::ingest::Ingested;
+use crate::brain::maintenance::Settings;
+use crate::brain::persons::{Graph, PersonDetail, PersonSummary};
+use crate::brain::store::Counts;
+use crate::runtime::World;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BrainStatus {
+    /// Whether the Second Brain (SQLite) serves memory.
+    pub enabled: bool,
+    /// `sqlite` (the Second Brain) or `facts` (the JSONL fallback store).
+    pub backend: &'static str,
+    /// Why the Second Brain is not in use, when it is not.
+    pub error: Option<String>,
+    /// `null` with the fact store, which never learns.
+    pub learning_paused: Option<bool>,
+    /// Live memories of the user.
+    pub counts: Counts,
+    pub profile_summary: Option<String>,
+    pub active_summary: Option<String>,
+    #[schema(format = DateTime)]
+    pub last_consolidation_at: Option<String>,
+    #[schema(format = DateTime)]
+    pub next_consolidation_at: Option<String>,
+    pub strategies: Vec<StrategyStatus>,
+}
+
+/// The plugin configured for one strategy.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StrategyStatus {
+    /// `extractor`, `resolver` or `consolidator`.
+    pub role: String,
+    /// `builtin:<name>` for the embedded defaults.
+    pub plugin: String,
+    /// `null` when the plugin cannot be loaded (the built-in one is used instead).
+    pub version: Option<String>,
+    /// First 12 hex digits of the component's sha256.
+    pub hash: Option<String>,
+    /// Why the configured plugin cannot be loaded, if so.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PersonPage {
+    pub items: Vec<PersonSummary>,
+    pub next_cursor: Option<String>,
+}
+
+/// Body of `POST /api/brain/conversations/{id}/messages`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// Up to 64 KiB.
+    pub content: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageRecorded {
+    pub conversation_id: String,
+    pub turn_id: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Learning {
+    pub learning_paused: bool,
+}
+
+#[utoipa::path(get, path = "/api/brain/status", tag = "brain",
+    summary = "Brain status",
+    params(UserQuery),
+    responses((status = 200, body = BrainStatus)))]
+pub async fn status(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<BrainStatus>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        let strategies = strategies(&app);
+        if let Some(facts) = app.memory.facts() {
+            return Ok(Json(BrainStatus {
+                enabled: false,
+                backend: "facts",
+                error: app.memory.disabled_reason().map(str::to_owned),
+                learning_paused: None,
+                counts: facts.counts(&user)?,
+                profile_summary: None,
+                active_summary: None,
+                last_consolidation_at: None,
+                next_consolidation_at: None,
+                strategies,
+            }));
+        }
+        let brain = need_brain(&app)?;
+        let summaries = brain.summaries(&user)?;
+        let time = |t: Option<i64>| t.map(crate::brain::record::rfc3339::format);
+        Ok(Json(BrainStatus {
+            enabled: true,
+            backend: "sqlite",
+            error: None,
+            learning_paused: Some(brain.learning_paused(&user)?),
+            counts: brain.counts(&user)?,
+            profile_summary: summaries.profile_summary,
+            active_summary: summaries.active_summary,
+            last_consolidation_at: time(summaries.last_consolidation_at),
+            next_consolidation_at: time(summaries.next_consolidation_at),
+            strategies,
+        }))
+    })
+    .await
+}
+
+fn strategies(app: &App) -> Vec<StrategyStatus> {
+    [World::Extractor, World::Resolver, World::Consolidator]
+        .into_iter()
+        .map(|world| {
+            let name = app.strategies.selected(world);
+            let (version, hash, error) = match app.strategies.plugin(&name, world) {
+                Ok(plugin) => (
+                    Some(plugin.manifest.version.clone()),
+                    Some(plugin.short_hash().to_string()),
+                    None,
+                ),
+                Err(e) => (None, None, Some(e.to_string())),
+            };
+            StrategyStatus {
+                role: world.to_string(),
+                plugin: name,
+                version,
+                hash,
+                error,
+            }
+        })
+        .collect()
+}
+
+#[utoipa::path(get, path = "/api/brain/persons", tag = "brain",
+    summary = "List persons",
+    params(UserQuery),
+    responses(
+        (status = 200, body = PersonPage),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_persons(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<PersonPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        Ok(Json(PersonPage {
+            items: need_brain(&app)?.persons(&user)?,
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/brain/persons/{id}", tag = "brain",
+    summary = "One person with facts and links",
+    params(("id" = String, Path, description = "Person id (`per_...`)"), UserQuery),
+    responses(
+        (status = 200, body = PersonDetail),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_person(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<PersonDetail>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || Ok(Json(need_brain(&app)?.person(&user, &id)?))).await
+}
+
+#[utoipa::path(get, path = "/api/brain/persons/{id}/memories", tag = "brain",
+    summary = "Memories associated with a person",
+    params(("id" = String, Path, description = "Person id"), UserQuery),
+    responses(
+        (status = 200, body = MemoryPage),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn person_memories(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<MemoryPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        Ok(Json(MemoryPage {
+            items: need_brain(&app)?.person_memories(&user, &id)?,
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/brain/graph", tag = "brain",
+    summary = "Graph of memories, persons, goals and their relationships",
+    params(UserQuery),
+    responses(
+        (status = 200, body = Graph),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn graph(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<Graph>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || Ok(Json(need_brain(&app)?.graph(&user)?))).await
+}
+
+#[utoipa::path(post, path = "/api/brain/conversations/{id}/messages", tag = "brain",
+    summary = "Record a message of a conversation",
+    description = "The conversation is created by its first message. It is learned from when it ends (explicitly, or after the idle time).",
+    params(("id" = String, Path, description = "Conversation id chosen by the agent (1 to 128 characters)"), UserQuery),
+    request_body = NewMessage,
+    responses(
+        (status = 201, body = MessageRecorded),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn add_message(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiJson(body): ApiJson<NewMessage>,
+) -> Result<(StatusCode, Json<MessageRecorded>), ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let role = Role::parse(&body.role).ok_or_else(|| {
+        ApiError::invalid_field(
+            "role",
+            format!(
+                "unknown role `{}`; expected one of: user, assistant, system",
+                body.role
+            ),
+        )
+    })?;
+    blocking(move || {
+        let turn_id = need_brain(&app)?.record_message(&user, &id, role, &body.content)?;
+        Ok((
+            StatusCode::CREATED,
+            Json(MessageRecorded {
+                conversation_id: id,
+                turn_id,
+            }),
+        ))
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/brain/conversations/{id}/end", tag = "brain",
+    summary = "End a conversation and learn from it",
+    description = "Runs the configured extractor and resolver (unless learning is paused) and reports each decision.",
+    params(("id" = String, Path, description = "Conversation id"), UserQuery),
+    responses(
+        (status = 200, body = Ingested),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn end_conversation(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<Ingested>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        Ok(Json(need_brain(&app)?.end_conversation(
+            &user,
+            &id,
+            &app.strategies,
+        )?))
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/brain/consolidate", tag = "brain",
+    summary = "Consolidate now",
+    description = "Prunes, then builds the profile and active summaries and reflections with the configured consolidator.",
+    params(UserQuery),
+    responses(
+        (status = 200, body = Consolidated),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn consolidate(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<Consolidated>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        let settings = Settings::from_config(&app.config.current().memory.second_brain);
+        Ok(Json(need_brain(&app)?.consolidate(
+            &user,
+            &app.strategies,
+            &settings.lifecycle,
+            settings.consolidation_interval_ms,
+        )?))
+    })
+    .await
+}
+
+async fn set_learning(
+    app: Arc<App>,
+    user: Option<String>,
+    paused: bool,
+) -> Result<Json<Learning>, ApiError> {
+    let user = user_id(user.as_deref())?;
+    blocking(move || {
+        need_brain(&app)?.set_learning_paused(&user, paused)?;
+        Ok(Json(Learning {
+            learning_paused: paused,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/brain/learning/pause", tag = "brain",
+    summary = "Pause learning (conversations are no longer extracted)",
+    params(UserQuery),
+    responses(
+        (status = 200, body = Learning),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn pause_learning(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<Learning>, ApiError> {
+    set_learning(app, query.user, true).await
+}
+
+#[utoipa::path(post, path = "/api/brain/learning/resume", tag = "brain",
+    summary = "Resume learning",
+    params(UserQuery),
+    responses(
+        (status = 200, body = Learning),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn resume_learning(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<Learning>, ApiError> {
+    set_learning(app, query.user, false).await
+}

@@ -1,0 +1,165 @@
+//! Every error the REST surface returns: an RFC 9457 problem document
+//! (`application/problem+json`) with a stable `code` that clients can branch on.
+//! Internal failures are logged in full and answered with a generic 500: a response
+//! never carries a path, an SQL message or a backtrace.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::brain::facts::FactsError;
+use crate::brain::store::StoreError;
+
+pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
+
+/// A problem document (RFC 9457).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Problem {
+    /// `urn:engram:problem:<code>`.
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// Stable machine-readable code: `invalid-json`, `unknown-field`, `invalid-field`,
+    /// `unauthorized`, `not-found`, `brain-disabled`, `payload-too-large`, ...
+    pub code: String,
+    /// The input field that failed validation, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub detail: String,
+    pub field: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            detail: detail.into(),
+            field: None,
+        }
+    }
+
+    /// 400: the request cannot be read at all (malformed JSON, unknown fields).
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, detail)
+    }
+
+    /// 422: the request was read but a field's value is not acceptable.
+    pub fn invalid_field(field: impl Into<String>, detail: impl Into<String>) -> ApiError {
+        let field = field.into();
+        let detail = detail.into();
+        ApiError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "invalid-field",
+            detail: format!("{field}: {detail}"),
+            field: Some(field),
+        }
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not-found", detail)
+    }
+
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid `Authorization: Bearer <token>` header is required; the token is in {data_dir}/auth-token",
+        )
+    }
+
+    /// 409: the Second Brain is off and the fact store cannot serve this request.
+    pub fn brain_disabled(reason: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "brain-disabled",
+            format!(
+                "this needs the Second Brain, which is not in use ({reason}); memory is served by the fact store"
+            ),
+        )
+    }
+
+    pub fn too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload-too-large",
+            format!("the request body is over the {limit}-byte limit"),
+        )
+    }
+
+    /// 500 for a failure whose details belong in the log, not in the response.
+    pub fn internal(context: &str, error: &dyn std::fmt::Display) -> ApiError {
+        tracing::error!("{context}: {error}");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "an internal error occurred; the daemon log has the details",
+        )
+    }
+
+    pub fn problem(&self) -> Problem {
+        Problem {
+            problem_type: format!("urn:engram:problem:{}", self.code),
+            title: self
+                .status
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string(),
+            status: self.status.as_u16(),
+            detail: self.detail.clone(),
+            code: self.code.to_string(),
+            field: self.field.clone(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(PROBLEM_CONTENT_TYPE),
+        );
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::NotFound(id) => ApiError::not_found(format!("no memory or record `{id}`")),
+            StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            StoreError::Import { line, reason } => ApiError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                code: "invalid-import",
+                detail: format!("import line {line}: {reason}; nothing was imported"),
+                field: None,
+            },
+            other => ApiError::internal("Second Brain", &other),
+        }
+    }
+}
+
+impl From<FactsError> for ApiError {
+    fn from(e: FactsError) -> ApiError {
+        match e {
+            FactsError::NotFound(id) => ApiError::not_found(format!("no memory `{id}`")),
+            FactsError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            other => ApiError::internal("fact store", &other),
+        }
+    }
+}

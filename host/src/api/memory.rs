@@ -1,0 +1,494 @@
+//! `/api/brain/memory...`: memory items (list, search, get, add, edit, delete, clear,
+//! history) and their JSONL export and import. With the Second Brain off, the fact
+//! store serves list, search, get, add and delete; the rest answer 409 brain-disabled.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use engram_strategies::model::{Evidence, MemoryType, Scope};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::{ApiError, Problem};
+use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::{blocking, need_brain};
+use crate::app::App;
+use crate::brain::record::{MemoryRecord, schema, wire_opt};
+use crate::brain::store::{HistoryEntry, ListFilter};
+use crate::brain::{MemoryEdit, NewMemory, SearchResult};
+
+/// Page size when `limit` is not given, and the largest accepted.
+pub const DEFAULT_LIMIT: usize = 50;
+pub const MAX_LIMIT: usize = 500;
+/// Largest JSONL body `POST /api/brain/import` accepts: an export of 10k memories is
+/// about 10 MB, so the general 1 MiB limit would make exports impossible to re-import.
+pub const MAX_IMPORT_BYTES: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryPage {
+    pub items: Vec<MemoryRecord>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Which tier a search result was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Durable or active: available to retrieval.
+    Conscious,
+    /// Out of active recall; recalled when strongly relevant.
+    Subconscious,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchHit {
+    pub tier: Tier,
+    pub memory: MemoryRecord,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchPage {
+    /// Best match first, both tiers merged.
+    pub items: Vec<SearchHit>,
+    /// Always `null`: search returns one page of at most `limit` results.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryPage {
+    /// Oldest change first.
+    pub items: Vec<HistoryEntry>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cleared {
+    pub deleted: usize,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Imported {
+    pub imported: usize,
+}
+
+/// `scope` filter of the memory list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TierFilter {
+    Conscious,
+    Subconscious,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// `conscious` (durable + active) or `subconscious`; needs the Second Brain.
+    pub scope: Option<TierFilter>,
+    /// Only memories of this type (`goal`, `project`, ...).
+    #[serde(default, rename = "type", with = "wire_opt")]
+    #[param(rename = "type", schema_with = schema::memory_type)]
+    pub memory_type: Option<MemoryType>,
+    /// 1 to 500, default 50.
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    /// The search text.
+    pub q: String,
+    /// 1 to 500, default 50.
+    pub limit: Option<usize>,
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ClearQuery {
+    /// Must be `true`: clearing deletes every memory of the user for good.
+    #[serde(default)]
+    pub confirm: bool,
+    pub user: Option<String>,
+}
+
+/// Body of `POST /api/brain/memory`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddMemory {
+    #[serde(rename = "type", with = "crate::brain::record::wire")]
+    #[schema(schema_with = schema::memory_type)]
+    pub memory_type: MemoryType,
+    /// 1 to 1000 characters.
+    pub summary: String,
+    /// Default `manual`.
+    #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = schema::evidence_or_null)]
+    pub evidence: Option<Evidence>,
+    /// Up to 4000 characters of context.
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// Default: the type's scope (identity, preference, habit, constraint,
+    /// relationship, reflection: durable; the others: active).
+    #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = schema::scope_or_null)]
+    pub scope: Option<Scope>,
+    /// 0.0 to 1.0, default 1.0.
+    #[serde(default)]
+    pub confidence: Option<f32>,
+    /// 0.0 to 1.0, default by type.
+    #[serde(default)]
+    pub importance: Option<f32>,
+}
+
+/// Body of `PUT /api/brain/memory/{id}`: only these fields may change; absent ones
+/// are kept.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditMemory {
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default, rename = "type", with = "wire_opt")]
+    #[schema(schema_with = schema::memory_type_or_null)]
+    pub memory_type: Option<MemoryType>,
+    #[serde(default)]
+    pub importance: Option<f32>,
+    #[serde(default)]
+    pub confidence: Option<f32>,
+    #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = schema::scope_or_null)]
+    pub scope: Option<Scope>,
+}
+
+fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(ApiError::invalid_field(
+            "limit",
+            format!("{n} is outside 1..={MAX_LIMIT}"),
+        )),
+    }
+}
+
+fn hit(result: SearchResult) -> SearchHit {
+    SearchHit {
+        tier: if result.conscious {
+            Tier::Conscious
+        } else {
+            Tier::Subconscious
+        },
+        memory: result.record,
+    }
+}
+
+#[utoipa::path(get, path = "/api/brain/memory", tag = "memory",
+    summary = "List memory items",
+    description = "Live memories, most recently updated first, paged by cursor.",
+    params(ListQuery),
+    responses(
+        (status = 200, body = MemoryPage),
+        (status = 409, description = "`scope` or `cursor` with the Second Brain off", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_memories(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<MemoryPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let limit = page_limit(query.limit)?;
+    blocking(move || {
+        if let Some(facts) = app.memory.facts() {
+            if query.scope.is_some() || query.cursor.is_some() {
+                return Err(ApiError::brain_disabled(
+                    app.memory.disabled_reason().unwrap_or_default(),
+                ));
+            }
+            let items = facts.list(&user, query.memory_type, limit)?;
+            return Ok(Json(MemoryPage {
+                items,
+                next_cursor: None,
+            }));
+        }
+        let brain = need_brain(&app)?;
+        let page = brain.list(
+            &user,
+            &ListFilter {
+                conscious: query.scope.map(|s| s == TierFilter::Conscious),
+                memory_type: query.memory_type,
+                limit,
+                cursor: query.cursor,
+            },
+        )?;
+        Ok(Json(MemoryPage {
+            items: page.items,
+            next_cursor: page.next_cursor,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/brain/memory/search", tag = "memory",
+    summary = "Full-text search of memory items",
+    description = "Conscious and subconscious matches merged, best first; each result says its tier.",
+    params(SearchQuery),
+    responses(
+        (status = 200, body = SearchPage),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn search_memories(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<Json<SearchPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let limit = page_limit(query.limit)?;
+    if query.q.trim().is_empty() {
+        return Err(ApiError::invalid_field("q", "must not be empty"));
+    }
+    if query.q.len() > 1000 {
+        return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
+    }
+    blocking(move || {
+        let found = match app.memory.facts() {
+            Some(facts) => facts.search(&user, &query.q, limit)?,
+            None => need_brain(&app)?.search(&user, &query.q, limit)?,
+        };
+        Ok(Json(SearchPage {
+            items: found.into_iter().map(hit).collect(),
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",
+    summary = "One memory item",
+    params(("id" = String, Path, description = "Memory id (`mem_...`)"), UserQuery),
+    responses(
+        (status = 200, body = MemoryRecord),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_memory(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<MemoryRecord>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        let record = match app.memory.facts() {
+            Some(facts) => facts.get(&user, &id)?,
+            None => need_brain(&app)?.get(&user, &id)?,
+        };
+        Ok(Json(record))
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/brain/memory", tag = "memory",
+    summary = "Add a memory manually",
+    params(UserQuery),
+    request_body = AddMemory,
+    responses(
+        (status = 201, body = MemoryRecord),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn add_memory(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiJson(body): ApiJson<AddMemory>,
+) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let new = NewMemory {
+        memory_type: body.memory_type,
+        summary: body.summary,
+        detail: body.detail,
+        evidence: body.evidence,
+        scope: body.scope,
+        confidence: body.confidence,
+        importance: body.importance,
+    };
+    blocking(move || {
+        let record = match app.memory.facts() {
+            Some(facts) => facts.add(&user, new)?,
+            None => need_brain(&app)?.add(&user, new)?,
+        };
+        Ok((StatusCode::CREATED, Json(record)))
+    })
+    .await
+}
+
+#[utoipa::path(put, path = "/api/brain/memory/{id}", tag = "memory",
+    summary = "Edit a memory item",
+    description = "Changes summary, type, importance, confidence and scope; other fields are refused.",
+    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    request_body = EditMemory,
+    responses(
+        (status = 200, body = MemoryRecord),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn edit_memory(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiJson(body): ApiJson<EditMemory>,
+) -> Result<Json<MemoryRecord>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let edit = MemoryEdit {
+        summary: body.summary,
+        memory_type: body.memory_type,
+        importance: body.importance,
+        confidence: body.confidence,
+        scope: body.scope,
+        validated: None,
+    };
+    blocking(move || Ok(Json(need_brain(&app)?.edit(&user, &id, edit)?))).await
+}
+
+#[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
+    summary = "Dismiss a memory item",
+    description = "Removes the memory, its search entry and its person links for good; its history keeps only the event.",
+    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_memory(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<StatusCode, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        match app.memory.facts() {
+            Some(facts) => facts.delete(&user, &id)?,
+            None => need_brain(&app)?.delete(&user, &id)?,
+        }
+        Ok(StatusCode::NO_CONTENT)
+    })
+    .await
+}
+
+#[utoipa::path(delete, path = "/api/brain/memory", tag = "memory",
+    summary = "Clear all memories of the user",
+    description = "Deletes every memory and person of the user; needs `confirm=true`.",
+    params(ClearQuery),
+    responses(
+        (status = 200, body = Cleared),
+        (status = 400, description = "`confirm=true` missing", body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn clear_memories(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<ClearQuery>,
+) -> Result<Json<Cleared>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    if !query.confirm {
+        return Err(ApiError::bad_request(
+            "confirmation-required",
+            "clearing deletes every memory of the user for good; repeat with `confirm=true`",
+        ));
+    }
+    blocking(move || {
+        Ok(Json(Cleared {
+            deleted: need_brain(&app)?.clear(&user)?,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/brain/memory/{id}/history", tag = "memory",
+    summary = "Every change to a memory item",
+    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    responses(
+        (status = 200, body = HistoryPage),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn memory_history(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<HistoryPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        let items = need_brain(&app)?.history(&user, &id)?;
+        if items.is_empty() {
+            return Err(ApiError::not_found(format!("no memory `{id}`")));
+        }
+        Ok(Json(HistoryPage {
+            items,
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+pub const JSONL: &str = "application/x-ndjson";
+
+#[utoipa::path(get, path = "/api/brain/export", tag = "memory",
+    summary = "Export the user's memories, persons and links as JSONL",
+    description = "One JSON object per line, tagged by `kind` (memory, person, person_link); ids and timestamps included, so an import restores them exactly.",
+    params(UserQuery),
+    responses(
+        (status = 200, content_type = "application/x-ndjson", body = String),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn export(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let body = blocking(move || {
+        let mut out = Vec::new();
+        need_brain(&app)?.export(&user, &mut out)?;
+        Ok(out)
+    })
+    .await?;
+    Ok(([(header::CONTENT_TYPE, JSONL)], body))
+}
+
+#[utoipa::path(post, path = "/api/brain/import", tag = "memory",
+    summary = "Import a JSONL export",
+    description = "All or nothing: a bad line rejects the whole import and changes nothing. Accepts up to 64 MiB.",
+    params(UserQuery),
+    request_body(content = String, content_type = "application/x-ndjson"),
+    responses(
+        (status = 200, body = Imported),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn import(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Json<Imported>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(MAX_IMPORT_BYTES)
+        } else {
+            ApiError::bad_request("invalid-body", rejection.body_text())
+        }
+    })?;
+    blocking(move || {
+        let imported = need_brain(&app)?.import(&user, &mut &body[..])?;
+        Ok(Json(Imported { imported }))
+    })
+    .await
+}

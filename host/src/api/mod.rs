@@ -1,0 +1,141 @@
+//! The REST surface under `/api` (DESIGN §6). Every route is registered once, in
+//! [`routes`], together with its OpenAPI description, so the router and
+//! `GET /api/openapi.json` cannot disagree. Every `/api` route needs the bearer token;
+//! bodies are capped at 1 MiB (the import at 64 MiB); every failure is a problem
+//! document. Handlers are thin: they parse, call a service off the async workers, and
+//! shape the answer.
+
+pub mod auth;
+pub mod brain;
+pub mod error;
+pub mod events;
+pub mod extract;
+pub mod memory;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::{Extension, Json, Router};
+use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
+
+use crate::app::App;
+use crate::brain::Brain;
+use auth::Token;
+use error::ApiError;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Engram",
+        description = "Local memory-and-skills host for AI agents. Every route needs `Authorization: Bearer <token>` (the token is in {data_dir}/auth-token, or ENGRAM_TOKEN). Errors are RFC 9457 problem documents with a stable `code`."
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    components(schemas(error::Problem)),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// Every `/api` route with its description. Routes sharing a path share a `routes!`.
+fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(openapi_json))
+        .routes(routes!(events::events))
+        .routes(routes!(brain::status))
+        .routes(routes!(
+            memory::list_memories,
+            memory::add_memory,
+            memory::clear_memories
+        ))
+        .routes(routes!(memory::search_memories))
+        .routes(routes!(
+            memory::get_memory,
+            memory::edit_memory,
+            memory::delete_memory
+        ))
+        .routes(routes!(memory::memory_history))
+        .routes(routes!(memory::export))
+        .routes(routes!(memory::import).layer(DefaultBodyLimit::max(memory::MAX_IMPORT_BYTES)))
+        .routes(routes!(brain::list_persons))
+        .routes(routes!(brain::get_person))
+        .routes(routes!(brain::person_memories))
+        .routes(routes!(brain::graph))
+        .routes(routes!(brain::add_message))
+        .routes(routes!(brain::end_conversation))
+        .routes(routes!(brain::consolidate))
+        .routes(routes!(brain::pause_learning))
+        .routes(routes!(brain::resume_learning))
+}
+
+/// The OpenAPI document of every `/api` route.
+pub fn openapi() -> OpenApiDoc {
+    routes().into_openapi()
+}
+
+/// The `/api` router: authenticated, size-limited, with problem-document fallbacks.
+pub fn router(app: Arc<App>, token: Token, shutdown: events::Shutdown) -> Router {
+    let (router, doc) = routes().split_for_parts();
+    router
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(Extension(Arc::new(doc)))
+        .layer(Extension(shutdown))
+        .layer(axum::middleware::from_fn_with_state(
+            token,
+            auth::require_token,
+        ))
+        .with_state(app)
+}
+
+#[utoipa::path(get, path = "/api/openapi.json", tag = "meta",
+    summary = "This document",
+    responses((status = 200, content_type = "application/json", body = Object)))]
+async fn openapi_json(Extension(doc): Extension<Arc<OpenApiDoc>>) -> Json<OpenApiDoc> {
+    Json((*doc).clone())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route; GET /api/openapi.json lists them")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "this route does not take that method; GET /api/openapi.json lists them",
+    )
+}
+
+/// Runs a service call on the blocking pool: SQLite and plugins must not stall the
+/// async workers that serve other requests.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal("request task", &e))?
+}
+
+/// The Second Brain, or 409 brain-disabled when the fact store serves memory.
+pub fn need_brain(app: &App) -> Result<&Brain, ApiError> {
+    app.memory
+        .brain()
+        .ok_or_else(|| ApiError::brain_disabled(app.memory.disabled_reason().unwrap_or_default()))
+}
