@@ -1,1 +1,348 @@
-//! End-to-end tests live in tests/tests/*.rs; this crate has no library code.
+//! What every end-to-end test in tests/tests/*.rs needs: the real `engram` binary,
+//! started as a user starts it, and a minimal HTTP/1.1 client over loopback (written
+//! out here rather than pulled in, so that the tests speak exactly the bytes a client
+//! sends and depend on nothing of the daemon's own stack).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The token the tests give the daemon through `ENGRAM_TOKEN`.
+pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";
+
+/// The binary cargo built for this workspace (`cargo test` at the root builds it).
+pub fn engram_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join(format!("engram{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo test` from the workspace root",
+        bin.display()
+    );
+    bin
+}
+
+/// `engram --data-dir <data>` with quiet logs, ready for more arguments.
+pub fn engram(data: &Path) -> Command {
+    let mut command = Command::new(engram_bin());
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .env("ENGRAM_LOG", "warn")
+        .env_remove("ENGRAM_TOKEN")
+        .env_remove("SECOND_BRAIN_ENABLED");
+    command
+}
+
+/// Speaks HTTP/1.1 to a daemon, one connection per request (`Connection: close`).
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub addr: String,
+    pub token: String,
+}
+
+impl Client {
+    /// An authenticated request; `body` is sent as JSON when it is not empty.
+    pub fn call(&self, method: &str, path: &str, body: &str) -> Response {
+        self.try_call(method, path, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// As [`Client::call`], but a connection failure is returned, not a panic.
+    pub fn try_call(&self, method: &str, path: &str, body: &str) -> std::io::Result<Response> {
+        let content_type = (!body.is_empty()).then_some("application/json");
+        self.try_request(
+            method,
+            path,
+            Some(&self.token),
+            content_type,
+            body.as_bytes(),
+        )
+    }
+
+    pub fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> std::io::Result<Response> {
+        let mut stream = TcpStream::connect(&self.addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        if let Some(token) = token {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        if let Some(content_type) = content_type {
+            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes())?;
+        // The daemon may answer (413) and close before reading a large body.
+        let _ = stream.write_all(body);
+        let mut raw = Vec::new();
+        // A daemon refusing a large body may reset the connection after answering:
+        // what was read before the reset is the answer.
+        if let Err(e) = stream.read_to_end(&mut raw)
+            && raw.is_empty()
+        {
+            return Err(e);
+        }
+        parse_response(&raw).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("incomplete response: {:?}", String::from_utf8_lossy(&raw)),
+            )
+        })
+    }
+}
+
+/// A running `engram serve`, killed when dropped.
+pub struct Daemon {
+    pub child: Child,
+    pub addr: String,
+    /// Sent as the bearer token by [`Daemon::call`].
+    pub token: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+}
+
+impl Daemon {
+    /// Starts `command serve --listen 127.0.0.1:0` with [`TOKEN`] and waits for its
+    /// listening line.
+    pub fn start(command: &mut Command) -> Daemon {
+        Daemon::start_with_token(command.env("ENGRAM_TOKEN", TOKEN), TOKEN)
+    }
+
+    /// Starts `command serve`; `token` is what [`Daemon::call`] will present.
+    pub fn start_with_token(command: &mut Command, token: &str) -> Daemon {
+        let mut child = command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn engram serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        Daemon {
+            child,
+            addr,
+            token: token.to_string(),
+        }
+    }
+
+    /// A client for this daemon that can be moved to other threads.
+    pub fn client(&self) -> Client {
+        Client {
+            addr: self.addr.clone(),
+            token: self.token.clone(),
+        }
+    }
+
+    /// An authenticated request; `body` is sent as JSON when it is not empty.
+    pub fn call(&self, method: &str, path: &str, body: &str) -> Response {
+        self.client().call(method, path, body)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.call("GET", path, "")
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Response {
+        self.client()
+            .try_request(method, path, token, content_type, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// Opens a connection for a streaming GET (server-sent events) and returns it after
+    /// the response head.
+    pub fn open_stream(&self, path: &str) -> BufReader<TcpStream> {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nAccept: text/event-stream\r\n\r\n",
+            self.addr, self.token
+        )
+        .expect("write");
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).expect("status line");
+        assert!(status.contains(" 200 "), "event stream: {status}");
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("header");
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        reader
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit.
+    pub fn stop(mut self) -> ExitStatus {
+        self.terminate();
+        self.wait(Duration::from_secs(30))
+    }
+
+    /// Waits for the process to exit, killing it and failing after `limit`.
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("engram did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Parses a complete HTTP/1.1 response (identity or chunked body); `None` when the
+/// head is incomplete.
+pub fn parse_response(raw: &[u8]) -> Option<Response> {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let rest = &raw[split + 4..];
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_vec()
+    };
+    Some(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else {
+            return body;
+        };
+        let size = usize::from_str_radix(
+            String::from_utf8_lossy(&rest[..end])
+                .split(';')
+                .next()
+                .unwrap_or("0")
+                .trim(),
+            16,
+        )
+        .unwrap_or(0);
+        if size == 0 {
+            return body;
+        }
+        let start = end + 2;
+        body.extend_from_slice(&rest[start..(start + size).min(rest.len())]);
+        rest = &rest[(start + size + 2).min(rest.len())..];
+    }
+}
+
+/// Reads server-sent events until one named `name` arrives; returns its data as JSON.
+pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
+    let mut event = String::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).expect("event stream line");
+        assert!(n > 0, "event stream closed while waiting for {name}");
+        // Chunk-size lines of the chunked encoding carry no event text.
+        let line = line.trim_end();
+        if let Some(value) = line.strip_prefix("event:") {
+            event = value.trim().to_string();
+        } else if let Some(data) = line.strip_prefix("data:")
+            && event == name
+        {
+            return serde_json::from_str(data.trim()).expect("event data is JSON");
+        }
+    }
+}

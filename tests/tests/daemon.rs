@@ -1,109 +1,11 @@
 //! End-to-end: the real `engram` binary, started as a user would start it, spoken to
 //! over loopback HTTP and through its command line.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Output};
 
+use engram_e2e::{Daemon, engram_bin};
 use serde_json::Value;
-
-/// The binary cargo built for this workspace (`cargo test` at the root builds it).
-fn engram_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bin = dir.join(format!("engram{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: run `cargo test` from the workspace root",
-        bin.display()
-    );
-    bin
-}
-
-struct Daemon {
-    child: Child,
-    addr: String,
-}
-
-impl Daemon {
-    fn start(command: &mut Command) -> Daemon {
-        let mut child = command
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("ENGRAM_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn engram serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the listening line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
-        Daemon { child, addr }
-    }
-
-    fn get(&self, path: &str) -> (u16, String) {
-        let mut stream = TcpStream::connect(&self.addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
-        )
-        .expect("write");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).expect("read");
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("status code");
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        (status, body)
-    }
-
-    /// Sends SIGTERM and waits (bounded) for a clean exit.
-    fn stop(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill");
-        assert!(sent.success());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("engram did not stop after SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
 
 #[test]
 fn serve_answers_healthz_and_stops_cleanly_on_sigterm() {
@@ -117,9 +19,9 @@ fn serve_answers_healthz_and_stops_cleanly_on_sigterm() {
         daemon.addr
     );
 
-    let (status, body) = daemon.get("/healthz");
-    assert_eq!(status, 200);
-    let health: Value = serde_json::from_str(&body).expect("json");
+    let response = daemon.get("/healthz");
+    assert_eq!(response.status, 200);
+    let health = response.json();
     assert_eq!(health["status"], "ok");
     assert_eq!(health["strategies"]["extractor"], "builtin:extract-rules");
     assert_eq!(health["strategies"]["resolver"], "builtin:resolve-default");
@@ -134,11 +36,10 @@ fn serve_answers_healthz_and_stops_cleanly_on_sigterm() {
         "memory:\n  strategies:\n    extractor: my-extractor\n",
     )
     .expect("config");
-    let (_, body) = daemon.get("/healthz");
-    let health: Value = serde_json::from_str(&body).expect("json");
+    let health = daemon.get("/healthz").json();
     assert_eq!(health["strategies"]["extractor"], "my-extractor");
 
-    assert_eq!(daemon.get("/nope").0, 404);
+    assert_eq!(daemon.get("/nope").status, 404);
     let status = daemon.stop();
     assert!(status.success(), "exit status {status:?}");
     assert!(data.path().join("plugins").is_dir());
@@ -157,9 +58,9 @@ fn serve_with_the_second_brain_disabled_creates_no_database() {
         .arg(data.path())
         .env("SECOND_BRAIN_ENABLED", "false");
     let daemon = Daemon::start(&mut command);
-    let (status, body) = daemon.get("/healthz");
-    assert_eq!(status, 200);
-    let health: Value = serde_json::from_str(&body).expect("json");
+    let response = daemon.get("/healthz");
+    assert_eq!(response.status, 200);
+    let health = response.json();
     assert_eq!(health["second_brain"]["enabled"], false);
     assert!(
         health["second_brain"]["reason"]
@@ -179,7 +80,7 @@ fn serve_uses_the_xdg_data_dir_by_default() {
         .env_remove("ENGRAM_DATA_DIR")
         .env("XDG_DATA_HOME", xdg.path());
     let daemon = Daemon::start(&mut command);
-    assert_eq!(daemon.get("/healthz").0, 200);
+    assert_eq!(daemon.get("/healthz").status, 200);
     assert!(daemon.stop().success());
     assert!(xdg.path().join("engram/plugins").is_dir());
 }

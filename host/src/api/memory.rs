@@ -89,6 +89,7 @@ pub enum TierFilter {
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// `conscious` (durable + active) or `subconscious`; needs the Second Brain.
+    #[param(inline)]
     pub scope: Option<TierFilter>,
     /// Only memories of this type (`goal`, `project`, ...).
     #[serde(default, rename = "type", with = "wire_opt")]
