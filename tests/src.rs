@@ -38,6 +38,7 @@ pub fn engram(data: &Path) -> Command {
         .arg(data)
         .env("ENGRAM_LOG", "warn")
         .env_remove("ENGRAM_TOKEN")
+        .env_remove("ENGRAM_URL")
         .env_remove("SECOND_BRAIN_ENABLED");
     command
 }
@@ -150,10 +151,27 @@ impl Daemon {
         Daemon::start_with_token(command.env("ENGRAM_TOKEN", TOKEN), TOKEN)
     }
 
+    /// Starts `command serve` as on a first start: no `ENGRAM_TOKEN`, so the daemon
+    /// generates its token into `{data}/auth-token`, which [`Daemon::call`] then uses.
+    pub fn start_first_run(command: &mut Command, data: &Path) -> Daemon {
+        let mut daemon = Daemon::start_with_token(command.env_remove("ENGRAM_TOKEN"), "");
+        daemon.token = std::fs::read_to_string(data.join("auth-token"))
+            .expect("the daemon wrote its token")
+            .trim()
+            .to_string();
+        daemon
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// Starts `command serve`; `token` is what [`Daemon::call`] will present.
     pub fn start_with_token(command: &mut Command, token: &str) -> Daemon {
         let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -1,6 +1,10 @@
 //! The `engram` command line. Exit codes: 0 success, 1 the operation failed, 2 the
-//! command line was invalid (clap's own code).
+//! command line was invalid (clap's own code), 3 the daemon could not be reached (the
+//! commands that talk to a running daemon, `engram memory ...`: no `daemon.json` in the
+//! data directory, or nothing answering at its URL).
 
+pub mod client;
+pub mod memory;
 mod plugins;
 
 use std::net::SocketAddr;
@@ -39,6 +43,8 @@ pub enum Command {
     /// Manage WebAssembly strategy plugins
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Inspect and manage the Second Brain of the running daemon
+    Memory(memory::MemoryArgs),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -46,7 +52,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::from(1)
+            let code = error
+                .downcast_ref::<client::ClientError>()
+                .map_or(1, client::ClientError::exit_code);
+            ExitCode::from(code)
         }
     }
 }
@@ -71,5 +80,6 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins(command) => plugins::run(data, command),
+        Command::Memory(args) => memory::run(data.root(), args),
     }
 }
