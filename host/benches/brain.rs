@@ -50,18 +50,30 @@ const BRAIN_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
 fn main() {
     // `cargo bench` passes `--bench`; only `--quick` matters here.
+    // `-- latency` (or any section name: locomo, latency, ingestion) runs only that.
     let quick = std::env::args().any(|a| a == "--quick");
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wanted = |section: &str| only.is_empty() || only.iter().any(|o| o == section);
     let mut table = Table::default();
     let started = Instant::now();
-    match load_locomo(&locomo_path()) {
-        Some(samples) => {
-            facts_quality(&samples, &mut table);
-            end_to_end(&samples, quick, &mut table);
+    if wanted("locomo") {
+        match load_locomo(&locomo_path()) {
+            Some(samples) => {
+                facts_quality(&samples, &mut table);
+                end_to_end(&samples, quick, &mut table);
+            }
+            None => table.section("a/b. LoCoMo: skipped (data file missing, see above)"),
         }
-        None => table.section("a/b. LoCoMo: skipped (data file missing, see above)"),
     }
-    latency(quick, &mut table);
-    ingestion_throughput(quick, &mut table);
+    if wanted("latency") {
+        latency(quick, &mut table);
+    }
+    if wanted("ingestion") {
+        ingestion_throughput(quick, &mut table);
+    }
     println!();
     println!(
         "Second Brain benchmark ({} run, {:.0} s)",

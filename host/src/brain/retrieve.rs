@@ -189,7 +189,10 @@ impl Brain {
         if chosen.is_empty() {
             return Ok(());
         }
-        self.store.write(|tx| {
+        // A promotion is a change of the memory and must be durable; a use alone is
+        // bookkeeping.
+        let promotes = chosen.iter().any(|i| i.recalled);
+        let apply = |tx: &rusqlite::Transaction| {
             for injected in chosen.iter_mut() {
                 let old = q::get(tx, &injected.record.user_id, &injected.record.id)?;
                 let mut new = old.clone();
@@ -207,6 +210,11 @@ impl Brain {
                 injected.record = new;
             }
             Ok(())
-        })
+        };
+        if promotes {
+            self.store.write(apply)
+        } else {
+            self.store.write_relaxed(apply)
+        }
     }
 }

@@ -340,6 +340,31 @@ impl Store {
         f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let mut conn = self.lock();
+        self.write_locked(&mut conn, f)
+    }
+
+    /// As [`Store::write`], for bookkeeping whose loss in a power cut costs nothing
+    /// (`last_used_at` after a retrieval): the commit skips the WAL fsync. WAL mode at
+    /// synchronous=NORMAL never corrupts the database and survives a process crash; a
+    /// power cut may forget the last such commits. Saves an fsync on every message.
+    pub fn write_relaxed<R>(
+        &self,
+        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut conn = self.lock();
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let out = self.write_locked(&mut conn, f);
+        // FULL again before anyone else writes; if even that fails, later writes
+        // would silently lose their durability, so the error wins.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        out
+    }
+
+    fn write_locked<R>(
+        &self,
+        conn: &mut Connection,
+        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let announce = self.events.has_subscribers();
         let mark: i64 = if announce {
@@ -350,7 +375,7 @@ impl Store {
         let out = f(&tx)?;
         tx.commit()?;
         if announce {
-            self.announce_since(&conn, mark);
+            self.announce_since(conn, mark);
         }
         Ok(out)
     }
