@@ -195,10 +195,11 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
         })
         .expect("integrity_check");
     assert_eq!(check, ["ok"], "integrity_check");
-    // The full-text index must still agree with the table it indexes.
+    // The full-text index must still agree with the table it indexes (FTS5 runs the
+    // check as a write command).
     brain
         .store()
-        .read(|c| {
+        .write(|c| {
             Ok(
                 c.execute_batch(
                     "INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')",

@@ -212,14 +212,17 @@ impl Brain {
         self.store.read(|c| q::list(c, user, filter))
     }
 
-    /// Full-text search over both tiers, best match first, each result saying its tier.
+    /// Full-text search over both tiers, best match first, each result saying its tier
+    /// (the query is read as retrieval reads a message: stop words do not count).
     pub fn search(
         &self,
         user: &str,
         text: &str,
         limit: usize,
     ) -> Result<Vec<SearchResult>, StoreError> {
-        let hits = self.store.read(|c| q::search(c, user, text, limit))?;
+        let hits = self
+            .store
+            .read(|c| retrieve::text_matches(c, user, text, limit, limit))?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {

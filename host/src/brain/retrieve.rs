@@ -31,6 +31,28 @@ const STRONG_RELATIVE: f64 = 0.9;
 /// Conscious results are "weak" when the best of them is below this fraction of the best.
 const WEAK_RELATIVE: f64 = 0.7;
 
+/// Full-text matches for free text, best first, as retrieval and search both want
+/// them: stop words dropped, then the words common in the index left out as long as
+/// the rarer ones still find `enough` matches. Common words weigh little in bm25 but
+/// make it score thousands of rows, so on a large store this is much faster and, for
+/// the top results, the same.
+pub(super) fn text_matches(
+    conn: &rusqlite::Connection,
+    user: &str,
+    text: &str,
+    limit: usize,
+    enough: usize,
+) -> Result<Vec<TextMatch>, StoreError> {
+    let query = query_terms(text);
+    if let Some(selective) = q::selective_words(conn, &query)? {
+        let found = q::search(conn, user, &selective, limit)?;
+        if found.len() >= enough || selective == query {
+            return Ok(found);
+        }
+    }
+    q::search(conn, user, &query, limit)
+}
+
 /// Words that carry no topic; dropped from the query so they cannot dominate bm25.
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "for", "with", "by",
@@ -112,18 +134,9 @@ impl Brain {
     /// Chooses the memories to inject before a message (see the module docs).
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
         let now = self.now();
-        let query = query_terms(message);
-        // The selective words first: fast on a large store and, since common words
-        // weigh little in bm25, the same top results; all words when that finds too few.
-        let matches = self.store.read(|c| {
-            if let Some(selective) = q::selective_words(c, &query)? {
-                let found = q::search(c, user, &selective, CANDIDATES)?;
-                if found.len() >= MAX_INJECTED {
-                    return Ok(found);
-                }
-            }
-            q::search(c, user, &query, CANDIDATES)
-        })?;
+        let matches = self
+            .store
+            .read(|c| text_matches(c, user, message, CANDIDATES, MAX_INJECTED))?;
         let Some(best) = matches.iter().map(|m| m.bm25).reduce(f64::min) else {
             return Ok(Retrieval::default());
         };

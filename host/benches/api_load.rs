@@ -1,0 +1,1232 @@
+//! REST API load benchmark: `cargo bench -p engram --bench api_load` (`-- --quick` for
+//! a short run). It drives the real release daemon as a second process over loopback
+//! and prints one table:
+//!
+//! 1. A temporary data directory gets 10,000 synthetic memories (varied types and
+//!    summaries from word lists, as in benches/brain.rs), written with the library
+//!    before `engram serve --listen 127.0.0.1:0` starts on it.
+//! 2. Mixed load: 32 keep-alive connections (one client each) for 30 s, each sending
+//!    its next request as soon as the last one answered: 40% search (half keyword
+//!    queries as typed in a search box, half agent questions), 40% GET by id, 10% POST
+//!    add, 10% PUT edit. Requests/s, p50 and p99 latency overall and per operation.
+//! 3. The ceiling: GET /healthz on the same connections for the same time; the ratio
+//!    mixed / healthz is what to compare between machines. The load generator runs in
+//!    this process, on the same cores as the daemon, in both phases.
+//! 4. Errors (any non-2xx or transport error, 10 s timeout per request) must be zero:
+//!    the run prints them loudly and exits non-zero otherwise.
+//! 5. The daemon's peak RSS (VmHWM) after both phases, and its CPU time per phase.
+//! 6. Startup: with the compile cache warmed by the run above, the daemon is started
+//!    N=10 times; spawn -> first 200 on /healthz (median and max) against a 100 ms
+//!    target. The port is learned from the `listening on` line (the socket is bound
+//!    by then, so a poll cannot miss the start of serving), then /healthz is polled
+//!    every ~1 ms.
+//! 7. Every daemon is stopped with SIGTERM and must exit 0.
+//!
+//! Overrides: ENGRAM_LOAD_SECS (per load phase, default 30), ENGRAM_LOAD_CONNECTIONS
+//! (default 32), ENGRAM_LOAD_STARTS (default 10), ENGRAM_LOAD_MEMORIES (default 10000),
+//! ENGRAM_LOAD_WRITE_PERCENT (default 20; 0 gives a read-only diagnostic run).
+//! `--quick` makes the defaults 3 s and 3 starts.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use engram::brain::clock::{Clock, DAY_MS, SystemClock};
+use engram::brain::open::brain_db_path;
+use engram::brain::record::MemoryRecord;
+use engram::brain::store::q;
+use engram::brain::{Brain, DEFAULT_USER};
+use engram_strategies::model::{Evidence, MemoryType, Scope};
+use serde_json::{Value, json};
+use tokio::sync::Barrier;
+
+/// Every request's deadline, connect to last body byte.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a daemon may take to print its address, answer /healthz, or stop.
+const DAEMON_TIMEOUT: Duration = Duration::from_secs(60);
+/// The startup target: spawn -> first 200 on /healthz with a warm compile cache.
+const STARTUP_TARGET: Duration = Duration::from_millis(100);
+/// Results per search: what a search box or an agent asks for.
+const SEARCH_LIMIT: &str = "10";
+/// Search queries drawn from (half keywords, half agent questions).
+const QUERIES: usize = 400;
+
+struct Settings {
+    secs: u64,
+    connections: usize,
+    starts: usize,
+    memories: usize,
+    /// Percent of the mixed load that writes (half add, half edit); the rest reads.
+    write_percent: u64,
+}
+
+impl Settings {
+    fn from_env(quick: bool) -> Settings {
+        Settings {
+            secs: env_or("ENGRAM_LOAD_SECS", if quick { 3 } else { 30 }),
+            connections: env_or("ENGRAM_LOAD_CONNECTIONS", 32),
+            starts: env_or("ENGRAM_LOAD_STARTS", if quick { 3 } else { 10 }),
+            memories: env_or("ENGRAM_LOAD_MEMORIES", 10_000),
+            write_percent: env_or("ENGRAM_LOAD_WRITE_PERCENT", 20),
+        }
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .ok()
+            .unwrap_or_else(|| panic!("{name}={value:?} is not a valid number")),
+        Err(_) => default,
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; only `--quick` matters here.
+    let quick = std::env::args().any(|a| a == "--quick");
+    let settings = Settings::from_env(quick);
+    assert!(
+        settings.secs > 0 && settings.connections > 0 && settings.starts > 0,
+        "ENGRAM_LOAD_SECS, ENGRAM_LOAD_CONNECTIONS and ENGRAM_LOAD_STARTS must be positive"
+    );
+    assert!(
+        settings.write_percent <= 100,
+        "ENGRAM_LOAD_WRITE_PERCENT must be 0 to 100"
+    );
+    let started = Instant::now();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_engram"));
+    let data = tempfile::tempdir().expect("temporary data directory");
+    let mut rng = Rng(0x10AD);
+    let token = format!("api-load-bench-{:016x}", rng.next());
+
+    eprintln!(
+        "seeding {} memories into {}...",
+        settings.memories,
+        data.path().display()
+    );
+    let seeding = Instant::now();
+    let ids = seed(data.path(), settings.memories, &mut rng);
+    eprintln!("  seeded in {:.1} s", seeding.elapsed().as_secs_f64());
+
+    // The first start compiles the embedded strategies into {data_dir}/cache.
+    let (daemon, cold) = Daemon::start(&bin, data.path(), &token);
+    eprintln!(
+        "daemon pid {} on {} (cold start {})",
+        daemon.pid,
+        daemon.addr,
+        ms(cold.first_200)
+    );
+    let base = format!("http://{}", daemon.addr);
+    let workload = Arc::new(Workload {
+        base: base.clone(),
+        token: token.clone(),
+        write_percent: settings.write_percent,
+        searches: search_queries(&mut rng, QUERIES),
+        ids,
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(sanity_check(&workload));
+
+    let duration = Duration::from_secs(settings.secs);
+    eprintln!(
+        "ceiling: GET /healthz, {} connections, {} s...",
+        settings.connections, settings.secs
+    );
+    let cpu_before = daemon.cpu();
+    let client_before = cpu_seconds("self");
+    let health = runtime.block_on(run_phase(
+        &workload,
+        Mix::Healthz,
+        settings.connections,
+        duration,
+    ));
+    let health_cpu = daemon.cpu() - cpu_before;
+    let health_client_cpu = cpu_seconds("self") - client_before;
+    let mix_name = format!(
+        "{}% reads / {}% writes",
+        100 - settings.write_percent,
+        settings.write_percent
+    );
+    eprintln!(
+        "mixed load: {mix_name}, {} connections, {} s...",
+        settings.connections, settings.secs
+    );
+    let cpu_before = daemon.cpu();
+    let client_before = cpu_seconds("self");
+    let mixed = runtime.block_on(run_phase(
+        &workload,
+        Mix::Mixed,
+        settings.connections,
+        duration,
+    ));
+    let mixed_cpu = daemon.cpu() - cpu_before;
+    let mixed_client_cpu = cpu_seconds("self") - client_before;
+    let memory = daemon.memory();
+    let load_exit = daemon.stop();
+
+    eprintln!(
+        "startup: {} starts with a warm compile cache...",
+        settings.starts
+    );
+    let mut startups = Vec::new();
+    let mut startup_exits = Vec::new();
+    for _ in 0..settings.starts {
+        let (daemon, timing) = Daemon::start(&bin, data.path(), &token);
+        startups.push(timing);
+        startup_exits.push(daemon.stop());
+    }
+
+    // -----------------------------------------------------------------------------
+    let mut table = Table::default();
+    let mixed_total = mixed.total();
+    let health_total = health.total();
+    table.section(&format!(
+        "load: {} connections x {} s per phase, {} memories; baseline: GET /healthz (open, no database) in the same run",
+        settings.connections, settings.secs, settings.memories
+    ));
+    table.row(
+        &format!("throughput, mixed {mix_name}"),
+        &format!("{:.0} req/s", mixed.per_second()),
+        &format!("{:.0} req/s /healthz", health.per_second()),
+        &format!(
+            "{:.3}x of the ceiling",
+            mixed.per_second() / health.per_second()
+        ),
+    );
+    table.row(
+        "latency p50 / p99, mixed",
+        &format!("{} / {}", us(mixed_total.p50), us(mixed_total.p99)),
+        &format!(
+            "{} / {} /healthz",
+            us(health_total.p50),
+            us(health_total.p99)
+        ),
+        &format!(
+            "p50 {}, p99 {}",
+            ratio(mixed_total.p50, health_total.p50),
+            ratio(mixed_total.p99, health_total.p99)
+        ),
+    );
+    for op in Op::MIXED {
+        let stats = mixed.stats(op);
+        table.row(
+            &format!("  {} ({}%)", op.label(), op.share(settings.write_percent)),
+            &format!("{} / {}", us(stats.p50), us(stats.p99)),
+            &format!("{} requests", stats.count),
+            &format!("{:.0} req/s", stats.count as f64 / mixed.elapsed_secs()),
+        );
+    }
+    table.row(
+        "requests completed, mixed / healthz",
+        &mixed_total.count.to_string(),
+        &health_total.count.to_string(),
+        "",
+    );
+    table.row(
+        "errors (non-2xx or transport), mixed",
+        &mixed.error_count.to_string(),
+        &format!("{} /healthz", health.error_count),
+        if mixed.error_count + health.error_count == 0 {
+            "ok"
+        } else {
+            "FAILED"
+        },
+    );
+    table.row(
+        "daemon CPU time, mixed phase",
+        &format!("{:.1} s", mixed_cpu),
+        &format!("{:.1} s /healthz phase", health_cpu),
+        &format!(
+            "{:.2} / {:.2} cores busy",
+            mixed_cpu / mixed.elapsed_secs(),
+            health_cpu / health.elapsed_secs()
+        ),
+    );
+    table.row(
+        "load generator CPU time (this process, same machine)",
+        &format!("{:.1} s", mixed_client_cpu),
+        &format!("{:.1} s /healthz phase", health_client_cpu),
+        &format!(
+            "{:.2} / {:.2} cores busy ({} cores in all)",
+            mixed_client_cpu / mixed.elapsed_secs(),
+            health_client_cpu / health.elapsed_secs(),
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        ),
+    );
+    table.row(
+        "daemon peak RSS (VmHWM) / RSS at the end",
+        &format!("{:.1} MiB", memory.peak_kib as f64 / 1024.0),
+        &format!("{:.1} MiB", memory.rss_kib as f64 / 1024.0),
+        "",
+    );
+    table.row(
+        "daemon exit after SIGTERM",
+        &exit_text(&load_exit),
+        "",
+        if load_exit.success() { "ok" } else { "FAILED" },
+    );
+
+    let mut first_200: Vec<Duration> = startups.iter().map(|t| t.first_200).collect();
+    first_200.sort();
+    let mut listening: Vec<Duration> = startups.iter().map(|t| t.listening).collect();
+    listening.sort();
+    let median = median_of(&first_200);
+    let max = first_200[first_200.len() - 1];
+    table.section(&format!(
+        "startup: spawn -> first 200 on /healthz, {} starts, warm compile cache, {} memories",
+        settings.starts, settings.memories
+    ));
+    table.row(
+        "median / max",
+        &format!("{} / {}", ms(median), ms(max)),
+        &format!("target <= {}", ms(STARTUP_TARGET)),
+        if max <= STARTUP_TARGET {
+            "within target"
+        } else if median <= STARTUP_TARGET {
+            "median within target, max OVER"
+        } else {
+            "OVER TARGET"
+        },
+    );
+    table.row(
+        "  of which spawn -> `listening on` line, median / max",
+        &format!(
+            "{} / {}",
+            ms(median_of(&listening)),
+            ms(listening[listening.len() - 1])
+        ),
+        "",
+        "",
+    );
+    table.row(
+        "  cold start (empty cache: compiles the strategies)",
+        &ms(cold.first_200),
+        "",
+        &format!(
+            "{:.1}x the warm median",
+            cold.first_200.as_secs_f64() / median.as_secs_f64()
+        ),
+    );
+    let bad_exits: Vec<String> = startup_exits
+        .iter()
+        .filter(|s| !s.success())
+        .map(exit_text)
+        .collect();
+    table.row(
+        "  exits after SIGTERM",
+        &format!(
+            "{} of {} exit 0",
+            startups.len() - bad_exits.len(),
+            startups.len()
+        ),
+        "",
+        if bad_exits.is_empty() { "ok" } else { "FAILED" },
+    );
+
+    println!();
+    println!(
+        "REST API load benchmark ({} run, {:.0} s, release daemon {})",
+        if settings.secs >= 30 { "full" } else { "short" },
+        started.elapsed().as_secs_f64(),
+        bin.display()
+    );
+    table.print();
+
+    let mut failed = false;
+    for (phase, result) in [("mixed", &mixed), ("healthz", &health)] {
+        if result.error_count > 0 {
+            failed = true;
+            eprintln!();
+            eprintln!(
+                "!!!!!!!! {} ERRORS in the {phase} phase (must be 0); the first ones:",
+                result.error_count
+            );
+            for error in &result.first_errors {
+                eprintln!("!!!!!!!!   {error}");
+            }
+        }
+    }
+    if !load_exit.success() || !bad_exits.is_empty() {
+        failed = true;
+        eprintln!();
+        eprintln!(
+            "!!!!!!!! the daemon did not exit 0 after SIGTERM: load daemon {}, startup daemons {:?}",
+            exit_text(&load_exit),
+            bad_exits
+        );
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The data
+
+/// Writes `n` synthetic memories of the default user into the Second Brain's database
+/// of `data_dir`, in one transaction; returns their ids.
+fn seed(data_dir: &Path, n: usize, rng: &mut Rng) -> Vec<String> {
+    let path = brain_db_path(data_dir);
+    std::fs::create_dir_all(path.parent().expect("database directory"))
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+    let brain = Brain::open(
+        &path,
+        Arc::new(SystemClock),
+        engram::events::EventBus::default(),
+    )
+    .unwrap_or_else(|e| panic!("cannot open the Second Brain at {}: {e}", path.display()));
+    let now = SystemClock.now_ms();
+    let records: Vec<MemoryRecord> = (0..n).map(|_| synthetic_memory(rng, now)).collect();
+    brain
+        .store()
+        .write(|tx| {
+            for record in &records {
+                q::insert(tx, record, "import")?;
+            }
+            Ok(())
+        })
+        .expect("insert the synthetic memories");
+    brain
+        .store()
+        .checkpoint()
+        .expect("checkpoint the seeded database");
+    records.into_iter().map(|r| r.id).collect()
+}
+
+/// A memory first stated some time in the last year; one in three has a detail, one
+/// in five has sunk to the subconscious tier, as an older store's memories do.
+fn synthetic_memory(rng: &mut Rng, now: i64) -> MemoryRecord {
+    let (memory_type, summary) = synthetic_summary(rng);
+    let at = now - rng.below(365 * DAY_MS as u64) as i64;
+    let confidence = 0.6 + rng.below(41) as f32 / 100.0;
+    let mut record = MemoryRecord::fresh(
+        DEFAULT_USER,
+        memory_type,
+        &summary,
+        Evidence::Direct,
+        confidence,
+        at,
+    );
+    if rng.below(3) == 0 {
+        record.detail = Some(synthetic_detail(rng));
+    }
+    if rng.below(5) == 0 {
+        record.prior_scope = Some(record.scope);
+        record.scope = Scope::Subconscious;
+    }
+    record
+}
+
+fn synthetic_detail(rng: &mut Rng) -> String {
+    format!(
+        "Mentioned while talking about the {} {} with their {} {}; it came up again {}.",
+        rng.pick(ADJECTIVES),
+        rng.pick(THINGS),
+        rng.pick(RELATIONS),
+        rng.pick(NAMES),
+        rng.pick(TIMES)
+    )
+}
+
+/// What users type in a search box (a word or two) and what agents send (a whole
+/// question), half each.
+fn search_queries(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| match i % 10 {
+            0 => rng.pick(FOODS).to_string(),
+            1 => format!("{} {}", rng.pick(ACTIVITIES), rng.pick(PLACES)),
+            2 => format!("{} {}", rng.pick(RELATIONS), rng.pick(NAMES)),
+            3 => rng.pick(THINGS).to_string(),
+            4 => format!("{} {}", rng.pick(ADJECTIVES), rng.pick(THINGS)),
+            5 => format!(
+                "Can you suggest a {} recipe for dinner with {}?",
+                rng.pick(FOODS),
+                rng.pick(NAMES)
+            ),
+            6 => format!(
+                "What should I pack for {} near {} this weekend?",
+                rng.pick(ACTIVITIES),
+                rng.pick(PLACES)
+            ),
+            7 => format!(
+                "Remind me what my {} said about the {}",
+                rng.pick(RELATIONS),
+                rng.pick(THINGS)
+            ),
+            8 => format!(
+                "How is my {} {} going, any next steps?",
+                rng.pick(ADJECTIVES),
+                rng.pick(THINGS)
+            ),
+            _ => format!(
+                "I'm thinking about taking up {} again, is that a good idea?",
+                rng.pick(ACTIVITIES)
+            ),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// The daemon
+
+struct Daemon {
+    child: Child,
+    pid: u32,
+    addr: SocketAddr,
+}
+
+/// One start, measured from just before the spawn.
+struct StartTiming {
+    listening: Duration,
+    first_200: Duration,
+}
+
+impl Daemon {
+    /// Starts `engram serve` on a free loopback port and waits for its first 200 on
+    /// /healthz.
+    fn start(bin: &Path, data_dir: &Path, token: &str) -> (Daemon, StartTiming) {
+        let spawned = Instant::now();
+        let mut child = Command::new(bin)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("ENGRAM_TOKEN", token)
+            .env("ENGRAM_LOG", "warn")
+            .env_remove("SECOND_BRAIN_ENABLED")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()));
+        let pid = child.id();
+        let stdout = child.stdout.take().expect("the daemon's stdout");
+        let (line_tx, line_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let read = reader.read_line(&mut line).map(|_| line);
+            let _ = line_tx.send(read);
+            // Keep draining so that the daemon never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let mut daemon = Daemon {
+            child,
+            pid,
+            // Replaced below; a Daemon exists from here on so that a panic kills it.
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let line = match line_rx.recv_timeout(DAEMON_TIMEOUT) {
+            Ok(Ok(line)) => line,
+            Ok(Err(e)) => panic!("cannot read the daemon's stdout: {e}"),
+            Err(_) => panic!(
+                "the daemon (pid {pid}) printed no `listening on` line within {DAEMON_TIMEOUT:?}"
+            ),
+        };
+        let listening = spawned.elapsed();
+        let Some(addr) = line.trim().strip_prefix("listening on http://") else {
+            let status = daemon.child.try_wait().ok().flatten();
+            panic!("unexpected first line from the daemon: {line:?} (exit status: {status:?})");
+        };
+        daemon.addr = addr
+            .parse()
+            .unwrap_or_else(|e| panic!("bad address in {line:?}: {e}"));
+        loop {
+            if matches!(health_status(daemon.addr), Ok(200)) {
+                break;
+            }
+            if let Some(status) = daemon.child.try_wait().expect("poll the daemon") {
+                panic!("the daemon exited before answering /healthz: {status}");
+            }
+            if spawned.elapsed() > DAEMON_TIMEOUT {
+                panic!("the daemon did not answer /healthz with 200 within {DAEMON_TIMEOUT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let first_200 = spawned.elapsed();
+        (
+            daemon,
+            StartTiming {
+                listening,
+                first_200,
+            },
+        )
+    }
+
+    /// CPU seconds (user + system, every thread) the daemon has used so far.
+    fn cpu(&self) -> f64 {
+        cpu_seconds(&self.pid.to_string())
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let path = format!("/proc/{}/status", self.pid);
+        let status =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+        let kib = |key: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in {path}"))
+        };
+        MemoryUse {
+            peak_kib: kib("VmHWM:"),
+            rss_kib: kib("VmRSS:"),
+        }
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit.
+    fn stop(mut self) -> ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status()
+            .expect("run kill -TERM");
+        assert!(sent.success(), "kill -TERM {} failed", self.pid);
+        let deadline = Instant::now() + DAEMON_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the daemon") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the daemon (pid {}) did not stop within {DAEMON_TIMEOUT:?} of SIGTERM",
+                self.pid
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // Only when something panicked: a stopped daemon has been reaped already.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+struct MemoryUse {
+    peak_kib: u64,
+    rss_kib: u64,
+}
+
+/// CPU seconds (user + system, every thread) process `pid` (or `self`) has used.
+fn cpu_seconds(pid: &str) -> f64 {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+    // Fields after the parenthesised command name start at field 3 (state); utime and
+    // stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> f64 {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("unexpected {path}: {stat:?}")) as f64
+    };
+    (ticks(11) + ticks(12)) / clock_ticks_per_second()
+}
+
+fn clock_ticks_per_second() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// The status of one `GET /healthz` on a new connection (the startup poll: plain
+/// blocking I/O, nothing between the poll and the socket).
+fn health_status(addr: SocketAddr) -> std::io::Result<u16> {
+    let timeout = Duration::from_secs(1);
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.set_nodelay(true)?;
+    write!(
+        stream,
+        "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let text = String::from_utf8_lossy(&response);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status line in {text:?}")))
+}
+
+fn exit_text(status: &ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exit {code}"),
+        None => format!("{status}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The load
+
+struct Workload {
+    base: String,
+    token: String,
+    write_percent: u64,
+    ids: Vec<String>,
+    searches: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mix {
+    Mixed,
+    Healthz,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Search,
+    Get,
+    Add,
+    Edit,
+    Healthz,
+}
+
+impl Op {
+    const MIXED: [Op; 4] = [Op::Search, Op::Get, Op::Add, Op::Edit];
+    const ALL: [Op; 5] = [Op::Search, Op::Get, Op::Add, Op::Edit, Op::Healthz];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Op::Search => "GET /api/brain/memory/search?q=..&limit=10",
+            Op::Get => "GET /api/brain/memory/{id}",
+            Op::Add => "POST /api/brain/memory",
+            Op::Edit => "PUT /api/brain/memory/{id}",
+            Op::Healthz => "GET /healthz",
+        }
+    }
+
+    /// The operation's share of the mixed load, in percent: reads split evenly
+    /// between search and get, writes between add and edit.
+    fn share(self, write_percent: u64) -> f64 {
+        let writes = write_percent as f64;
+        match self {
+            Op::Search | Op::Get => (100.0 - writes) / 2.0,
+            Op::Add | Op::Edit => writes / 2.0,
+            Op::Healthz => 0.0,
+        }
+    }
+
+    fn pick(mix: Mix, write_percent: u64, rng: &mut Rng) -> Op {
+        if mix == Mix::Healthz {
+            return Op::Healthz;
+        }
+        // Draws in 0..200 so that odd percentages split evenly too.
+        let reads = 2 * (100 - write_percent);
+        let draw = rng.below(200);
+        if draw < reads / 2 {
+            Op::Search
+        } else if draw < reads {
+            Op::Get
+        } else if draw < reads + write_percent {
+            Op::Add
+        } else {
+            Op::Edit
+        }
+    }
+}
+
+/// What one phase measured: latencies in microseconds per operation.
+struct PhaseResult {
+    samples: [Vec<u32>; 5],
+    elapsed: Duration,
+    error_count: usize,
+    first_errors: Vec<String>,
+}
+
+struct Stats {
+    count: usize,
+    p50: Duration,
+    p99: Duration,
+}
+
+impl PhaseResult {
+    fn elapsed_secs(&self) -> f64 {
+        self.elapsed.as_secs_f64()
+    }
+
+    fn per_second(&self) -> f64 {
+        self.total().count as f64 / self.elapsed_secs()
+    }
+
+    fn stats(&self, op: Op) -> Stats {
+        stats(self.samples[op.index()].clone())
+    }
+
+    fn total(&self) -> Stats {
+        stats(self.samples.iter().flatten().copied().collect())
+    }
+}
+
+fn stats(mut micros: Vec<u32>) -> Stats {
+    micros.sort_unstable();
+    let at = |q: f64| -> Duration {
+        if micros.is_empty() {
+            return Duration::ZERO;
+        }
+        let i = ((micros.len() as f64 * q).ceil() as usize).clamp(1, micros.len()) - 1;
+        Duration::from_micros(micros[i].into())
+    };
+    Stats {
+        count: micros.len(),
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+/// Checks the daemon serves the seeded Second Brain before any timing.
+async fn sanity_check(w: &Workload) {
+    let client = client();
+    let health: Value = client
+        .get(format!("{}/healthz", w.base))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .expect("GET /healthz")
+        .json()
+        .await
+        .expect("/healthz answers JSON");
+    assert_eq!(
+        health["second_brain"]["enabled"],
+        Value::Bool(true),
+        "the daemon does not serve the Second Brain: {health}"
+    );
+    let first = &w.ids[0];
+    let record: Value = client
+        .get(format!("{}/api/brain/memory/{first}", w.base))
+        .bearer_auth(&w.token)
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .unwrap_or_else(|e| panic!("GET of seeded memory {first} failed: {e}"))
+        .json()
+        .await
+        .expect("a memory as JSON");
+    assert_eq!(record["id"], Value::String(first.clone()));
+}
+
+/// One client per connection: HTTP/1.1 keep-alive, no proxy, a deadline per request.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .http1_only()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(1)
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .expect("HTTP client")
+}
+
+/// `connections` workers, each on its own keep-alive connection, sending requests
+/// back to back for `duration`.
+async fn run_phase(
+    workload: &Arc<Workload>,
+    mix: Mix,
+    connections: usize,
+    duration: Duration,
+) -> PhaseResult {
+    let barrier = Arc::new(Barrier::new(connections + 1));
+    let mut workers = Vec::with_capacity(connections);
+    for n in 0..connections {
+        let workload = workload.clone();
+        let barrier = barrier.clone();
+        let seed = 0xBEEF ^ ((n as u64 + 1) << 20) ^ (mix as u64);
+        workers.push(tokio::spawn(worker(workload, mix, seed, barrier, duration)));
+    }
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut result = PhaseResult {
+        samples: Default::default(),
+        elapsed: Duration::ZERO,
+        error_count: 0,
+        first_errors: Vec::new(),
+    };
+    for worker in workers {
+        let done = worker.await.expect("a load worker panicked");
+        for op in Op::ALL {
+            result.samples[op.index()].extend_from_slice(&done.samples[op.index()]);
+        }
+        result.error_count += done.error_count;
+        for error in done.first_errors {
+            if result.first_errors.len() < 10 {
+                result.first_errors.push(error);
+            }
+        }
+    }
+    result.elapsed = started.elapsed();
+    result
+}
+
+async fn worker(
+    w: Arc<Workload>,
+    mix: Mix,
+    seed: u64,
+    barrier: Arc<Barrier>,
+    duration: Duration,
+) -> PhaseResult {
+    let client = client();
+    let mut rng = Rng(seed);
+    // Open the connection before the clock starts.
+    if let Err(e) = client.get(format!("{}/healthz", w.base)).send().await {
+        panic!("a load worker cannot reach {}: {e}", w.base);
+    }
+    barrier.wait().await;
+    let deadline = Instant::now() + duration;
+    let mut result = PhaseResult {
+        samples: Default::default(),
+        elapsed: duration,
+        error_count: 0,
+        first_errors: Vec::new(),
+    };
+    while Instant::now() < deadline {
+        let op = Op::pick(mix, w.write_percent, &mut rng);
+        let request = build(&client, &w, op, &mut rng);
+        let started = Instant::now();
+        let outcome = send(request).await;
+        let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
+        match outcome {
+            Ok(()) => result.samples[op.index()].push(micros),
+            Err(e) => {
+                result.error_count += 1;
+                if result.first_errors.len() < 10 {
+                    result.first_errors.push(format!("{}: {e}", op.label()));
+                }
+            }
+        }
+    }
+    result
+}
+
+fn build(client: &reqwest::Client, w: &Workload, op: Op, rng: &mut Rng) -> reqwest::RequestBuilder {
+    let memory_url = |id: &str| format!("{}/api/brain/memory/{id}", w.base);
+    let request = match op {
+        Op::Healthz => return client.get(format!("{}/healthz", w.base)),
+        Op::Search => {
+            let query = &w.searches[rng.below(w.searches.len() as u64) as usize];
+            client
+                .get(format!("{}/api/brain/memory/search", w.base))
+                .query(&[("q", query.as_str()), ("limit", SEARCH_LIMIT)])
+        }
+        Op::Get => client.get(memory_url(pick_id(w, rng))),
+        Op::Add => {
+            let (memory_type, summary) = synthetic_summary(rng);
+            let mut body = json!({
+                "type": memory_type.as_str(),
+                "summary": summary,
+            });
+            if rng.below(3) == 0 {
+                body["detail"] = json!(synthetic_detail(rng));
+            }
+            client
+                .post(format!("{}/api/brain/memory", w.base))
+                .json(&body)
+        }
+        Op::Edit => {
+            let (memory_type, summary) = synthetic_summary(rng);
+            let body = json!({
+                "type": memory_type.as_str(),
+                "summary": summary,
+                "importance": rng.below(101) as f32 / 100.0,
+            });
+            client.put(memory_url(pick_id(w, rng))).json(&body)
+        }
+    };
+    request.bearer_auth(&w.token)
+}
+
+fn pick_id<'a>(w: &'a Workload, rng: &mut Rng) -> &'a str {
+    &w.ids[rng.below(w.ids.len() as u64) as usize]
+}
+
+/// Sends and reads the whole body; anything but a 2xx is an error.
+async fn send(request: reqwest::RequestBuilder) -> Result<(), String> {
+    let response = request.send().await.map_err(|e| error_chain(&e))?;
+    let status = response.status();
+    let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+    if status.is_success() {
+        Ok(())
+    } else {
+        let text = String::from_utf8_lossy(&body);
+        Err(format!(
+            "HTTP {status}: {}",
+            text.chars().take(300).collect::<String>()
+        ))
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+// ---------------------------------------------------------------------------------
+// Synthetic text (the word lists and summary shapes of benches/brain.rs)
+
+/// SplitMix64: reproducible runs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// One entry of a comma-separated word list.
+    fn pick(&mut self, list: &'static str) -> &'static str {
+        let n = list.split(',').count();
+        let chosen = self.below(n as u64) as usize;
+        list.split(',').nth(chosen).unwrap_or(list).trim()
+    }
+}
+
+const NAMES: &str = "Anna, Ben, Carla, Dev, Elena, Farid, Grace, Hugo, Ines, Jonas, Keiko, Liam, \
+    Maya, Nico, Olga, Pedro, Quinn, Rosa, Sami, Tara, Umar, Vera, Wen, Yusuf, Zoe";
+const RELATIONS: &str = "sister, brother, mother, father, manager, colleague, friend, partner, \
+    neighbour, cousin, daughter, son, mentor, landlord";
+const ACTIVITIES: &str = "hiking, swimming, running, climbing, cycling, painting, baking, knitting, \
+    kayaking, camping, gardening, skiing, surfing, yoga, chess, pottery, \
+    photography, birdwatching, fishing, dancing, singing, woodworking, sailing, \
+    rowing, archery, journaling, meditation, volunteering, tennis, football";
+const PLACES: &str = "Lisbon, Berlin, Kyoto, Denver, Oslo, Nairobi, Quebec, Porto, Seoul, Lima, \
+    the lake, the coast, the mountains, the old town, the library, the park, \
+    the gym, the office, the farmers market, the museum, the river, the harbour";
+const FOODS: &str = "green tea, espresso, ramen, sushi, tacos, lasagna, curry, falafel, oatmeal, \
+    sourdough, dark chocolate, mushrooms, olives, cilantro, peanuts, shellfish, \
+    spicy food, oat milk, kimchi, paella, pancakes, lentil soup";
+const ADJECTIVES: &str = "small, quiet, open source, weekly, remote, local, new, old, shared, personal, \
+    long, urgent, seasonal, digital, vintage, electric, wooden, community, family, \
+    secret";
+const THINGS: &str = "weather station, garden, podcast, novel, website, bike, kitchen, budget, \
+    newsletter, thesis, app, wedding, move, renovation, course, marathon, \
+    exhibition, band, startup, book club, trip, recipe collection, photo album, \
+    database, telescope, aquarium, greenhouse, workshop";
+const TIMES: &str = "last week, yesterday, in March, last summer, two years ago, every Sunday, \
+    on weekends, every morning, next month, before work";
+
+/// A memory summary in the extractor's style ("User ..."), and its type.
+fn synthetic_summary(rng: &mut Rng) -> (MemoryType, String) {
+    match rng.below(12) {
+        0 => (
+            MemoryType::Preference,
+            format!("User likes {} {}", rng.pick(FOODS), rng.pick(TIMES)),
+        ),
+        1 => (
+            MemoryType::Preference,
+            format!("User does not like {}", rng.pick(FOODS)),
+        ),
+        2 => (
+            MemoryType::Relationship,
+            format!("User's {} is {}", rng.pick(RELATIONS), rng.pick(NAMES)),
+        ),
+        3 => (
+            MemoryType::Episode,
+            format!(
+                "User went {} at {} with {} {}",
+                rng.pick(ACTIVITIES),
+                rng.pick(PLACES),
+                rng.pick(NAMES),
+                rng.pick(TIMES)
+            ),
+        ),
+        4 => (
+            MemoryType::Project,
+            format!(
+                "User is building a {} {} with their {}",
+                rng.pick(ADJECTIVES),
+                rng.pick(THINGS),
+                rng.pick(RELATIONS)
+            ),
+        ),
+        5 => (
+            MemoryType::Goal,
+            format!(
+                "User wants to finish the {} {} before moving to {}",
+                rng.pick(ADJECTIVES),
+                rng.pick(THINGS),
+                rng.pick(PLACES)
+            ),
+        ),
+        6 => (
+            MemoryType::Habit,
+            format!("User goes {} {}", rng.pick(ACTIVITIES), rng.pick(TIMES)),
+        ),
+        7 => (
+            MemoryType::Identity,
+            format!(
+                "User works on the {} {} team near {}",
+                rng.pick(ADJECTIVES),
+                rng.pick(THINGS),
+                rng.pick(PLACES)
+            ),
+        ),
+        8 => (
+            MemoryType::Decision,
+            format!(
+                "User decided to stop {} and try {} instead",
+                rng.pick(ACTIVITIES),
+                rng.pick(ACTIVITIES)
+            ),
+        ),
+        9 => (
+            MemoryType::Constraint,
+            format!(
+                "User cannot eat {} and avoids {} {}",
+                rng.pick(FOODS),
+                rng.pick(FOODS),
+                rng.pick(TIMES)
+            ),
+        ),
+        10 => (
+            MemoryType::Reflection,
+            format!(
+                "User feels calmer after {} and tends to plan the {} {}",
+                rng.pick(ACTIVITIES),
+                rng.pick(THINGS),
+                rng.pick(TIMES)
+            ),
+        ),
+        _ => (
+            MemoryType::Episode,
+            format!(
+                "User's {} {} cooked {} for the {} {}",
+                rng.pick(RELATIONS),
+                rng.pick(NAMES),
+                rng.pick(FOODS),
+                rng.pick(THINGS),
+                rng.pick(TIMES)
+            ),
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Output
+
+/// The median of sorted durations (the mean of the middle two for an even count).
+fn median_of(sorted: &[Duration]) -> Duration {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64())
+}
+
+/// The printed table: section titles, then rows whose columns are aligned.
+#[derive(Default)]
+struct Table {
+    rows: Vec<TableRow>,
+}
+
+enum TableRow {
+    Section(String),
+    Cells([String; 4]),
+}
+
+impl Table {
+    fn section(&mut self, title: &str) {
+        self.rows.push(TableRow::Section(title.to_string()));
+    }
+
+    fn row(&mut self, measure: &str, engram: &str, baseline: &str, comparison: &str) {
+        self.rows.push(TableRow::Cells([
+            format!("  {measure}"),
+            engram.to_string(),
+            baseline.to_string(),
+            comparison.to_string(),
+        ]));
+    }
+
+    fn print(&self) {
+        let header = ["measure", "Engram", "baseline", "Engram vs baseline"].map(String::from);
+        let cells: Vec<&[String; 4]> = std::iter::once(&header)
+            .chain(self.rows.iter().filter_map(|row| match row {
+                TableRow::Cells(cells) => Some(cells),
+                TableRow::Section(_) => None,
+            }))
+            .collect();
+        let width = |column: usize| {
+            cells
+                .iter()
+                .map(|r| r[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths = [width(0), width(1), width(2)];
+        let print_cells = |r: &[String; 4]| {
+            println!(
+                "{:<w0$} | {:>w1$} | {:<w2$} | {}",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2]
+            );
+        };
+        print_cells(&header);
+        println!(
+            "{}",
+            "-".repeat(widths.iter().sum::<usize>() + 6 + width(3) + 3)
+        );
+        for row in &self.rows {
+            match row {
+                TableRow::Section(title) => println!("{title}"),
+                TableRow::Cells(cells) => print_cells(cells),
+            }
+        }
+    }
+}
