@@ -177,7 +177,7 @@ fn openapi_lists_every_route_the_router_serves_with_its_schemas() {
     }
     for name in [
         "MemoryRecord",
-        "AddMemory",
+        "NewMemory",
         "EditMemory",
         "MemoryPage",
         "SearchPage",

@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use engram_strategies::model::{Evidence, MemoryType, Scope};
+use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -121,35 +121,6 @@ pub struct ClearQuery {
     #[serde(default)]
     pub confirm: bool,
     pub user: Option<String>,
-}
-
-/// Body of `POST /api/brain/memory`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AddMemory {
-    #[serde(rename = "type", with = "crate::brain::record::wire")]
-    #[schema(schema_with = schema::memory_type)]
-    pub memory_type: MemoryType,
-    /// 1 to 1000 characters.
-    pub summary: String,
-    /// Default `manual`.
-    #[serde(default, with = "wire_opt")]
-    #[schema(schema_with = schema::evidence_or_null)]
-    pub evidence: Option<Evidence>,
-    /// Up to 4000 characters of context.
-    #[serde(default)]
-    pub detail: Option<String>,
-    /// Default: the type's scope (identity, preference, habit, constraint,
-    /// relationship, reflection: durable; the others: active).
-    #[serde(default, with = "wire_opt")]
-    #[schema(schema_with = schema::scope_or_null)]
-    pub scope: Option<Scope>,
-    /// 0.0 to 1.0, default 1.0.
-    #[serde(default)]
-    pub confidence: Option<f32>,
-    /// 0.0 to 1.0, default by type.
-    #[serde(default)]
-    pub importance: Option<f32>,
 }
 
 /// Body of `PUT /api/brain/memory/{id}`: only these fields may change; absent ones
@@ -298,7 +269,7 @@ pub async fn get_memory(
 #[utoipa::path(post, path = "/api/brain/memory", tag = "memory",
     summary = "Add a memory manually",
     params(UserQuery),
-    request_body = AddMemory,
+    request_body = NewMemory,
     responses(
         (status = 201, body = MemoryRecord),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -308,18 +279,9 @@ pub async fn get_memory(
 pub async fn add_memory(
     State(app): State<Arc<App>>,
     ApiQuery(query): ApiQuery<UserQuery>,
-    ApiJson(body): ApiJson<AddMemory>,
+    ApiJson(new): ApiJson<NewMemory>,
 ) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
     let user = user_id(query.user.as_deref())?;
-    let new = NewMemory {
-        memory_type: body.memory_type,
-        summary: body.summary,
-        detail: body.detail,
-        evidence: body.evidence,
-        scope: body.scope,
-        confidence: body.confidence,
-        importance: body.importance,
-    };
     blocking(move || {
         let record = match app.memory.facts() {
             Some(facts) => facts.add(&user, new)?,

@@ -39,23 +39,32 @@ pub const ACTOR_SYSTEM: &str = "system";
 /// Meta key of the learning switch.
 const LEARNING_PAUSED: &str = "learning_paused";
 
-/// A memory added by hand (the CLI, the dashboard or the API).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// A memory added by hand (the CLI, the dashboard or the API): the body of
+/// `POST /api/brain/memory`.
+#[derive(Debug, Clone, PartialEq, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMemory {
     #[serde(rename = "type", with = "wire")]
+    #[schema(schema_with = record::schema::memory_type)]
     pub memory_type: MemoryType,
+    /// 1 to 1000 characters.
     pub summary: String,
+    /// Up to 4000 characters of context.
     #[serde(default)]
     pub detail: Option<String>,
     /// Defaults to `manual`.
     #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = record::schema::evidence_or_null)]
     pub evidence: Option<Evidence>,
-    /// Defaults to the type's scope (the specification's table).
+    /// Defaults to the type's scope (identity, preference, habit, constraint,
+    /// relationship, reflection: durable; goal, project, decision, episode: active).
     #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = record::schema::scope_or_null)]
     pub scope: Option<Scope>,
+    /// 0.0 to 1.0, default 1.0.
     #[serde(default)]
     pub confidence: Option<f32>,
+    /// 0.0 to 1.0, default by type.
     #[serde(default)]
     pub importance: Option<f32>,
 }
