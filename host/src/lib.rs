@@ -10,3 +10,4 @@ pub mod events;
 pub mod paths;
 pub mod runtime;
 pub mod server;
+pub mod skills;

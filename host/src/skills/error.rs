@@ -1,0 +1,313 @@
+//! Why a skill was refused ([`SkillError`], one variant per rule), what was accepted
+//! with a remark ([`Warning`]), and what went wrong in the library ([`LibraryError`]).
+//! Each carries a stable code (`rule()` / `code()`) that the REST and CLI layers return
+//! as JSON next to the human message, so clients can act on the code and show the text.
+
+use std::path::PathBuf;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+/// A SKILL.md that is refused. Every variant names the rule it broke.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SkillError {
+    #[error("no SKILL.md in {dir}")]
+    MissingFile { dir: String },
+
+    #[error("SKILL.md is {size} bytes; the limit is {limit} bytes")]
+    FileTooLarge { size: u64, limit: usize },
+
+    #[error("SKILL.md is not valid UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+
+    #[error("SKILL.md must start with a line that is exactly `---`, opening the YAML frontmatter")]
+    FrontmatterMissing,
+
+    #[error("the frontmatter is never closed by a line that is exactly `---`")]
+    FrontmatterUnclosed,
+
+    #[error("the frontmatter is larger than {limit} bytes")]
+    FrontmatterTooLarge { limit: usize },
+
+    #[error("the frontmatter is not valid YAML: {detail}")]
+    YamlSyntax { detail: String },
+
+    #[error("the frontmatter expands beyond the parser's budget (aliases or nesting): {detail}")]
+    YamlBudget { detail: String },
+
+    #[error("the frontmatter has the key `{key}` more than once")]
+    YamlDuplicateKey { key: String },
+
+    #[error("frontmatter keys must be text, found {found}")]
+    YamlKeyType { found: &'static str },
+
+    #[error("the frontmatter must be a YAML mapping of keys to values, found {found}")]
+    FrontmatterNotMapping { found: &'static str },
+
+    #[error("the frontmatter has no `name`")]
+    NameMissing,
+
+    #[error("`name` must be text, found {found}")]
+    NameType { found: &'static str },
+
+    #[error("`name` {name:?} contains a path separator or `..`")]
+    NamePath { name: String },
+
+    #[error("`name` {name:?} contains the control or invisible character {codepoint}")]
+    NameHiddenChar { name: String, codepoint: String },
+
+    #[error("the {of} {name:?} has {chars} characters; the limit is {limit}")]
+    NameLength {
+        of: &'static str,
+        name: String,
+        chars: usize,
+        limit: usize,
+    },
+
+    #[error(
+        "the {of} {name:?} is not a valid skill name ({reason}): use 1-64 lowercase letters a-z, digits and single hyphens, not at either end"
+    )]
+    NameFormat {
+        of: &'static str,
+        name: String,
+        reason: String,
+    },
+
+    #[error("the frontmatter has no `description`, or it is empty")]
+    DescriptionMissing,
+
+    #[error("`description` must be text, found {found}")]
+    DescriptionType { found: &'static str },
+
+    #[error("`description` has {chars} characters; the limit is {limit}")]
+    DescriptionLength { chars: usize, limit: usize },
+
+    #[error("`compatibility` has {chars} characters; the limit is {limit}")]
+    CompatibilityLength { chars: usize, limit: usize },
+}
+
+impl SkillError {
+    /// The rule this rejection names, stable across releases.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            SkillError::MissingFile { .. } => "skill-md-missing",
+            SkillError::FileTooLarge { .. } => "file-too-large",
+            SkillError::NotUtf8 { .. } => "not-utf8",
+            SkillError::FrontmatterMissing => "frontmatter-missing",
+            SkillError::FrontmatterUnclosed => "frontmatter-unclosed",
+            SkillError::FrontmatterTooLarge { .. } => "frontmatter-too-large",
+            SkillError::YamlSyntax { .. } => "yaml-syntax",
+            SkillError::YamlBudget { .. } => "yaml-budget",
+            SkillError::YamlDuplicateKey { .. } => "yaml-duplicate-key",
+            SkillError::YamlKeyType { .. } => "yaml-key-type",
+            SkillError::FrontmatterNotMapping { .. } => "frontmatter-not-mapping",
+            SkillError::NameMissing => "name-missing",
+            SkillError::NameType { .. } => "name-type",
+            SkillError::NamePath { .. } => "name-path",
+            SkillError::NameHiddenChar { .. } => "name-hidden-char",
+            SkillError::NameLength { .. } => "name-length",
+            SkillError::NameFormat { .. } => "name-format",
+            SkillError::DescriptionMissing => "description-missing",
+            SkillError::DescriptionType { .. } => "description-type",
+            SkillError::DescriptionLength { .. } => "description-length",
+            SkillError::CompatibilityLength { .. } => "compatibility-length",
+        }
+    }
+}
+
+/// `{"rule": "...", "message": "..."}`.
+impl Serialize for SkillError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("SkillError", 2)?;
+        out.serialize_field("rule", self.rule())?;
+        out.serialize_field("message", &self.to_string())?;
+        out.end()
+    }
+}
+
+/// Something accepted that the user should know about. The skill is usable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// The frontmatter was not valid YAML; it was read after quoting the values on
+    /// these lines (an unquoted `: ` in a value, or `\'` inside single quotes).
+    YamlRepaired { lines: Vec<usize> },
+    /// `name` is not a slug (e.g. "Shell Scripting"): it is kept as the display name,
+    /// and the skill's identity is its directory slug.
+    DisplayName { name: String, slug: String },
+    /// `name` is a slug but not the directory's: the directory wins.
+    NameDirMismatch { name: String, slug: String },
+    /// YAML read a number or boolean where text was expected; its source text is kept.
+    FieldCoerced { field: String, text: String },
+    /// `version` is not a semver string (e.g. `1.0`); kept as written.
+    VersionNotSemver { version: String },
+    /// Control or invisible characters (zero-width, bidi overrides, Unicode tags) were
+    /// removed from a field so they cannot reach a listing or a prompt unnoticed.
+    HiddenCharacters { field: String, count: usize },
+    /// An optional field had a shape that cannot be used (e.g. `tags` as a mapping).
+    FieldIgnored { field: String, found: &'static str },
+    /// Only `skill.md` exists; it was read in place of `SKILL.md`.
+    LowercaseFileName,
+}
+
+impl Warning {
+    /// A stable code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Warning::YamlRepaired { .. } => "yaml-repaired",
+            Warning::DisplayName { .. } => "display-name",
+            Warning::NameDirMismatch { .. } => "name-dir-mismatch",
+            Warning::FieldCoerced { .. } => "field-coerced",
+            Warning::VersionNotSemver { .. } => "version-not-semver",
+            Warning::HiddenCharacters { .. } => "hidden-characters",
+            Warning::FieldIgnored { .. } => "field-ignored",
+            Warning::LowercaseFileName => "lowercase-file-name",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Warning::YamlRepaired { lines } => {
+                let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+                format!(
+                    "the frontmatter is not valid YAML; it was read after quoting the value on line {} (quote it in the file)",
+                    lines.join(", ")
+                )
+            }
+            Warning::DisplayName { name, slug } => format!(
+                "`name` {name:?} is not a skill slug; it is kept as the display name and the skill is identified as `{slug}`"
+            ),
+            Warning::NameDirMismatch { name, slug } => format!(
+                "`name` `{name}` does not match the directory `{slug}`; the skill is identified as `{slug}`"
+            ),
+            Warning::FieldCoerced { field, text } => format!(
+                "`{field}` is a YAML number or boolean; its text {text:?} is used (quote it in the file)"
+            ),
+            Warning::VersionNotSemver { version } => {
+                format!("`version` {version:?} is not a semver version (like 1.0.0)")
+            }
+            Warning::HiddenCharacters { field, count } => {
+                format!("removed {count} control or invisible character(s) from `{field}`")
+            }
+            Warning::FieldIgnored { field, found } => {
+                format!("`{field}` is ignored: found {found}, expected text or a list")
+            }
+            Warning::LowercaseFileName => {
+                "the file is named skill.md; SKILL.md is the standard name".to_string()
+            }
+        }
+    }
+}
+
+/// `{"code": "...", "message": "..."}`.
+impl Serialize for Warning {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("Warning", 2)?;
+        out.serialize_field("code", self.code())?;
+        out.serialize_field("message", &self.message())?;
+        out.end()
+    }
+}
+
+/// A library operation that failed. Nothing on disk changed unless the variant says so.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    #[error(transparent)]
+    Invalid(#[from] SkillError),
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("invalid skill id {id:?}: {reason}")]
+    InvalidId { id: String, reason: String },
+
+    #[error("no installed skill named `{0}`")]
+    NotFound(String),
+
+    #[error("the skill `{0}` is inactive; activate it first")]
+    Inactive(String),
+
+    #[error("{path} is not a valid skills index ({reason}); a discovery scan rebuilds it")]
+    IndexCorrupt { path: PathBuf, reason: String },
+
+    #[error("invalid file path {path:?} in the skill package: {reason}")]
+    PackagePath { path: String, reason: String },
+
+    #[error("the skill package is too large: {reason}")]
+    PackageTooLarge { reason: String },
+
+    #[error(
+        "a skill named `{slug}` is already installed at {existing}; remove it first or use force"
+    )]
+    SlugTaken { slug: String, existing: String },
+
+    #[error("{path} is in the way: it exists and is not a skill directory")]
+    PathTaken { path: PathBuf },
+
+    #[error("{path} leads outside the skills directory")]
+    OutsideRoot { path: PathBuf },
+}
+
+impl LibraryError {
+    /// A stable code for clients; a refused SKILL.md reports the rule it broke.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LibraryError::Invalid(e) => e.rule(),
+            LibraryError::Io { .. } => "io",
+            LibraryError::InvalidId { .. } => "invalid-id",
+            LibraryError::NotFound(_) => "not-found",
+            LibraryError::Inactive(_) => "inactive",
+            LibraryError::IndexCorrupt { .. } => "index-corrupt",
+            LibraryError::PackagePath { .. } => "package-path",
+            LibraryError::PackageTooLarge { .. } => "package-too-large",
+            LibraryError::SlugTaken { .. } => "slug-taken",
+            LibraryError::PathTaken { .. } => "path-taken",
+            LibraryError::OutsideRoot { .. } => "outside-root",
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> LibraryError {
+        let path = path.to_path_buf();
+        move |source| LibraryError::Io { path, source }
+    }
+}
+
+/// `{"code": "...", "message": "..."}`.
+impl Serialize for LibraryError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("LibraryError", 2)?;
+        out.serialize_field("code", self.code())?;
+        out.serialize_field("message", &self.to_string())?;
+        out.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skills_errors_serialize_with_their_rule() {
+        let e = SkillError::DescriptionLength {
+            chars: 1100,
+            limit: 1024,
+        };
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["rule"], "description-length");
+        assert!(json["message"].as_str().unwrap().contains("1100"));
+
+        let w = Warning::VersionNotSemver {
+            version: "1.0".into(),
+        };
+        let json = serde_json::to_value(&w).unwrap();
+        assert_eq!(json["code"], "version-not-semver");
+
+        let l = LibraryError::from(SkillError::NameMissing);
+        assert_eq!(l.code(), "name-missing");
+        assert_eq!(serde_json::to_value(&l).unwrap()["code"], "name-missing");
+    }
+}

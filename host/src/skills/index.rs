@@ -1,0 +1,230 @@
+//! `{skills}/.index.json`, the source of truth for listing and updating skills, in the
+//! shape DESIGN.md section 4 fixes:
+//!
+//! ```json
+//! { "version": 1, "skills": { "<slug>": { "id", "name", "version", "category", "path",
+//!   "source": {"kind": "seed|registry|url|file|manual", "url"?, "registry"?},
+//!   "sha256", "installed_at", "updated_at", "active", "pinned" } } }
+//! ```
+//!
+//! It is replaced atomically on every change. Loading checks every entry's key and
+//! path: an index is input too (people edit files), and a path in it must never lead
+//! out of the skills directory.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::durable::{read_bounded, replace_file};
+use super::error::LibraryError;
+use super::id::{SkillId, Slug};
+
+pub const INDEX_FILE: &str = ".index.json";
+pub const INDEX_VERSION: u32 = 1;
+/// Far beyond any real index (an entry is a few hundred bytes).
+const MAX_INDEX_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Index {
+    pub version: u32,
+    /// Keyed by slug; sorted, so the file is stable.
+    pub skills: BTreeMap<String, IndexEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntry {
+    /// `slug` or `category/slug` (the registry id).
+    pub id: String,
+    /// Display name from the frontmatter.
+    pub name: String,
+    pub version: Option<String>,
+    pub category: Option<String>,
+    /// The directory relative to the skills root, `/`-separated.
+    pub path: String,
+    pub source: Source,
+    /// sha256 of the SKILL.md body.
+    pub sha256: String,
+    /// RFC 3339 UTC.
+    pub installed_at: String,
+    pub updated_at: String,
+    pub active: bool,
+    /// Left alone by `skills update`.
+    pub pinned: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    pub kind: SourceKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+}
+
+impl Source {
+    /// A source without url or registry (seed, file, manual).
+    pub fn of(kind: SourceKind) -> Source {
+        Source {
+            kind,
+            url: None,
+            registry: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Seed,
+    Registry,
+    Url,
+    File,
+    Manual,
+}
+
+impl IndexEntry {
+    /// Where the entry's skill lives (checked when the index was loaded).
+    pub fn skill_id(&self) -> Result<SkillId, LibraryError> {
+        SkillId::parse(&self.path)
+    }
+}
+
+impl Default for Index {
+    fn default() -> Index {
+        Index {
+            version: INDEX_VERSION,
+            skills: BTreeMap::new(),
+        }
+    }
+}
+
+impl Index {
+    /// Reads the index; a missing file is an empty index.
+    pub(crate) fn load(path: &Path) -> Result<Index, LibraryError> {
+        let corrupt = |reason: String| LibraryError::IndexCorrupt {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let bytes = match read_bounded(path, MAX_INDEX_BYTES) {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(size)) => return Err(corrupt(format!("{size} bytes is too large"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::default()),
+            Err(e) => return Err(LibraryError::io(path)(e)),
+        };
+        let index: Index = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if index.version != INDEX_VERSION {
+            return Err(corrupt(format!("unknown version {}", index.version)));
+        }
+        for (slug, entry) in &index.skills {
+            Slug::parse(slug).map_err(|e| corrupt(format!("key {slug:?}: {e}")))?;
+            let id = entry
+                .skill_id()
+                .map_err(|e| corrupt(format!("entry {slug:?}: {e}")))?;
+            if id.slug().as_str() != slug {
+                return Err(corrupt(format!(
+                    "entry {slug:?} points at {:?}, another skill's directory",
+                    entry.path
+                )));
+            }
+        }
+        Ok(index)
+    }
+
+    pub(crate) fn save(&self, path: &Path) -> Result<(), LibraryError> {
+        let mut json = serde_json::to_vec_pretty(self).map_err(|e| LibraryError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+        json.push(b'\n');
+        replace_file(path, &json).map_err(LibraryError::io(path))
+    }
+}
+
+/// Now, as RFC 3339 UTC at millisecond precision.
+pub(crate) fn now() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_millisecond(now.as_millisecond())
+        .unwrap_or(now)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str) -> IndexEntry {
+        IndexEntry {
+            id: path.to_string(),
+            name: "n".into(),
+            version: Some("1.0.0".into()),
+            category: None,
+            path: path.to_string(),
+            source: Source {
+                kind: SourceKind::Registry,
+                url: None,
+                registry: Some("https://r.example".into()),
+            },
+            sha256: "00".into(),
+            installed_at: now(),
+            updated_at: now(),
+            active: true,
+            pinned: false,
+        }
+    }
+
+    #[test]
+    fn skills_index_has_the_designed_shape() {
+        let mut index = Index::default();
+        index
+            .skills
+            .insert("clean-code".into(), entry("development/clean-code"));
+        let json = serde_json::to_value(&index).unwrap();
+        assert_eq!(json["version"], 1);
+        let e = &json["skills"]["clean-code"];
+        let mut keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "active",
+                "category",
+                "id",
+                "installed_at",
+                "name",
+                "path",
+                "pinned",
+                "sha256",
+                "source",
+                "updated_at",
+                "version"
+            ]
+        );
+        assert_eq!(
+            e["source"],
+            serde_json::json!({"kind": "registry", "registry": "https://r.example"})
+        );
+        assert!(e["installed_at"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn skills_index_round_trips_and_refuses_paths_out_of_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        assert_eq!(Index::load(&path).unwrap(), Index::default());
+        let mut index = Index::default();
+        index.skills.insert("a".into(), entry("a"));
+        index.save(&path).unwrap();
+        assert_eq!(Index::load(&path).unwrap(), index);
+
+        for (key, bad_path) in [("a", "../a"), ("a", "b"), ("a", "x/y/a"), ("A", "A")] {
+            let mut index = Index::default();
+            index.skills.insert(key.into(), entry(bad_path));
+            std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+            let e = Index::load(&path).unwrap_err();
+            assert_eq!(e.code(), "index-corrupt", "{bad_path}");
+        }
+        std::fs::write(&path, b"{not json").unwrap();
+        assert_eq!(Index::load(&path).unwrap_err().code(), "index-corrupt");
+    }
+}

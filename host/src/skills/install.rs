@@ -1,0 +1,261 @@
+//! Installing a validated [`SkillPackage`]: the files are written to
+//! `.staging-<ulid>/` inside the skills root, fsynced, and renamed into place, so no
+//! partial skill is ever visible under a skill's name; then the index is replaced
+//! atomically. Validation happened when the package was built, so a package that
+//! exists can be written, and nothing is written for one that could not be built.
+//!
+//! Statuses: `installed` (new), `updated` (version or body changed), `reinstalled`
+//! (same version and body, `force`), `already-installed` (same, no `force`: nothing is
+//! written). New skills start active; an update keeps the entry's active and pinned
+//! state and its `installed_at`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::durable::{sync_dir, unique_name, write_new};
+use super::error::{LibraryError, Warning};
+use super::id::SkillId;
+use super::index::{IndexEntry, Source};
+use super::library::{Library, STAGING_PREFIX};
+use super::package::SkillPackage;
+use super::scan::entry_for;
+use super::validate::ValidSkill;
+
+/// What an install did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstallStatus {
+    Installed,
+    Updated,
+    Reinstalled,
+    AlreadyInstalled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstallOutcome {
+    pub status: InstallStatus,
+    pub slug: String,
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    pub version: Option<String>,
+    pub sha256: String,
+    pub path: PathBuf,
+    pub warnings: Vec<Warning>,
+    /// The skill's previous location, when `force` moved it to another category.
+    pub replaced: Option<String>,
+}
+
+impl Library {
+    /// Installs `package` (see the module documentation). A skill with the same slug
+    /// elsewhere (another category, or flat) is only replaced with `force`.
+    pub fn install(
+        &self,
+        package: &SkillPackage,
+        source: Source,
+        force: bool,
+    ) -> Result<InstallOutcome, LibraryError> {
+        let _lock = self.lock(true)?;
+        let mut index = self.load_index()?;
+        let id = package.id();
+        let skill = package.skill();
+        let slug = id.slug().to_string();
+        let target = id.dir_in(self.root());
+
+        let existing = index.skills.get(&slug).cloned();
+        let moved_from = match &existing {
+            Some(e) if e.path != id.to_string() => {
+                if !force {
+                    return Err(LibraryError::SlugTaken {
+                        slug,
+                        existing: e.path.clone(),
+                    });
+                }
+                Some(e.skill_id()?)
+            }
+            _ => None,
+        };
+        self.check_target(id)?;
+        // What is in place now: the indexed skill if its directory is still there, else
+        // an unindexed skill at the target.
+        let indexed = existing.as_ref().filter(|e| {
+            e.skill_id()
+                .is_ok_and(|at| Library::has_skill_file(&at.dir_in(self.root())))
+        });
+        let previous = match indexed {
+            Some(e) => Some((e.version.clone(), e.sha256.clone())),
+            None if Library::has_skill_file(&target) => Some(
+                self.load_dir(id)
+                    .map(|s| (s.frontmatter.version, s.sha256))
+                    .unwrap_or_default(),
+            ),
+            None => None,
+        };
+        let same = previous
+            .as_ref()
+            .is_some_and(|(v, sha)| *v == skill.frontmatter.version && *sha == skill.sha256);
+        let status = match (&previous, same, force) {
+            (None, _, _) => InstallStatus::Installed,
+            (Some(_), true, true) => InstallStatus::Reinstalled,
+            (Some(_), true, false) => InstallStatus::AlreadyInstalled,
+            (Some(_), false, _) => InstallStatus::Updated,
+        };
+        let outcome = InstallOutcome {
+            status,
+            slug: slug.clone(),
+            id: id.to_string(),
+            name: skill.frontmatter.name.clone(),
+            version: skill.frontmatter.version.clone(),
+            sha256: skill.sha256.clone(),
+            path: target.clone(),
+            warnings: skill.warnings.clone(),
+            replaced: moved_from.as_ref().map(SkillId::to_string),
+        };
+
+        if status == InstallStatus::AlreadyInstalled {
+            if indexed.is_none() {
+                // The same files were already in place, unindexed or indexed elsewhere.
+                index
+                    .skills
+                    .insert(slug, entry(existing, id, skill, source));
+                index.save(&self.index_path())?;
+            }
+            return Ok(outcome);
+        }
+
+        let staging = self.stage(package)?;
+        let replaced_dir = self.commit(staging, id)?;
+        let old_dir = match &moved_from {
+            Some(old) if old.dir_in(self.root()).symlink_metadata().is_ok() => {
+                Some(self.move_to_trash(old)?)
+            }
+            _ => None,
+        };
+        let entry = entry(existing, id, skill, source);
+        index.skills.insert(slug, entry);
+        index.save(&self.index_path())?;
+        for dir in [replaced_dir, old_dir].into_iter().flatten() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(category) = moved_from.as_ref().and_then(SkillId::category) {
+            let _ = std::fs::remove_dir(self.root().join(category.as_str()));
+        }
+        Ok(outcome)
+    }
+
+    /// Refuses to install where something that is not a skill is in the way: a
+    /// non-skill directory (e.g. a category) at the target, or a skill where the
+    /// category directory should be.
+    fn check_target(&self, id: &SkillId) -> Result<(), LibraryError> {
+        let target = id.dir_in(self.root());
+        if target.symlink_metadata().is_ok() && !Library::has_skill_file(&target) {
+            return Err(LibraryError::PathTaken { path: target });
+        }
+        if let Some(category) = id.category() {
+            let dir = self.root().join(category.as_str());
+            if Library::has_skill_file(&dir) {
+                return Err(LibraryError::PathTaken { path: dir });
+            }
+            // A category directory that is a symlink out of the root would carry the
+            // install with it.
+            if dir.exists() {
+                self.check_inside(&dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the package to a fresh staging directory, every file and directory
+    /// fsynced. Dropping the result deletes it.
+    fn stage(&self, package: &SkillPackage) -> Result<Staging, LibraryError> {
+        let staging = Staging {
+            dir: self.root().join(unique_name(STAGING_PREFIX)),
+            committed: false,
+        };
+        let dir = &staging.dir;
+        std::fs::create_dir(dir).map_err(LibraryError::io(dir))?;
+        let skill_md = dir.join(super::SKILL_FILE);
+        write_new(&skill_md, package.skill_md()).map_err(LibraryError::io(&skill_md))?;
+        let mut dirs = vec![dir.to_path_buf()];
+        for (path, bytes) in package.files() {
+            let file = path.under(dir);
+            if let Some(parent) = file.parent().filter(|p| !p.exists()) {
+                std::fs::create_dir_all(parent).map_err(LibraryError::io(parent))?;
+            }
+            write_new(&file, bytes).map_err(LibraryError::io(&file))?;
+            if let Some(parent) = file.parent() {
+                dirs.push(parent.to_path_buf());
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        for d in dirs.iter().rev() {
+            sync_dir(d).map_err(LibraryError::io(d))?;
+        }
+        Ok(staging)
+    }
+
+    /// Renames the staging directory to `id`'s place. An existing skill there is first
+    /// moved to the trash (returned, for deletion once the index is saved), and put
+    /// back if the rename fails.
+    fn commit(&self, mut staging: Staging, id: &SkillId) -> Result<Option<PathBuf>, LibraryError> {
+        let target = id.dir_in(self.root());
+        if let Some(category) = id.category() {
+            let dir = self.root().join(category.as_str());
+            if !dir.is_dir() {
+                std::fs::create_dir(&dir).map_err(LibraryError::io(&dir))?;
+                sync_dir(self.root()).map_err(LibraryError::io(self.root()))?;
+            }
+        }
+        let trash = if target.symlink_metadata().is_ok() {
+            Some(self.move_to_trash(id)?)
+        } else {
+            None
+        };
+        if let Err(e) = std::fs::rename(&staging.dir, &target) {
+            if let Some(trash) = &trash {
+                let _ = std::fs::rename(trash, &target);
+            }
+            return Err(LibraryError::io(&target)(e));
+        }
+        staging.committed = true;
+        let parent = target.parent().unwrap_or(self.root());
+        sync_dir(parent).map_err(LibraryError::io(parent))?;
+        Ok(trash)
+    }
+}
+
+/// A staging directory that deletes itself unless committed.
+struct Staging {
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The index entry after an install: a fresh one, keeping the previous entry's
+/// `installed_at`, `active` and `pinned` when the slug was installed before.
+fn entry(
+    previous: Option<IndexEntry>,
+    id: &SkillId,
+    skill: &ValidSkill,
+    source: Source,
+) -> IndexEntry {
+    let fresh = entry_for(id, skill, source);
+    match previous {
+        Some(previous) => IndexEntry {
+            installed_at: previous.installed_at,
+            active: previous.active,
+            pinned: previous.pinned,
+            ..fresh
+        },
+        None => fresh,
+    }
+}

@@ -1,0 +1,356 @@
+//! The skills directory: `{data_dir}/skills/` with flat `<name>/SKILL.md` and registry
+//! `<category>/<slug>/SKILL.md` skills, each with optional `scripts/` and
+//! `references/`, and `.index.json` (see `index.rs`).
+//!
+//! Every change happens under an exclusive lock on `.lock` (the daemon and a CLI
+//! process may share the directory) and re-reads the index first, so no process
+//! overwrites another's change. Reads take a shared lock. Removal and replacement
+//! first move a skill's directory to `.trash-<ulid>-<path>` at the root; the index is
+//! saved after, so a crash in between is undone by the next discovery scan
+//! (`scan.rs`), which puts the directory back when the index still lists it.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use super::catalog::{CatalogEntry, InvokedSkill, summarize};
+use super::durable::{read_bounded, read_head, sync_dir, unique_name};
+use super::error::{LibraryError, SkillError, Warning};
+use super::fields::Frontmatter;
+use super::id::{SkillId, Slug};
+use super::index::{INDEX_FILE, Index, IndexEntry};
+use super::package::RESOURCE_DIRS;
+use super::parse::parse_head;
+use super::scan::ScanProblem;
+use super::validate::{ValidSkill, load_skill, validate_frontmatter};
+use super::{MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE};
+
+const LOCK_FILE: &str = ".lock";
+pub(super) const TRASH_PREFIX: &str = ".trash-";
+pub(super) const STAGING_PREFIX: &str = ".staging-";
+/// Files listed as an invoked skill's resources, at most.
+const MAX_RESOURCES: usize = 256;
+/// Directory entries looked at while listing resources, at most.
+const MAX_RESOURCE_ENTRIES: usize = 4096;
+const MAX_RESOURCE_DEPTH: usize = 8;
+
+/// The installed skills. Cheap to construct; holds no state besides its root.
+#[derive(Debug, Clone)]
+pub struct Library {
+    root: PathBuf,
+}
+
+/// A held lock on the skills directory; released when dropped (the file is closed).
+pub(super) struct Lock {
+    _file: File,
+}
+
+impl Library {
+    /// Opens (creating if needed) the skills directory at `root`.
+    pub fn open(root: PathBuf) -> Result<Library, LibraryError> {
+        std::fs::create_dir_all(&root).map_err(LibraryError::io(&root))?;
+        Ok(Library { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The index: every installed skill with its state.
+    pub fn list(&self) -> Result<Index, LibraryError> {
+        let _lock = self.lock(false)?;
+        self.load_index()
+    }
+
+    pub fn entry(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
+        self.list()?
+            .skills
+            .remove(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))
+    }
+
+    pub fn activate(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
+        self.set_active(slug, true)
+    }
+
+    /// The skill stays on disk and in the index; it is left out of routing.
+    pub fn deactivate(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
+        self.set_active(slug, false)
+    }
+
+    fn set_active(&self, slug: &str, active: bool) -> Result<IndexEntry, LibraryError> {
+        let _lock = self.lock(true)?;
+        let mut index = self.load_index()?;
+        let entry = index
+            .skills
+            .get_mut(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        if entry.active == active {
+            return Ok(entry.clone());
+        }
+        entry.active = active;
+        entry.updated_at = super::index::now();
+        let entry = entry.clone();
+        index.save(&self.index_path())?;
+        Ok(entry)
+    }
+
+    /// Removes the skill's directory and its index entry.
+    pub fn remove(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
+        let _lock = self.lock(true)?;
+        let mut index = self.load_index()?;
+        let entry = index
+            .skills
+            .remove(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        let id = entry.skill_id()?;
+        let dir = id.dir_in(&self.root);
+        let trash = if dir.symlink_metadata().is_ok() {
+            Some(self.move_to_trash(&id)?)
+        } else {
+            None
+        };
+        if let Err(e) = index.save(&self.index_path()) {
+            if let Some(trash) = &trash {
+                let _ = std::fs::rename(trash, &dir);
+            }
+            return Err(e);
+        }
+        if let Some(trash) = trash {
+            let _ = std::fs::remove_dir_all(trash);
+        }
+        if let Some(category) = id.category() {
+            // Only succeeds when the category has no skill left.
+            let _ = std::fs::remove_dir(self.root.join(category.as_str()));
+        }
+        Ok(entry)
+    }
+
+    /// What routing and listings see of every indexed skill, without reading a body.
+    /// Skills that no longer validate are left out and reported.
+    pub fn catalog(&self) -> Result<(Vec<CatalogEntry>, Vec<ScanProblem>), LibraryError> {
+        let _lock = self.lock(false)?;
+        let index = self.load_index()?;
+        let mut entries = Vec::new();
+        let mut problems = Vec::new();
+        for (slug, entry) in index.skills {
+            let head = entry.skill_id().and_then(|id| self.load_head(&id));
+            match head {
+                Ok((_, fm)) => entries.push(CatalogEntry {
+                    summary: summarize(&fm.description),
+                    slug,
+                    id: entry.id,
+                    name: fm.name,
+                    description: fm.description,
+                    version: fm.version,
+                    category: entry.category.or(fm.category),
+                    categories: fm.categories,
+                    tags: fm.tags,
+                    intents: fm.intents,
+                    allowed_tools: fm.allowed_tools,
+                    active: entry.active,
+                }),
+                Err(error) => problems.push(ScanProblem::new(entry.path, &error)),
+            }
+        }
+        Ok((entries, problems))
+    }
+
+    /// Reads an active skill's body for use: the step after the catalog.
+    pub fn invoke(&self, slug: &str) -> Result<InvokedSkill, LibraryError> {
+        let _lock = self.lock(false)?;
+        let entry = self
+            .load_index()?
+            .skills
+            .remove(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        if !entry.active {
+            return Err(LibraryError::Inactive(slug.to_string()));
+        }
+        let id = entry.skill_id()?;
+        let skill = self.load_dir(&id)?;
+        let dir = id.dir_in(&self.root);
+        Ok(InvokedSkill {
+            resources: list_resources(&dir),
+            id,
+            name: skill.frontmatter.name,
+            dir,
+            body: skill.body,
+            allowed_tools: skill.frontmatter.allowed_tools,
+        })
+    }
+
+    pub(super) fn index_path(&self) -> PathBuf {
+        self.root.join(INDEX_FILE)
+    }
+
+    pub(super) fn load_index(&self) -> Result<Index, LibraryError> {
+        Index::load(&self.index_path())
+    }
+
+    pub(super) fn lock(&self, exclusive: bool) -> Result<Lock, LibraryError> {
+        let path = self.root.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(LibraryError::io(&path))?;
+        let locked = if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        };
+        locked.map_err(LibraryError::io(&path))?;
+        Ok(Lock { _file: file })
+    }
+
+    /// Reads and validates the skill in `id`'s directory.
+    pub(super) fn load_dir(&self, id: &SkillId) -> Result<ValidSkill, LibraryError> {
+        let dir = id.dir_in(&self.root);
+        let (path, _) = find_skill_file(&dir)?;
+        self.check_inside(&path)?;
+        load_skill_dir(&dir)
+    }
+
+    /// Reads and validates only the frontmatter of the skill in `id`'s directory.
+    pub(super) fn load_head(&self, id: &SkillId) -> Result<(Slug, Frontmatter), LibraryError> {
+        let (path, _) = find_skill_file(&id.dir_in(&self.root))?;
+        self.check_inside(&path)?;
+        let size = path.metadata().map_err(LibraryError::io(&path))?.len();
+        if size > MAX_SKILL_FILE_BYTES as u64 {
+            return Err(SkillError::FileTooLarge {
+                size,
+                limit: MAX_SKILL_FILE_BYTES,
+            }
+            .into());
+        }
+        // Room for a BOM and both delimiter lines around the largest frontmatter.
+        let head = read_head(&path, MAX_FRONTMATTER_BYTES + 64).map_err(LibraryError::io(&path))?;
+        let (fm, mut warnings) = parse_head(&head)?;
+        Ok(validate_frontmatter(
+            fm,
+            Some(id.slug().as_str()),
+            &mut warnings,
+        )?)
+    }
+
+    pub(super) fn has_skill_file(dir: &Path) -> bool {
+        find_skill_file(dir).is_ok()
+    }
+
+    /// Refuses a path that resolves (through symlinks) outside the skills root.
+    pub(super) fn check_inside(&self, path: &Path) -> Result<(), LibraryError> {
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(LibraryError::io(&self.root))?;
+        let real = path.canonicalize().map_err(LibraryError::io(path))?;
+        if real.starts_with(&root) {
+            Ok(())
+        } else {
+            Err(LibraryError::OutsideRoot {
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    /// Moves `id`'s directory to `.trash-<ulid>-<category>+<slug>` at the root, where a
+    /// crash leaves it recoverable.
+    pub(super) fn move_to_trash(&self, id: &SkillId) -> Result<PathBuf, LibraryError> {
+        let dir = id.dir_in(&self.root);
+        let encoded = id.to_string().replace('/', "+");
+        let trash = self
+            .root
+            .join(format!("{}-{encoded}", unique_name(TRASH_PREFIX)));
+        std::fs::rename(&dir, &trash).map_err(LibraryError::io(&dir))?;
+        sync_dir(&self.root).map_err(LibraryError::io(&self.root))?;
+        Ok(trash)
+    }
+}
+
+/// Reads and validates the skill in `dir` (anywhere, e.g. a directory given to
+/// `install --from`): its SKILL.md, or skill.md when only that exists, at most
+/// [`MAX_SKILL_FILE_BYTES`], with the directory's name as the skill's identity.
+pub fn load_skill_dir(dir: &Path) -> Result<ValidSkill, LibraryError> {
+    let (path, lowercase) = find_skill_file(dir)?;
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| LibraryError::InvalidId {
+            id: dir.display().to_string(),
+            reason: "the directory name is not UTF-8 text".into(),
+        })?;
+    let bytes = match read_bounded(&path, MAX_SKILL_FILE_BYTES) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => {
+            return Err(SkillError::FileTooLarge {
+                size,
+                limit: MAX_SKILL_FILE_BYTES,
+            }
+            .into());
+        }
+        Err(e) => return Err(LibraryError::io(&path)(e)),
+    };
+    let mut skill = load_skill(&bytes, Some(name))?;
+    if lowercase {
+        skill.warnings.push(Warning::LowercaseFileName);
+    }
+    Ok(skill)
+}
+
+/// SKILL.md in `dir`, or skill.md when only that exists (and whether it was that).
+fn find_skill_file(dir: &Path) -> Result<(PathBuf, bool), SkillError> {
+    for (name, lowercase) in [(SKILL_FILE, false), ("skill.md", true)] {
+        let path = dir.join(name);
+        if path.is_file() {
+            return Ok((path, lowercase));
+        }
+    }
+    Err(SkillError::MissingFile {
+        dir: dir.display().to_string(),
+    })
+}
+
+/// The skill id a trash directory came from (see [`Library::move_to_trash`]).
+pub(super) fn trash_origin(name: &str) -> Option<SkillId> {
+    let rest = name.strip_prefix(TRASH_PREFIX)?;
+    let (_ulid, encoded) = rest.split_once('-')?;
+    SkillId::parse(&encoded.replace('+', "/")).ok()
+}
+
+/// Regular files under the skill's resource directories (symlinks are not followed),
+/// relative to `dir`, sorted, bounded.
+fn list_resources(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut budget = MAX_RESOURCE_ENTRIES;
+    let mut pending: Vec<(PathBuf, String, usize)> = RESOURCE_DIRS
+        .iter()
+        .map(|d| (dir.join(d), d.to_string(), 1))
+        .collect();
+    while let Some((path, rel, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            if out.len() >= MAX_RESOURCES || budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let child = format!("{rel}/{name}");
+            if kind.is_file() {
+                out.push(child);
+            } else if kind.is_dir() && depth < MAX_RESOURCE_DEPTH {
+                pending.push((entry.path(), child, depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,325 @@
+//! The discovery scan: reconciles `.index.json` with the directories on disk.
+//!
+//! - A skill directory without an index entry is indexed with source `manual`.
+//! - An entry whose directory (or its SKILL.md) is gone is dropped and reported.
+//! - An entry whose SKILL.md changed on disk is refreshed (name, version, sha256).
+//! - Directories that do not validate are reported with the rule they break, and
+//!   never indexed; an indexed skill that stopped validating keeps its entry.
+//! - Leftovers of interrupted operations are settled: `.staging-*` (an install that
+//!   never got its final name) is deleted; `.trash-*` (a directory moved aside by a
+//!   remove or a replace) is put back if its place is empty and the index still lists
+//!   it there, else deleted. The scan holds the exclusive lock, so none of these
+//!   belongs to an operation still running.
+//! - An unreadable index is kept aside as `.index.json.corrupt-<ulid>` and rebuilt.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::durable::unique_name;
+use super::error::LibraryError;
+use super::id::{SkillId, Slug};
+use super::index::{INDEX_FILE, Index, IndexEntry, Source, SourceKind, now};
+use super::library::{Library, STAGING_PREFIX, TRASH_PREFIX, load_skill_dir, trash_origin};
+use super::validate::ValidSkill;
+
+/// Directory entries a scan looks at, at most (root and each category together).
+const MAX_SCAN_ENTRIES: usize = 10_000;
+
+/// What a scan found and did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ScanReport {
+    /// Slugs newly indexed as `manual`.
+    pub added: Vec<String>,
+    /// Slugs whose entry was refreshed from a SKILL.md changed on disk.
+    pub refreshed: Vec<String>,
+    /// Entries dropped because their directory is gone.
+    pub dropped: Vec<DroppedEntry>,
+    /// Directories that are not valid skills, with the rule they break.
+    pub problems: Vec<ScanProblem>,
+    /// Leftovers of interrupted operations, and what was done with each.
+    pub recovered: Vec<String>,
+    /// Why the index was rebuilt, if it was unreadable.
+    pub index_reset: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DroppedEntry {
+    pub slug: String,
+    pub path: String,
+}
+
+/// A skill directory that could not be used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanProblem {
+    /// Relative to the skills root.
+    pub path: String,
+    /// The rule or error code ([`LibraryError::code`]).
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ScanProblem {
+    pub(super) fn new(path: String, error: &LibraryError) -> ScanProblem {
+        ScanProblem {
+            path,
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl Library {
+    /// Reconciles the index with the disk (see the module documentation).
+    pub fn scan(&self) -> Result<ScanReport, LibraryError> {
+        let _lock = self.lock(true)?;
+        let mut report = ScanReport::default();
+        let mut index = match self.load_index() {
+            Ok(index) => index,
+            Err(LibraryError::IndexCorrupt { reason, .. }) => {
+                let kept = self
+                    .root()
+                    .join(unique_name(&format!("{INDEX_FILE}.corrupt-")));
+                std::fs::rename(self.index_path(), &kept)
+                    .map_err(LibraryError::io(&self.index_path()))?;
+                report.index_reset = Some(format!(
+                    "{reason}; the old file is kept as {}",
+                    kept.display()
+                ));
+                Index::default()
+            }
+            Err(e) => return Err(e),
+        };
+        let before = index.clone();
+        self.settle_leftovers(&index, &mut report)?;
+
+        let vanished: Vec<String> = index
+            .skills
+            .iter()
+            .filter(|(_, e)| {
+                e.skill_id()
+                    .map(|id| !Library::has_skill_file(&id.dir_in(self.root())))
+                    .unwrap_or(true)
+            })
+            .map(|(slug, _)| slug.clone())
+            .collect();
+        for slug in vanished {
+            if let Some(entry) = index.skills.remove(&slug) {
+                report.dropped.push(DroppedEntry {
+                    slug,
+                    path: entry.path,
+                });
+            }
+        }
+
+        for id in self.find_skill_dirs(&mut report)? {
+            let slug = id.slug().to_string();
+            let path = id.to_string();
+            // The slug is the identity: a second directory with the same slug (in
+            // another category, or flat) is not indexed.
+            if let Some(existing) = index.skills.get(&slug).filter(|e| e.path != path) {
+                let error = LibraryError::SlugTaken {
+                    slug,
+                    existing: existing.path.clone(),
+                };
+                report.problems.push(ScanProblem::new(path, &error));
+                continue;
+            }
+            let skill = match self.load_dir(&id) {
+                Ok(skill) => skill,
+                Err(error) => {
+                    report.problems.push(ScanProblem::new(path, &error));
+                    continue;
+                }
+            };
+            match index.skills.get_mut(&slug) {
+                Some(entry) => {
+                    if refresh(entry, &id, &skill) {
+                        report.refreshed.push(slug);
+                    }
+                }
+                None => {
+                    index.skills.insert(slug.clone(), manual_entry(&id, &skill));
+                    report.added.push(slug);
+                }
+            }
+        }
+
+        if index != before || report.index_reset.is_some() {
+            index.save(&self.index_path())?;
+        }
+        Ok(report)
+    }
+
+    /// Deletes or restores what interrupted installs and removals left at the root.
+    fn settle_leftovers(&self, index: &Index, report: &mut ScanReport) -> Result<(), LibraryError> {
+        let root = self.root();
+        let entries = std::fs::read_dir(root).map_err(LibraryError::io(root))?;
+        let temp_index = format!(".{INDEX_FILE}.tmp-");
+        for entry in entries.filter_map(Result::ok).take(MAX_SCAN_ENTRIES) {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let path = entry.path();
+            if name.starts_with(STAGING_PREFIX) {
+                let _ = std::fs::remove_dir_all(&path);
+                report
+                    .recovered
+                    .push(format!("deleted the unfinished install {name}"));
+            } else if name.starts_with(TRASH_PREFIX) {
+                let restorable = trash_origin(&name).filter(|id| {
+                    let listed = index
+                        .skills
+                        .get(id.slug().as_str())
+                        .is_some_and(|e| e.path == id.to_string());
+                    listed && id.dir_in(root).symlink_metadata().is_err()
+                });
+                match restorable {
+                    Some(id) => {
+                        let target = id.dir_in(root);
+                        let restored = match target.parent() {
+                            Some(parent) => std::fs::create_dir_all(parent)
+                                .and_then(|()| std::fs::rename(&path, &target)),
+                            None => Ok(()),
+                        };
+                        report.recovered.push(match restored {
+                            Ok(()) => format!("restored {id} from {name}"),
+                            Err(e) => format!("could not restore {id} from {name}: {e}"),
+                        });
+                    }
+                    None => {
+                        let _ = std::fs::remove_dir_all(&path);
+                        report.recovered.push(format!("deleted {name}"));
+                    }
+                }
+            } else if name.starts_with(&temp_index) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Skill directories on disk, flat and registry layout, sorted. Names starting with
+    /// `.` (the library's own files) or `_` (`_template`) are not skills. Directories
+    /// with a SKILL.md whose name is not a slug are reported, not returned.
+    fn find_skill_dirs(&self, report: &mut ScanReport) -> Result<Vec<SkillId>, LibraryError> {
+        let mut budget = MAX_SCAN_ENTRIES;
+        let mut found = Vec::new();
+        for name in dir_names(self.root(), &mut budget)? {
+            let dir = self.root().join(&name);
+            if Library::has_skill_file(&dir) {
+                match Slug::parse(&name) {
+                    Ok(slug) => found.push(SkillId::Flat(slug)),
+                    Err(_) => report.problems.push(unaddressable(&dir, name.clone())),
+                }
+                continue;
+            }
+            let category = Slug::parse(&name);
+            for sub in dir_names(&dir, &mut budget)? {
+                let skill_dir = dir.join(&sub);
+                if !Library::has_skill_file(&skill_dir) {
+                    continue;
+                }
+                let rel = format!("{name}/{sub}");
+                match (&category, Slug::parse(&sub)) {
+                    (Ok(category), Ok(slug)) => found.push(SkillId::Registry {
+                        category: category.clone(),
+                        slug,
+                    }),
+                    (Ok(_), Err(_)) => report.problems.push(unaddressable(&skill_dir, rel)),
+                    (Err(_), _) => {
+                        if let Err(error) = SkillId::parse(&rel) {
+                            report.problems.push(ScanProblem::new(rel, &error));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Subdirectory names of `dir` that may hold skills, sorted; each costs one unit of
+/// `budget`, and listing stops when it runs out.
+fn dir_names(dir: &Path, budget: &mut usize) -> Result<Vec<String>, LibraryError> {
+    let entries = std::fs::read_dir(dir).map_err(LibraryError::io(dir))?;
+    let mut names = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with(['.', '_']) || !entry.path().is_dir() {
+            continue;
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The problem with a skill directory whose name is not a slug: validating it with
+/// that name reports the rule it breaks.
+fn unaddressable(dir: &Path, rel: String) -> ScanProblem {
+    let error = match load_skill_dir(dir) {
+        Err(e) => e,
+        // Not expected: a name that is no slug fails validation.
+        Ok(_) => LibraryError::InvalidId {
+            id: rel.clone(),
+            reason: "not a slug".into(),
+        },
+    };
+    ScanProblem::new(rel, &error)
+}
+
+/// Brings an entry up to date with its SKILL.md; whether anything changed.
+fn refresh(entry: &mut IndexEntry, id: &SkillId, skill: &ValidSkill) -> bool {
+    let fm = &skill.frontmatter;
+    let category = category_of(id, skill);
+    let unchanged = entry.sha256 == skill.sha256
+        && entry.name == fm.name
+        && entry.version == fm.version
+        && entry.category == category;
+    if unchanged {
+        return false;
+    }
+    entry.sha256 = skill.sha256.clone();
+    entry.name = fm.name.clone();
+    entry.version = fm.version.clone();
+    entry.category = category;
+    entry.updated_at = now();
+    true
+}
+
+/// The index entry of a skill found on disk.
+fn manual_entry(id: &SkillId, skill: &ValidSkill) -> IndexEntry {
+    entry_for(id, skill, Source::of(SourceKind::Manual))
+}
+
+/// A fresh, active, unpinned entry.
+pub(super) fn entry_for(id: &SkillId, skill: &ValidSkill, source: Source) -> IndexEntry {
+    let now = now();
+    IndexEntry {
+        id: id.to_string(),
+        name: skill.frontmatter.name.clone(),
+        version: skill.frontmatter.version.clone(),
+        category: category_of(id, skill),
+        path: id.to_string(),
+        source,
+        sha256: skill.sha256.clone(),
+        installed_at: now.clone(),
+        updated_at: now,
+        active: true,
+        pinned: false,
+    }
+}
+
+/// The registry category of the skill's directory, else its frontmatter's.
+fn category_of(id: &SkillId, skill: &ValidSkill) -> Option<String> {
+    id.category()
+        .map(Slug::to_string)
+        .or_else(|| skill.frontmatter.category.clone())
+}
