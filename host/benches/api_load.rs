@@ -3,7 +3,7 @@
 //! and prints one table:
 //!
 //! 1. A temporary data directory gets 10,000 synthetic memories (varied types and
-//!    summaries from word lists, as in benches/brain.rs), written with the library
+//!    summaries from the word lists of benches/common), written with the library
 //!    before `engram serve --listen 127.0.0.1:0` starts on it.
 //! 2. Mixed load: 32 keep-alive connections (one client each) for 30 s, each sending
 //!    its next request as soon as the last one answered: 40% search (half keyword
@@ -27,6 +27,8 @@
 //! ENGRAM_LOAD_WRITE_PERCENT (default 20; 0 gives a read-only diagnostic run).
 //! `--quick` makes the defaults 3 s and 3 starts.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -40,9 +42,14 @@ use engram::brain::open::brain_db_path;
 use engram::brain::record::MemoryRecord;
 use engram::brain::store::q;
 use engram::brain::{Brain, DEFAULT_USER};
-use engram_strategies::model::{Evidence, MemoryType, Scope};
+use engram_strategies::model::{Evidence, Scope};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
+
+use common::{
+    ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
+    agent_question, ms, ratio, synthetic_summary,
+};
 
 /// Every request's deadline, connect to last body byte.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,6 +61,9 @@ const STARTUP_TARGET: Duration = Duration::from_millis(100);
 const SEARCH_LIMIT: &str = "10";
 /// Search queries drawn from (half keywords, half agent questions).
 const QUERIES: usize = 400;
+/// The summary shapes of seeded and written memories (`common::synthetic_summary`):
+/// all twelve, as in every earlier run, so that the same seed still gives the same data.
+const SUMMARY_SHAPES: u64 = 12;
 
 struct Settings {
     secs: u64,
@@ -120,7 +130,7 @@ fn main() {
         "daemon pid {} on {} (cold start {})",
         daemon.pid,
         daemon.addr,
-        ms(cold.first_200)
+        ms1(cold.first_200)
     );
     let base = format!("http://{}", daemon.addr);
     let workload = Arc::new(Workload {
@@ -204,11 +214,11 @@ fn main() {
     );
     table.row(
         "latency p50 / p99, mixed",
-        &format!("{} / {}", us(mixed_total.p50), us(mixed_total.p99)),
+        &format!("{} / {}", ms(mixed_total.p50), ms(mixed_total.p99)),
         &format!(
             "{} / {} /healthz",
-            us(health_total.p50),
-            us(health_total.p99)
+            ms(health_total.p50),
+            ms(health_total.p99)
         ),
         &format!(
             "p50 {}, p99 {}",
@@ -220,7 +230,7 @@ fn main() {
         let stats = mixed.stats(op);
         table.row(
             &format!("  {} ({}%)", op.label(), op.share(settings.write_percent)),
-            &format!("{} / {}", us(stats.p50), us(stats.p99)),
+            &format!("{} / {}", ms(stats.p50), ms(stats.p99)),
             &format!("{} requests", stats.count),
             &format!("{:.0} req/s", stats.count as f64 / mixed.elapsed_secs()),
         );
@@ -287,8 +297,8 @@ fn main() {
     ));
     table.row(
         "median / max",
-        &format!("{} / {}", ms(median), ms(max)),
-        &format!("target <= {}", ms(STARTUP_TARGET)),
+        &format!("{} / {}", ms1(median), ms1(max)),
+        &format!("target <= {}", ms1(STARTUP_TARGET)),
         if max <= STARTUP_TARGET {
             "within target"
         } else if median <= STARTUP_TARGET {
@@ -301,15 +311,15 @@ fn main() {
         "  of which spawn -> `listening on` line, median / max",
         &format!(
             "{} / {}",
-            ms(median_of(&listening)),
-            ms(listening[listening.len() - 1])
+            ms1(median_of(&listening)),
+            ms1(listening[listening.len() - 1])
         ),
         "",
         "",
     );
     table.row(
         "  cold start (empty cache: compiles the strategies)",
-        &ms(cold.first_200),
+        &ms1(cold.first_200),
         "",
         &format!(
             "{:.1}x the warm median",
@@ -405,7 +415,7 @@ fn seed(data_dir: &Path, n: usize, rng: &mut Rng) -> Vec<String> {
 /// A memory first stated some time in the last year; one in three has a detail, one
 /// in five has sunk to the subconscious tier, as an older store's memories do.
 fn synthetic_memory(rng: &mut Rng, now: i64) -> MemoryRecord {
-    let (memory_type, summary) = synthetic_summary(rng);
+    let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
     let at = now - rng.below(365 * DAY_MS as u64) as i64;
     let confidence = 0.6 + rng.below(41) as f32 / 100.0;
     let mut record = MemoryRecord::fresh(
@@ -447,30 +457,7 @@ fn search_queries(rng: &mut Rng, n: usize) -> Vec<String> {
             2 => format!("{} {}", rng.pick(RELATIONS), rng.pick(NAMES)),
             3 => rng.pick(THINGS).to_string(),
             4 => format!("{} {}", rng.pick(ADJECTIVES), rng.pick(THINGS)),
-            5 => format!(
-                "Can you suggest a {} recipe for dinner with {}?",
-                rng.pick(FOODS),
-                rng.pick(NAMES)
-            ),
-            6 => format!(
-                "What should I pack for {} near {} this weekend?",
-                rng.pick(ACTIVITIES),
-                rng.pick(PLACES)
-            ),
-            7 => format!(
-                "Remind me what my {} said about the {}",
-                rng.pick(RELATIONS),
-                rng.pick(THINGS)
-            ),
-            8 => format!(
-                "How is my {} {} going, any next steps?",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS)
-            ),
-            _ => format!(
-                "I'm thinking about taking up {} again, is that a good idea?",
-                rng.pick(ACTIVITIES)
-            ),
+            _ => agent_question(rng, i),
         })
         .collect()
 }
@@ -936,7 +923,7 @@ fn build(client: &reqwest::Client, w: &Workload, op: Op, rng: &mut Rng) -> reqwe
         }
         Op::Get => client.get(memory_url(pick_id(w, rng))),
         Op::Add => {
-            let (memory_type, summary) = synthetic_summary(rng);
+            let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
             let mut body = json!({
                 "type": memory_type.as_str(),
                 "summary": summary,
@@ -949,7 +936,7 @@ fn build(client: &reqwest::Client, w: &Workload, op: Op, rng: &mut Rng) -> reqwe
                 .json(&body)
         }
         Op::Edit => {
-            let (memory_type, summary) = synthetic_summary(rng);
+            let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
             let body = json!({
                 "type": memory_type.as_str(),
                 "summary": summary,
@@ -993,153 +980,6 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 // ---------------------------------------------------------------------------------
-// Synthetic text (the word lists and summary shapes of benches/brain.rs)
-
-/// SplitMix64: reproducible runs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// One entry of a comma-separated word list.
-    fn pick(&mut self, list: &'static str) -> &'static str {
-        let n = list.split(',').count();
-        let chosen = self.below(n as u64) as usize;
-        list.split(',').nth(chosen).unwrap_or(list).trim()
-    }
-}
-
-const NAMES: &str = "Anna, Ben, Carla, Dev, Elena, Farid, Grace, Hugo, Ines, Jonas, Keiko, Liam, \
-    Maya, Nico, Olga, Pedro, Quinn, Rosa, Sami, Tara, Umar, Vera, Wen, Yusuf, Zoe";
-const RELATIONS: &str = "sister, brother, mother, father, manager, colleague, friend, partner, \
-    neighbour, cousin, daughter, son, mentor, landlord";
-const ACTIVITIES: &str = "hiking, swimming, running, climbing, cycling, painting, baking, knitting, \
-    kayaking, camping, gardening, skiing, surfing, yoga, chess, pottery, \
-    photography, birdwatching, fishing, dancing, singing, woodworking, sailing, \
-    rowing, archery, journaling, meditation, volunteering, tennis, football";
-const PLACES: &str = "Lisbon, Berlin, Kyoto, Denver, Oslo, Nairobi, Quebec, Porto, Seoul, Lima, \
-    the lake, the coast, the mountains, the old town, the library, the park, \
-    the gym, the office, the farmers market, the museum, the river, the harbour";
-const FOODS: &str = "green tea, espresso, ramen, sushi, tacos, lasagna, curry, falafel, oatmeal, \
-    sourdough, dark chocolate, mushrooms, olives, cilantro, peanuts, shellfish, \
-    spicy food, oat milk, kimchi, paella, pancakes, lentil soup";
-const ADJECTIVES: &str = "small, quiet, open source, weekly, remote, local, new, old, shared, personal, \
-    long, urgent, seasonal, digital, vintage, electric, wooden, community, family, \
-    secret";
-const THINGS: &str = "weather station, garden, podcast, novel, website, bike, kitchen, budget, \
-    newsletter, thesis, app, wedding, move, renovation, course, marathon, \
-    exhibition, band, startup, book club, trip, recipe collection, photo album, \
-    database, telescope, aquarium, greenhouse, workshop";
-const TIMES: &str = "last week, yesterday, in March, last summer, two years ago, every Sunday, \
-    on weekends, every morning, next month, before work";
-
-/// A memory summary in the extractor's style ("User ..."), and its type.
-fn synthetic_summary(rng: &mut Rng) -> (MemoryType, String) {
-    match rng.below(12) {
-        0 => (
-            MemoryType::Preference,
-            format!("User likes {} {}", rng.pick(FOODS), rng.pick(TIMES)),
-        ),
-        1 => (
-            MemoryType::Preference,
-            format!("User does not like {}", rng.pick(FOODS)),
-        ),
-        2 => (
-            MemoryType::Relationship,
-            format!("User's {} is {}", rng.pick(RELATIONS), rng.pick(NAMES)),
-        ),
-        3 => (
-            MemoryType::Episode,
-            format!(
-                "User went {} at {} with {} {}",
-                rng.pick(ACTIVITIES),
-                rng.pick(PLACES),
-                rng.pick(NAMES),
-                rng.pick(TIMES)
-            ),
-        ),
-        4 => (
-            MemoryType::Project,
-            format!(
-                "User is building a {} {} with their {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(RELATIONS)
-            ),
-        ),
-        5 => (
-            MemoryType::Goal,
-            format!(
-                "User wants to finish the {} {} before moving to {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(PLACES)
-            ),
-        ),
-        6 => (
-            MemoryType::Habit,
-            format!("User goes {} {}", rng.pick(ACTIVITIES), rng.pick(TIMES)),
-        ),
-        7 => (
-            MemoryType::Identity,
-            format!(
-                "User works on the {} {} team near {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(PLACES)
-            ),
-        ),
-        8 => (
-            MemoryType::Decision,
-            format!(
-                "User decided to stop {} and try {} instead",
-                rng.pick(ACTIVITIES),
-                rng.pick(ACTIVITIES)
-            ),
-        ),
-        9 => (
-            MemoryType::Constraint,
-            format!(
-                "User cannot eat {} and avoids {} {}",
-                rng.pick(FOODS),
-                rng.pick(FOODS),
-                rng.pick(TIMES)
-            ),
-        ),
-        10 => (
-            MemoryType::Reflection,
-            format!(
-                "User feels calmer after {} and tends to plan the {} {}",
-                rng.pick(ACTIVITIES),
-                rng.pick(THINGS),
-                rng.pick(TIMES)
-            ),
-        ),
-        _ => (
-            MemoryType::Episode,
-            format!(
-                "User's {} {} cooked {} for the {} {}",
-                rng.pick(RELATIONS),
-                rng.pick(NAMES),
-                rng.pick(FOODS),
-                rng.pick(THINGS),
-                rng.pick(TIMES)
-            ),
-        ),
-    }
-}
-
-// ---------------------------------------------------------------------------------
 // Output
 
 /// The median of sorted durations (the mean of the middle two for an even count).
@@ -1152,81 +992,7 @@ fn median_of(sorted: &[Duration]) -> Duration {
     }
 }
 
-fn ms(d: Duration) -> String {
+/// Milliseconds to a tenth: the startup figures (latencies use `common::ms`).
+fn ms1(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
-fn us(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
-fn ratio(a: Duration, b: Duration) -> String {
-    format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64())
-}
-
-/// The printed table: section titles, then rows whose columns are aligned.
-#[derive(Default)]
-struct Table {
-    rows: Vec<TableRow>,
-}
-
-enum TableRow {
-    Section(String),
-    Cells([String; 4]),
-}
-
-impl Table {
-    fn section(&mut self, title: &str) {
-        self.rows.push(TableRow::Section(title.to_string()));
-    }
-
-    fn row(&mut self, measure: &str, engram: &str, baseline: &str, comparison: &str) {
-        self.rows.push(TableRow::Cells([
-            format!("  {measure}"),
-            engram.to_string(),
-            baseline.to_string(),
-            comparison.to_string(),
-        ]));
-    }
-
-    fn print(&self) {
-        let header = ["measure", "Engram", "baseline", "Engram vs baseline"].map(String::from);
-        let cells: Vec<&[String; 4]> = std::iter::once(&header)
-            .chain(self.rows.iter().filter_map(|row| match row {
-                TableRow::Cells(cells) => Some(cells),
-                TableRow::Section(_) => None,
-            }))
-            .collect();
-        let width = |column: usize| {
-            cells
-                .iter()
-                .map(|r| r[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let widths = [width(0), width(1), width(2)];
-        let print_cells = |r: &[String; 4]| {
-            println!(
-                "{:<w0$} | {:>w1$} | {:<w2$} | {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                w0 = widths[0],
-                w1 = widths[1],
-                w2 = widths[2]
-            );
-        };
-        print_cells(&header);
-        println!(
-            "{}",
-            "-".repeat(widths.iter().sum::<usize>() + 6 + width(3) + 3)
-        );
-        for row in &self.rows {
-            match row {
-                TableRow::Section(title) => println!("{title}"),
-                TableRow::Cells(cells) => print_cells(cells),
-            }
-        }
-    }
 }

@@ -17,6 +17,8 @@
 //! memories| / |evidence turns|, averaged over questions. Nothing is asserted: the
 //! figures are for the issue's note, and ratios are what to compare between machines.
 
+mod common;
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +37,11 @@ use engram::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, R
 use engram_strategies::model::{Evidence, MemoryType, Role, Scope};
 use rusqlite::{Connection, params};
 use serde_json::Value;
+
+use common::{
+    ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
+    agent_question, ms, ratio, synthetic_summary,
+};
 
 /// The fixed time of every run: recency is the same for every memory, so rankings
 /// depend on the text alone and runs are reproducible.
@@ -855,137 +862,14 @@ fn replay_window(
 // ---------------------------------------------------------------------------------
 // c. Latency, size and throughput on synthetic memories
 
-/// A fixed-seed PRNG (splitmix64): the same synthetic data on every run and machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// One entry of a comma-separated word list.
-    fn pick(&mut self, list: &'static str) -> &'static str {
-        let n = list.split(',').count();
-        let chosen = self.below(n as u64) as usize;
-        list.split(',').nth(chosen).unwrap_or(list).trim()
-    }
-}
-
-/// Word lists, comma-separated (`Rng::pick` takes one at random).
-const NAMES: &str = "Anna, Ben, Carla, Dev, Elena, Farid, Grace, Hugo, Ines, Jonas, Keiko, Liam, \
-    Maya, Nico, Olga, Pedro, Quinn, Rosa, Sami, Tara, Umar, Vera, Wen, Yusuf, Zoe";
-const RELATIONS: &str = "sister, brother, mother, father, manager, colleague, friend, partner, \
-    neighbour, cousin, daughter, son, mentor, landlord";
-const ACTIVITIES: &str = "hiking, swimming, running, climbing, cycling, painting, baking, knitting, \
-    kayaking, camping, gardening, skiing, surfing, yoga, chess, pottery, \
-    photography, birdwatching, fishing, dancing, singing, woodworking, sailing, \
-    rowing, archery, journaling, meditation, volunteering, tennis, football";
-const PLACES: &str = "Lisbon, Berlin, Kyoto, Denver, Oslo, Nairobi, Quebec, Porto, Seoul, Lima, \
-    the lake, the coast, the mountains, the old town, the library, the park, \
-    the gym, the office, the farmers market, the museum, the river, the harbour";
-const FOODS: &str = "green tea, espresso, ramen, sushi, tacos, lasagna, curry, falafel, oatmeal, \
-    sourdough, dark chocolate, mushrooms, olives, cilantro, peanuts, shellfish, \
-    spicy food, oat milk, kimchi, paella, pancakes, lentil soup";
-const ADJECTIVES: &str = "small, quiet, open source, weekly, remote, local, new, old, shared, personal, \
-    long, urgent, seasonal, digital, vintage, electric, wooden, community, family, \
-    secret";
-const THINGS: &str = "weather station, garden, podcast, novel, website, bike, kitchen, budget, \
-    newsletter, thesis, app, wedding, move, renovation, course, marathon, \
-    exhibition, band, startup, book club, trip, recipe collection, photo album, \
-    database, telescope, aquarium, greenhouse, workshop";
-const TIMES: &str = "last week, yesterday, in March, last summer, two years ago, every Sunday, \
-    on weekends, every morning, next month, before work";
-
-/// A memory summary in the extractor's style ("User ..."), and its type.
-fn synthetic_summary(rng: &mut Rng) -> (MemoryType, String) {
-    match rng.below(10) {
-        0 => (
-            MemoryType::Preference,
-            format!("User likes {} {}", rng.pick(FOODS), rng.pick(TIMES)),
-        ),
-        1 => (
-            MemoryType::Preference,
-            format!("User does not like {}", rng.pick(FOODS)),
-        ),
-        2 => (
-            MemoryType::Relationship,
-            format!("User's {} is {}", rng.pick(RELATIONS), rng.pick(NAMES)),
-        ),
-        3 => (
-            MemoryType::Episode,
-            format!(
-                "User went {} at {} with {} {}",
-                rng.pick(ACTIVITIES),
-                rng.pick(PLACES),
-                rng.pick(NAMES),
-                rng.pick(TIMES)
-            ),
-        ),
-        4 => (
-            MemoryType::Project,
-            format!(
-                "User is building a {} {} with their {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(RELATIONS)
-            ),
-        ),
-        5 => (
-            MemoryType::Goal,
-            format!(
-                "User wants to finish the {} {} before moving to {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(PLACES)
-            ),
-        ),
-        6 => (
-            MemoryType::Habit,
-            format!("User goes {} {}", rng.pick(ACTIVITIES), rng.pick(TIMES)),
-        ),
-        7 => (
-            MemoryType::Identity,
-            format!(
-                "User works on the {} {} team near {}",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS),
-                rng.pick(PLACES)
-            ),
-        ),
-        8 => (
-            MemoryType::Decision,
-            format!(
-                "User decided to stop {} and try {} instead",
-                rng.pick(ACTIVITIES),
-                rng.pick(ACTIVITIES)
-            ),
-        ),
-        _ => (
-            MemoryType::Episode,
-            format!(
-                "User's {} {} cooked {} for the {} {}",
-                rng.pick(RELATIONS),
-                rng.pick(NAMES),
-                rng.pick(FOODS),
-                rng.pick(THINGS),
-                rng.pick(TIMES)
-            ),
-        ),
-    }
-}
+/// The summary shapes the synthetic memories are drawn from (`common::synthetic_summary`):
+/// ten, as in every earlier run, so that the same seed still gives the same store.
+const SUMMARY_SHAPES: u64 = 10;
 
 /// A synthetic memory created some time in the last year; one in five has sunk to the
 /// subconscious tier, as an older store's memories do.
 fn synthetic_memory(rng: &mut Rng, index: usize) -> MemoryRecord {
-    let (memory_type, summary) = synthetic_summary(rng);
+    let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
     let at = NOW - rng.below(365 * DAY_MS as u64) as i64;
     let id = fixed_id("synthetic", index);
     let mut record = memory(id, ACTOR, memory_type, &summary, &[], at);
@@ -998,34 +882,7 @@ fn synthetic_memory(rng: &mut Rng, index: usize) -> MemoryRecord {
 
 /// The messages retrieval runs for: what a user says to an agent.
 fn synthetic_queries(rng: &mut Rng, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|i| match i % 5 {
-            0 => format!(
-                "Can you suggest a {} recipe for dinner with {}?",
-                rng.pick(FOODS),
-                rng.pick(NAMES)
-            ),
-            1 => format!(
-                "What should I pack for {} near {} this weekend?",
-                rng.pick(ACTIVITIES),
-                rng.pick(PLACES)
-            ),
-            2 => format!(
-                "Remind me what my {} said about the {}",
-                rng.pick(RELATIONS),
-                rng.pick(THINGS)
-            ),
-            3 => format!(
-                "How is my {} {} going, any next steps?",
-                rng.pick(ADJECTIVES),
-                rng.pick(THINGS)
-            ),
-            _ => format!(
-                "I'm thinking about taking up {} again, is that a good idea?",
-                rng.pick(ACTIVITIES)
-            ),
-        })
-        .collect()
+    (0..n).map(|i| agent_question(rng, i)).collect()
 }
 
 struct Percentiles {
@@ -1321,39 +1178,8 @@ fn percent(value: f64) -> String {
     format!("{:.1}%", value * 100.0)
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
-fn ratio(a: Duration, b: Duration) -> String {
-    format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64())
-}
-
-/// The printed table: section titles, then rows whose columns are aligned.
-#[derive(Default)]
-struct Table {
-    rows: Vec<TableRow>,
-}
-
-enum TableRow {
-    Section(String),
-    Cells([String; 4]),
-}
-
+/// Brain-specific rows of the shared table.
 impl Table {
-    fn section(&mut self, title: &str) {
-        self.rows.push(TableRow::Section(title.to_string()));
-    }
-
-    fn row(&mut self, measure: &str, engram: &str, baseline: &str, comparison: &str) {
-        self.rows.push(TableRow::Cells([
-            format!("  {measure}"),
-            engram.to_string(),
-            baseline.to_string(),
-            comparison.to_string(),
-        ]));
-    }
-
     /// A recall figure, the baseline's (named when `baseline_name` is not empty) and
     /// the difference in points.
     fn recall_row(&mut self, measure: &str, value: f64, baseline_name: &str, baseline: f64) {
@@ -1368,46 +1194,5 @@ impl Table {
             &baseline_cell,
             &format!("{:+.1} points", (value - baseline) * 100.0),
         );
-    }
-
-    fn print(&self) {
-        let header = ["measure", "Engram", "baseline", "Engram vs baseline"].map(String::from);
-        let cells: Vec<&[String; 4]> = std::iter::once(&header)
-            .chain(self.rows.iter().filter_map(|row| match row {
-                TableRow::Cells(cells) => Some(cells),
-                TableRow::Section(_) => None,
-            }))
-            .collect();
-        let width = |column: usize| {
-            cells
-                .iter()
-                .map(|r| r[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let widths = [width(0), width(1), width(2)];
-        let print_cells = |r: &[String; 4]| {
-            println!(
-                "{:<w0$} | {:>w1$} | {:<w2$} | {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                w0 = widths[0],
-                w1 = widths[1],
-                w2 = widths[2]
-            );
-        };
-        print_cells(&header);
-        println!(
-            "{}",
-            "-".repeat(widths.iter().sum::<usize>() + 6 + width(3) + 3)
-        );
-        for row in &self.rows {
-            match row {
-                TableRow::Section(title) => println!("{title}"),
-                TableRow::Cells(cells) => print_cells(cells),
-            }
-        }
     }
 }
