@@ -364,3 +364,77 @@ pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
         }
     }
 }
+
+/// `shared/data` beside the checkout (test and benchmark data, see its README).
+pub fn shared_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+}
+
+/// A process that printed `listening on http://ADDR` as its first line, killed when
+/// dropped (`engram registry serve`, or any command given to [`Listening::start`]).
+pub struct Listening {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl Listening {
+    /// Spawns `command` (all arguments given) and waits for its listening line.
+    pub fn start(command: &mut Command) -> Listening {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        Listening { child, addr }
+    }
+
+    /// `engram registry serve <dir> --listen 127.0.0.1:0`.
+    pub fn registry(dir: &Path) -> Listening {
+        let mut command = Command::new(engram_bin());
+        command
+            .env("ENGRAM_LOG", "warn")
+            .args(["registry", "serve"])
+            .arg(dir)
+            .args(["--listen", "127.0.0.1:0"]);
+        Listening::start(&mut command)
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A plain GET (no token).
+    pub fn get(&self, path: &str) -> Response {
+        Client {
+            addr: self.addr.clone(),
+            token: String::new(),
+        }
+        .try_request("GET", path, None, None, b"")
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
+    /// Kills the process and waits for it.
+    pub fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,6 +1,6 @@
 //! Assembles Engram's services over one data directory. Both `engram serve` and the
 //! CLI commands that work without a daemon (`engram plugins ...`) start here, so they
-//! see the same configuration, plugins and caches.
+//! see the same configuration, plugins, skills and caches.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{DenyAllGate, HostServices, KvStore, Runtime, RuntimeOptions};
+use crate::skills::{Library, seed_new_builtins};
 
 pub struct App {
     pub data: DataDir,
@@ -23,6 +24,8 @@ pub struct App {
     pub memory: Arc<MemoryBackend>,
     /// Every service's change notifications, streamed by `GET /api/events`.
     pub events: EventBus,
+    /// The installed skills under `{data_dir}/skills`; announces its changes on `events`.
+    pub skills: Library,
 }
 
 impl App {
@@ -53,16 +56,67 @@ impl App {
         let runtime = Arc::new(Runtime::new(options, services)?);
         let registry = PluginRegistry::new(data.plugins_dir());
         let strategies = Arc::new(Strategies::new(runtime, registry, config.clone())?);
+        let skills = Library::open(data.skills_dir())
+            .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
+            .with_events(events.clone());
+        start_skills(&skills);
         Ok(App {
             data,
             config,
             strategies,
             memory,
             events,
+            skills,
         })
     }
 
     pub fn registry(&self) -> PluginRegistry {
         PluginRegistry::new(self.data.plugins_dir())
+    }
+}
+
+/// Seeds the built-ins this data directory has not had yet (all of them on the first
+/// start), then reconciles the index with the disk, and logs what both did. Neither
+/// stops the start: a skills directory that cannot be read is reported by the API.
+fn start_skills(skills: &Library) {
+    match seed_new_builtins(skills) {
+        Ok(Some(report)) => {
+            if !report.written.is_empty() {
+                tracing::info!(written = ?report.written, "seeded built-in skills");
+            }
+            for skip in &report.skipped {
+                tracing::info!(
+                    name = %skip.name,
+                    reason = ?skip.reason,
+                    path = %skip.path,
+                    "built-in skill not seeded: something is already there"
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::error!("seeding the built-in skills failed: {e}"),
+    }
+    match skills.scan() {
+        Ok(report) => {
+            if !report.added.is_empty() {
+                tracing::info!(added = ?report.added, "skills found on disk, indexed as manual");
+            }
+            for dropped in &report.dropped {
+                tracing::info!(slug = %dropped.slug, path = %dropped.path, "skill directory gone, dropped from the index");
+            }
+            if !report.refreshed.is_empty() {
+                tracing::info!(refreshed = ?report.refreshed, "skills changed on disk, index refreshed");
+            }
+            for recovered in &report.recovered {
+                tracing::info!("skills: {recovered}");
+            }
+            for problem in &report.problems {
+                tracing::warn!(path = %problem.path, code = problem.code, "not a usable skill: {}", problem.message);
+            }
+            if let Some(reason) = &report.index_reset {
+                tracing::warn!("the skills index was unreadable and was rebuilt: {reason}");
+            }
+        }
+        Err(e) => tracing::error!("the skills discovery scan failed: {e}"),
     }
 }

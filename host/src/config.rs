@@ -17,6 +17,33 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub struct Config {
     #[serde(default)]
     pub memory: MemoryConfig,
+    #[serde(default)]
+    pub skills: SkillsConfig,
+    #[serde(default)]
+    pub network: NetworkConfig,
+    #[serde(default)]
+    pub channels: ChannelsConfig,
+}
+
+/// `skills.*`: where the skills registry is and how long its feed is cached.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// The registry's base URL (`--registry` and `ENGRAM_SKILLS_REGISTRY` take
+    /// precedence; default: the public community registry).
+    pub registry: Option<String>,
+    /// How long a fetched registry feed is used before it is fetched again
+    /// (default 60; 0 fetches every time, still falling back to the cache offline).
+    pub cache_ttl_minutes: Option<u32>,
+}
+
+/// `network.*`: outbound requests made on the user's behalf (installs from a URL).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// Allow loopback, private, link-local, unique-local and CGNAT addresses (default
+    /// false: a URL, or a redirect, that resolves to one is refused).
+    pub allow_private: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -134,6 +161,45 @@ impl ConfigFile {
     }
 }
 
+/// `channels.*`: the messaging channels Engram answers on.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelsConfig {
+    #[serde(default)]
+    pub bot: BotChannelConfig,
+}
+
+/// `channels.bot.*`: who may use the messaging-bot channel's commands. User ids are
+/// the transport's own, compared exactly. Admins are approved users too; anyone else
+/// is refused (see `skills/bot.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BotChannelConfig {
+    /// May also install and remove skills.
+    #[serde(default, deserialize_with = "user_ids")]
+    pub admins: Vec<String>,
+    #[serde(default, deserialize_with = "user_ids")]
+    pub approved_users: Vec<String>,
+}
+
+/// A list of user ids, each written as text or as a number (`[123456789]`).
+fn user_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(i64),
+    }
+    let ids = Vec::<Id>::deserialize(d)?;
+    Ok(ids
+        .into_iter()
+        .map(|id| match id {
+            Id::Text(text) => text,
+            Id::Number(n) => n.to_string(),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +237,21 @@ mod tests {
     }
 
     #[test]
+    fn reads_skills_and_network_settings() {
+        let config = Config::parse(
+            "skills:\n  registry: http://127.0.0.1:9/\n  cacheTtlMinutes: 5\nnetwork:\n  allowPrivate: true\n",
+        )
+        .expect("parse");
+        assert_eq!(
+            config.skills.registry.as_deref(),
+            Some("http://127.0.0.1:9/")
+        );
+        assert_eq!(config.skills.cache_ttl_minutes, Some(5));
+        assert_eq!(config.network.allow_private, Some(true));
+        assert!(Config::parse("network:\n  allowPrivat: true\n").is_err());
+    }
+
+    #[test]
     fn a_misspelt_strategy_key_is_an_error() {
         let err = Config::parse("memory:\n  strategies:\n    extracter: x\n").expect_err("typo");
         assert!(err.contains("extracter"), "{err}");
@@ -199,5 +280,16 @@ mod tests {
             Some("bb")
         );
         assert!(file.error().is_none());
+    }
+
+    #[test]
+    fn reads_the_bot_channel_roles() {
+        let config =
+            Config::parse("channels:\n  bot:\n    admins: ['42']\n    approvedUsers: [7, '8']\n")
+                .expect("parse");
+        assert_eq!(config.channels.bot.admins, ["42"]);
+        assert_eq!(config.channels.bot.approved_users, ["7", "8"]);
+        assert_eq!(Config::default().channels.bot.admins.len(), 0);
+        assert!(Config::parse("channels:\n  bot:\n    approvedUser: ['7']\n").is_err());
     }
 }

@@ -25,6 +25,16 @@ pub enum EventKind {
     LearningPaused,
     #[serde(rename = "learning.resumed")]
     LearningResumed,
+    /// A skill was installed, updated or reinstalled, or a discovery scan found one.
+    #[serde(rename = "skill.installed")]
+    SkillInstalled,
+    /// A skill was removed, or a discovery scan dropped one whose directory vanished.
+    #[serde(rename = "skill.removed")]
+    SkillRemoved,
+    #[serde(rename = "skill.activated")]
+    SkillActivated,
+    #[serde(rename = "skill.deactivated")]
+    SkillDeactivated,
 }
 
 impl EventKind {
@@ -35,6 +45,10 @@ impl EventKind {
         EventKind::ConsolidationCompleted,
         EventKind::LearningPaused,
         EventKind::LearningResumed,
+        EventKind::SkillInstalled,
+        EventKind::SkillRemoved,
+        EventKind::SkillActivated,
+        EventKind::SkillDeactivated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,13 +59,32 @@ impl EventKind {
             EventKind::ConsolidationCompleted => "consolidation.completed",
             EventKind::LearningPaused => "learning.paused",
             EventKind::LearningResumed => "learning.resumed",
+            EventKind::SkillInstalled => "skill.installed",
+            EventKind::SkillRemoved => "skill.removed",
+            EventKind::SkillActivated => "skill.activated",
+            EventKind::SkillDeactivated => "skill.deactivated",
         }
+    }
+
+    /// Whether the event concerns the whole host rather than one user (skills are
+    /// shared by every user): such events reach every user's stream.
+    pub fn is_host_wide(self) -> bool {
+        matches!(
+            self,
+            EventKind::SkillInstalled
+                | EventKind::SkillRemoved
+                | EventKind::SkillActivated
+                | EventKind::SkillDeactivated
+        )
     }
 }
 
-/// One notification: its kind, the user it concerns, and the ids or figures a
-/// subscriber needs to re-read the resource (never the memory's text: subscribers
-/// fetch it with their own authorisation).
+/// The `user` of host-wide events (see [`EventKind::is_host_wide`]).
+pub const HOST_WIDE: &str = "*";
+
+/// One notification: its kind, the user it concerns ([`HOST_WIDE`] for skill events),
+/// and the ids or figures a subscriber needs to re-read the resource (never the
+/// memory's text: subscribers fetch it with their own authorisation).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub kind: EventKind,

@@ -53,6 +53,11 @@ impl DataDir {
         self.plugins_dir().join("kv.sqlite3")
     }
 
+    /// Installed skills, `.index.json` and `_template` (see `skills/library.rs`).
+    pub fn skills_dir(&self) -> PathBuf {
+        self.root.join("skills")
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }

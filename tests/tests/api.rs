@@ -70,7 +70,7 @@ fn operations(doc: &Value) -> BTreeSet<(String, String)> {
 
 /// A concrete path for a templated one.
 fn concrete(path: &str) -> String {
-    path.replace("{id}", "x1")
+    path.replace("{id}", "x1").replace("{name}", "x1")
 }
 
 /// The routes the issue asks for; the document (generated from the router) must
@@ -98,6 +98,12 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/brain/learning/resume"),
     ("GET", "/api/brain/export"),
     ("POST", "/api/brain/import"),
+    ("GET", "/api/skills"),
+    ("POST", "/api/skills/scan"),
+    ("GET", "/api/skills/{name}"),
+    ("DELETE", "/api/skills/{name}"),
+    ("POST", "/api/skills/{name}/activate"),
+    ("POST", "/api/skills/{name}/deactivate"),
 ];
 
 #[test]
@@ -138,7 +144,8 @@ fn openapi_lists_every_route_the_router_serves_with_its_schemas() {
         ("GET", "/api/brain/nothing"),
         ("POST", "/api/brain/status"),
         ("PATCH", "/api/brain/memory/x1"),
-        ("GET", "/api/skills/none"),
+        ("GET", "/api/skills/none/more"),
+        ("PUT", "/api/skills/web-search"),
     ] {
         let response = daemon.call(method, path, "");
         assert!(
@@ -214,7 +221,7 @@ fn every_route_refuses_a_request_without_the_token_and_leaks_nothing() {
     let routes = operations(&doc);
     assert_eq!(routes.len(), EXPECTED_ROUTES.len());
     for (method, path) in routes {
-        let path = path.replace("{id}", &id);
+        let path = path.replace("{id}", &id).replace("{name}", "web-search");
         for token in [None, Some("wrong-token-0123456789"), Some("")] {
             let response = daemon.request(&method, &path, token, None, b"");
             let doc = problem(response.clone(), 401, "unauthorized");

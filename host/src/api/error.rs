@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::brain::facts::FactsError;
 use crate::brain::store::StoreError;
+use crate::skills::LibraryError;
 
 pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
 
@@ -161,5 +162,65 @@ impl From<FactsError> for ApiError {
             FactsError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             other => ApiError::internal("fact store", &other),
         }
+    }
+}
+
+/// Skills: an unknown skill is 404; a refused name or SKILL.md is 422 with the rule it
+/// broke as the code; a state that prevents the change is 409. Messages never carry
+/// the data directory's paths.
+impl From<LibraryError> for ApiError {
+    fn from(e: LibraryError) -> ApiError {
+        let code = e.code();
+        let status = match &e {
+            LibraryError::NotFound(slug) => {
+                return ApiError::not_found(format!("no installed skill named `{slug}`"));
+            }
+            LibraryError::InvalidId { .. } => {
+                return ApiError {
+                    field: Some("name".into()),
+                    ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, e.to_string())
+                };
+            }
+            LibraryError::Invalid(_)
+            | LibraryError::PackagePath { .. }
+            | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            LibraryError::Inactive(_) | LibraryError::SlugTaken { .. } => StatusCode::CONFLICT,
+            LibraryError::IndexCorrupt { reason, .. } => {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    code,
+                    format!(
+                        "the skills index is not readable ({reason}); POST /api/skills/scan rebuilds it"
+                    ),
+                );
+            }
+            LibraryError::PathTaken { .. } => {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    code,
+                    "something that is not a skill directory is in the way in the skills directory",
+                );
+            }
+            LibraryError::OutsideRoot { .. } => {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    code,
+                    "the skill's files lead outside the skills directory (a symlink?)",
+                );
+            }
+            LibraryError::Io { .. } => return ApiError::internal("skills library", &e),
+        };
+        // A missing SKILL.md names its directory: keep only the last part.
+        let detail = match &e {
+            LibraryError::Invalid(crate::skills::SkillError::MissingFile { dir }) => {
+                let name = std::path::Path::new(dir)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("no SKILL.md in {name}")
+            }
+            _ => e.to_string(),
+        };
+        ApiError::new(status, code, detail)
     }
 }

@@ -1,7 +1,7 @@
-//! `GET /api/events`: the event bus as server-sent events, one user's events per
-//! stream. Each SSE message has the event's kind as its `event:` name and the event as
-//! JSON `data:`; a subscriber that fell behind gets an `events.lagged` message saying
-//! how many it missed.
+//! `GET /api/events`: the event bus as server-sent events, one user's events (and the
+//! host-wide skill events) per stream. Each SSE message has the event's kind as its
+//! `event:` name and the event as JSON `data:`; a subscriber that fell behind gets an
+//! `events.lagged` message saying how many it missed.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 #[utoipa::path(get, path = "/api/events", tag = "events",
     summary = "Server-sent events",
-    description = "Event names: memory.created, memory.updated, memory.deleted, consolidation.completed, learning.paused, learning.resumed (and events.lagged when the stream fell behind). Data: `{\"kind\", \"user\", \"data\": {...}}`; memory events carry the memory id and the history event (ADD, UPDATE, REINFORCE, ...).",
+    description = "Event names: memory.created, memory.updated, memory.deleted, consolidation.completed, learning.paused, learning.resumed, skill.installed, skill.removed, skill.activated, skill.deactivated (and events.lagged when the stream fell behind). Data: `{\"kind\", \"user\", \"data\": {...}}`; memory events carry the memory id and the history event (ADD, UPDATE, REINFORCE, ...). Skill events are host-wide (`user` is `*`, every stream gets them) and carry the skill's slug, id, name, version and source kind.",
     params(UserQuery),
     responses((status = 200, content_type = "text/event-stream", body = String)))]
 pub async fn events(
@@ -41,7 +41,7 @@ pub async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let user = user_id(query.user.as_deref())?;
     let events = BroadcastStream::new(app.events.subscribe()).filter_map(move |item| match item {
-        Ok(event) if event.user == user => Some(Some(
+        Ok(event) if event.user == user || event.kind.is_host_wide() => Some(Some(
             SseEvent::default()
                 .event(event.kind.as_str())
                 .data(serde_json::to_string(&event).unwrap_or_default()),

@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod memory;
+pub mod skills;
 
 use std::sync::Arc;
 
@@ -81,6 +82,11 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(brain::consolidate))
         .routes(routes!(brain::pause_learning))
         .routes(routes!(brain::resume_learning))
+        .routes(routes!(skills::list_skills))
+        .routes(routes!(skills::scan_skills))
+        .routes(routes!(skills::get_skill, skills::remove_skill))
+        .routes(routes!(skills::activate_skill))
+        .routes(routes!(skills::deactivate_skill))
 }
 
 /// The OpenAPI document of every `/api` route.

@@ -1,11 +1,14 @@
 //! The `engram` command line. Exit codes: 0 success, 1 the operation failed, 2 the
 //! command line was invalid (clap's own code), 3 the daemon could not be reached (the
 //! commands that talk to a running daemon, `engram memory ...`: no `daemon.json` in the
-//! data directory, or nothing answering at its URL).
+//! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
+//! any part failed (one id of several, one skill of an update, one doctor check).
 
 pub mod client;
 pub mod memory;
 mod plugins;
+mod registry;
+pub mod skills;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -45,6 +48,11 @@ pub enum Command {
     Plugins(plugins::PluginsCommand),
     /// Inspect and manage the Second Brain of the running daemon
     Memory(memory::MemoryArgs),
+    /// Browse the skills registry and manage installed skills (no daemon needed)
+    Skills(skills::SkillsArgs),
+    /// Host a skills registry
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -81,5 +89,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Plugins(command) => plugins::run(data, command),
         Command::Memory(args) => memory::run(data.root(), args),
+        Command::Skills(args) => skills::run(data, args),
+        Command::Registry(command) => registry::run(command),
     }
 }

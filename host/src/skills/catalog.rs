@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::fields::Frontmatter;
 use super::id::SkillId;
+use super::index::IndexEntry;
 
 /// The most characters a summary has, ellipsis included.
 pub const SUMMARY_CHARS: usize = 160;
@@ -30,6 +32,26 @@ pub struct CatalogEntry {
     pub intents: Vec<String>,
     pub allowed_tools: Vec<String>,
     pub active: bool,
+}
+
+impl CatalogEntry {
+    /// The entry of the indexed skill `slug`, from its frontmatter.
+    pub(super) fn new(slug: String, entry: &IndexEntry, fm: Frontmatter) -> CatalogEntry {
+        CatalogEntry {
+            summary: summarize(&fm.description),
+            slug,
+            id: entry.id.clone(),
+            name: fm.name,
+            description: fm.description,
+            version: fm.version,
+            category: entry.category.clone().or(fm.category),
+            categories: fm.categories,
+            tags: fm.tags,
+            intents: fm.intents,
+            allowed_tools: fm.allowed_tools,
+            active: entry.active,
+        }
+    }
 }
 
 /// A skill being used: its instructions and where its resources are. Resources are

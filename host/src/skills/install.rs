@@ -7,7 +7,8 @@
 //! Statuses: `installed` (new), `updated` (version or body changed), `reinstalled`
 //! (same version and body, `force`), `already-installed` (same, no `force`: nothing is
 //! written). New skills start active; an update keeps the entry's active and pinned
-//! state and its `installed_at`.
+//! state and its `installed_at`. Every install that changed the files or the index is
+//! announced as `skill.installed` (with its status) once the index is saved.
 
 use std::path::PathBuf;
 
@@ -21,6 +22,7 @@ use super::library::{Library, STAGING_PREFIX};
 use super::package::SkillPackage;
 use super::scan::entry_for;
 use super::validate::ValidSkill;
+use crate::events::EventKind;
 
 /// What an install did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,6 +59,16 @@ impl Library {
         force: bool,
     ) -> Result<InstallOutcome, LibraryError> {
         let _lock = self.lock(true)?;
+        self.install_locked(package, source, force)
+    }
+
+    /// [`Library::install`] for a caller that holds the exclusive lock.
+    pub(super) fn install_locked(
+        &self,
+        package: &SkillPackage,
+        source: Source,
+        force: bool,
+    ) -> Result<InstallOutcome, LibraryError> {
         let mut index = self.load_index()?;
         let id = package.id();
         let skill = package.skill();
@@ -116,10 +128,15 @@ impl Library {
         if status == InstallStatus::AlreadyInstalled {
             if indexed.is_none() {
                 // The same files were already in place, unindexed or indexed elsewhere.
-                index
-                    .skills
-                    .insert(slug, entry(existing, id, skill, source));
+                let entry = entry(existing, id, skill, source);
+                index.skills.insert(slug, entry.clone());
                 index.save(&self.index_path())?;
+                // Newly listed, though no file changed.
+                self.announce(
+                    EventKind::SkillInstalled,
+                    &entry,
+                    serde_json::json!({ "status": status, "replaced": null }),
+                );
             }
             return Ok(outcome);
         }
@@ -133,7 +150,7 @@ impl Library {
             _ => None,
         };
         let entry = entry(existing, id, skill, source);
-        index.skills.insert(slug, entry);
+        index.skills.insert(slug, entry.clone());
         index.save(&self.index_path())?;
         for dir in [replaced_dir, old_dir].into_iter().flatten() {
             let _ = std::fs::remove_dir_all(dir);
@@ -141,6 +158,11 @@ impl Library {
         if let Some(category) = moved_from.as_ref().and_then(SkillId::category) {
             let _ = std::fs::remove_dir(self.root().join(category.as_str()));
         }
+        self.announce(
+            EventKind::SkillInstalled,
+            &entry,
+            serde_json::json!({ "status": status, "replaced": outcome.replaced }),
+        );
         Ok(outcome)
     }
 

@@ -12,7 +12,7 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-use super::catalog::{CatalogEntry, InvokedSkill, summarize};
+use super::catalog::{CatalogEntry, InvokedSkill};
 use super::durable::{read_bounded, read_head, sync_dir, unique_name};
 use super::error::{LibraryError, SkillError, Warning};
 use super::fields::Frontmatter;
@@ -23,6 +23,7 @@ use super::parse::parse_head;
 use super::scan::ScanProblem;
 use super::validate::{ValidSkill, load_skill, validate_frontmatter};
 use super::{MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use crate::events::{Event, EventBus, EventKind, HOST_WIDE};
 
 const LOCK_FILE: &str = ".lock";
 pub(super) const TRASH_PREFIX: &str = ".trash-";
@@ -33,10 +34,12 @@ const MAX_RESOURCES: usize = 256;
 const MAX_RESOURCE_ENTRIES: usize = 4096;
 const MAX_RESOURCE_DEPTH: usize = 8;
 
-/// The installed skills. Cheap to construct; holds no state besides its root.
+/// The installed skills. Cheap to construct; holds no state besides its root and,
+/// in the daemon, the event bus it announces committed changes on.
 #[derive(Debug, Clone)]
 pub struct Library {
     root: PathBuf,
+    events: Option<EventBus>,
 }
 
 /// A held lock on the skills directory; released when dropped (the file is closed).
@@ -48,7 +51,38 @@ impl Library {
     /// Opens (creating if needed) the skills directory at `root`.
     pub fn open(root: PathBuf) -> Result<Library, LibraryError> {
         std::fs::create_dir_all(&root).map_err(LibraryError::io(&root))?;
-        Ok(Library { root })
+        Ok(Library { root, events: None })
+    }
+
+    /// Announces every committed change (`skill.installed`, `skill.removed`,
+    /// `skill.activated`, `skill.deactivated`) on `events`: installs, removals and
+    /// (de)activations, whoever asked for them, and what a discovery scan added or
+    /// dropped. Without it (the CLI working on the directory) nothing is announced.
+    pub fn with_events(mut self, events: EventBus) -> Library {
+        self.events = Some(events);
+        self
+    }
+
+    /// Publishes `kind` for `entry` after its change was committed (the index saved).
+    pub(super) fn announce(&self, kind: EventKind, entry: &IndexEntry, extra: serde_json::Value) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let mut data = serde_json::json!({
+            "slug": entry.skill_id().map(|id| id.slug().to_string()).unwrap_or_default(),
+            "id": entry.id,
+            "name": entry.name,
+            "version": entry.version,
+            "source": entry.source.kind,
+        });
+        if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
+            data.extend(extra);
+        }
+        events.publish(Event {
+            kind,
+            user: HOST_WIDE.to_string(),
+            data,
+        });
     }
 
     pub fn root(&self) -> &Path {
@@ -91,6 +125,12 @@ impl Library {
         entry.updated_at = super::index::now();
         let entry = entry.clone();
         index.save(&self.index_path())?;
+        let kind = if active {
+            EventKind::SkillActivated
+        } else {
+            EventKind::SkillDeactivated
+        };
+        self.announce(kind, &entry, serde_json::Value::Null);
         Ok(entry)
     }
 
@@ -122,6 +162,7 @@ impl Library {
             // Only succeeds when the category has no skill left.
             let _ = std::fs::remove_dir(self.root.join(category.as_str()));
         }
+        self.announce(EventKind::SkillRemoved, &entry, serde_json::Value::Null);
         Ok(entry)
     }
 
@@ -135,20 +176,7 @@ impl Library {
         for (slug, entry) in index.skills {
             let head = entry.skill_id().and_then(|id| self.load_head(&id));
             match head {
-                Ok((_, fm)) => entries.push(CatalogEntry {
-                    summary: summarize(&fm.description),
-                    slug,
-                    id: entry.id,
-                    name: fm.name,
-                    description: fm.description,
-                    version: fm.version,
-                    category: entry.category.or(fm.category),
-                    categories: fm.categories,
-                    tags: fm.tags,
-                    intents: fm.intents,
-                    allowed_tools: fm.allowed_tools,
-                    active: entry.active,
-                }),
+                Ok((_, fm)) => entries.push(CatalogEntry::new(slug, &entry, fm)),
                 Err(error) => problems.push(ScanProblem::new(entry.path, &error)),
             }
         }
@@ -215,7 +243,15 @@ impl Library {
 
     /// Reads and validates only the frontmatter of the skill in `id`'s directory.
     pub(super) fn load_head(&self, id: &SkillId) -> Result<(Slug, Frontmatter), LibraryError> {
-        let (path, _) = find_skill_file(&id.dir_in(&self.root))?;
+        self.load_head_warned(id).map(|(slug, fm, _)| (slug, fm))
+    }
+
+    /// [`Library::load_head`] with the warnings the frontmatter and file name earn.
+    pub(super) fn load_head_warned(
+        &self,
+        id: &SkillId,
+    ) -> Result<(Slug, Frontmatter, Vec<Warning>), LibraryError> {
+        let (path, lowercase) = find_skill_file(&id.dir_in(&self.root))?;
         self.check_inside(&path)?;
         let size = path.metadata().map_err(LibraryError::io(&path))?.len();
         if size > MAX_SKILL_FILE_BYTES as u64 {
@@ -228,11 +264,11 @@ impl Library {
         // Room for a BOM and both delimiter lines around the largest frontmatter.
         let head = read_head(&path, MAX_FRONTMATTER_BYTES + 64).map_err(LibraryError::io(&path))?;
         let (fm, mut warnings) = parse_head(&head)?;
-        Ok(validate_frontmatter(
-            fm,
-            Some(id.slug().as_str()),
-            &mut warnings,
-        )?)
+        let (slug, fm) = validate_frontmatter(fm, Some(id.slug().as_str()), &mut warnings)?;
+        if lowercase {
+            warnings.push(Warning::LowercaseFileName);
+        }
+        Ok((slug, fm, warnings))
     }
 
     pub(super) fn has_skill_file(dir: &Path) -> bool {
@@ -321,7 +357,7 @@ pub(super) fn trash_origin(name: &str) -> Option<SkillId> {
 
 /// Regular files under the skill's resource directories (symlinks are not followed),
 /// relative to `dir`, sorted, bounded.
-fn list_resources(dir: &Path) -> Vec<String> {
+pub(super) fn list_resources(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut budget = MAX_RESOURCE_ENTRIES;
     let mut pending: Vec<(PathBuf, String, usize)> = RESOURCE_DIRS

@@ -11,21 +11,30 @@
 //! The library ([`Library`]) keeps skills on disk: discovery, activation, removal and
 //! installs that are all-or-nothing even when the process is killed half-way.
 
+mod archive;
+pub mod bot;
 mod catalog;
 mod durable;
 mod error;
+pub mod feed;
+pub mod fetch;
 mod fields;
 mod id;
 mod index;
 mod install;
 mod library;
+pub mod net;
 mod package;
 mod parse;
+pub mod registry;
+pub mod registry_server;
 mod repair;
 mod scan;
+pub mod seed;
 mod split;
 mod text;
 mod validate;
+mod view;
 mod yaml;
 
 pub use catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
@@ -37,8 +46,11 @@ pub use install::{InstallOutcome, InstallStatus};
 pub use library::{Library, load_skill_dir};
 pub use package::{PackagePath, SkillPackage};
 pub use parse::{ParsedSkill, parse_skill};
-pub use scan::{DroppedEntry, ScanProblem, ScanReport};
+pub use registry::{RegistryClient, RegistryError, RegistryUrl, skill_page_url};
+pub use scan::{DiskCheck, DroppedEntry, ScanProblem, ScanReport};
+pub use seed::{SeedReport, SeedSkip, SkipReason, seed_builtins, seed_new_builtins};
 pub use validate::{ValidSkill, load_skill, validate, validate_frontmatter};
+pub use view::{InstalledSkill, SkillDetail};
 
 /// A SKILL.md larger than this is refused before it is decoded: a skill is
 /// instructions injected into a model's context, not a data file.

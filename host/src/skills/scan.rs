@@ -11,6 +11,9 @@
 //!   it there, else deleted. The scan holds the exclusive lock, so none of these
 //!   belongs to an operation still running.
 //! - An unreadable index is kept aside as `.index.json.corrupt-<ulid>` and rebuilt.
+//!
+//! Once the index is saved, each added skill is announced as `skill.installed` and
+//! each dropped one as `skill.removed` (with `reason: vanished`).
 
 use std::path::Path;
 
@@ -21,7 +24,9 @@ use super::error::LibraryError;
 use super::id::{SkillId, Slug};
 use super::index::{INDEX_FILE, Index, IndexEntry, Source, SourceKind, now};
 use super::library::{Library, STAGING_PREFIX, TRASH_PREFIX, load_skill_dir, trash_origin};
+use super::seed::TEMPLATE_DIR;
 use super::validate::ValidSkill;
+use crate::events::EventKind;
 
 /// Directory entries a scan looks at, at most (root and each category together).
 const MAX_SCAN_ENTRIES: usize = 10_000;
@@ -69,7 +74,51 @@ impl ScanProblem {
     }
 }
 
+/// What a scan would find that the index does not say, found without changing
+/// anything (listings show it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DiskCheck {
+    /// Valid skill directories (`slug` or `category/slug`) the index does not list:
+    /// the next scan adds them as `manual`.
+    pub unindexed: Vec<String>,
+    /// Directories that are not valid skills, or whose slug another skill has: never
+    /// indexed. (Indexed skills that stopped validating are not repeated here.)
+    pub problems: Vec<ScanProblem>,
+    /// Whether `_template/SKILL.md` is there.
+    pub template: bool,
+}
+
 impl Library {
+    /// Looks at the directories the way [`Library::scan`] does, under the shared lock,
+    /// and changes nothing.
+    pub fn disk_check(&self) -> Result<DiskCheck, LibraryError> {
+        let _lock = self.lock(false)?;
+        let index = self.load_index()?;
+        let mut report = ScanReport::default();
+        let mut check = DiskCheck::default();
+        for id in self.find_skill_dirs(&mut report)? {
+            let slug = id.slug().to_string();
+            let path = id.to_string();
+            match index.skills.get(&slug) {
+                Some(entry) if entry.path == path => {}
+                Some(entry) => {
+                    let error = LibraryError::SlugTaken {
+                        slug,
+                        existing: entry.path.clone(),
+                    };
+                    report.problems.push(ScanProblem::new(path, &error));
+                }
+                None => match self.load_dir(&id) {
+                    Ok(_) => check.unindexed.push(path),
+                    Err(error) => report.problems.push(ScanProblem::new(path, &error)),
+                },
+            }
+        }
+        check.problems = report.problems;
+        check.template = Library::has_skill_file(&self.root().join(TEMPLATE_DIR));
+        Ok(check)
+    }
+
     /// Reconciles the index with the disk (see the module documentation).
     pub fn scan(&self) -> Result<ScanReport, LibraryError> {
         let _lock = self.lock(true)?;
@@ -103,12 +152,14 @@ impl Library {
             })
             .map(|(slug, _)| slug.clone())
             .collect();
+        let mut dropped_entries = Vec::new();
         for slug in vanished {
             if let Some(entry) = index.skills.remove(&slug) {
                 report.dropped.push(DroppedEntry {
                     slug,
-                    path: entry.path,
+                    path: entry.path.clone(),
                 });
+                dropped_entries.push(entry);
             }
         }
 
@@ -147,6 +198,16 @@ impl Library {
 
         if index != before || report.index_reset.is_some() {
             index.save(&self.index_path())?;
+        }
+        for entry in &dropped_entries {
+            let why = serde_json::json!({ "reason": "vanished" });
+            self.announce(EventKind::SkillRemoved, entry, why);
+        }
+        for slug in &report.added {
+            if let Some(entry) = index.skills.get(slug) {
+                let how = serde_json::json!({ "status": "installed", "replaced": null });
+                self.announce(EventKind::SkillInstalled, entry, how);
+            }
         }
         Ok(report)
     }

@@ -1,0 +1,264 @@
+//! Skills registry figures over `shared/data/registry-mirror` (136 skills, 23
+//! categories), each beside a baseline measured in the same process:
+//!
+//! 1. feed parse: `Feed::parse` (JSON, id and sha checks, hidden-character cleaning,
+//!    category counts) vs. `serde_json::from_slice::<Value>` of the same bytes;
+//! 2. search latency, p50/p95 over a fixed set of queries: `Feed::search` (tiered
+//!    ranking) vs. a naive case-insensitive substring filter over id + description;
+//! 3. installing the whole mirror from `registry serve`'s router on loopback
+//!    (download, unpack, sha256 check, validate, staged install, index) vs.
+//!    installing the same SKILL.md files read from disk (validate, staged install,
+//!    index): total and per skill p50/p95, then a second pass (all already-installed).
+//!
+//! Run with `cargo bench -p engram --bench skills`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use engram::skills::feed::Feed;
+use engram::skills::registry::{RegistryClient, RegistrySource, RegistryUrl};
+use engram::skills::{InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind};
+
+fn mirror() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/registry-mirror")
+}
+
+const QUERIES: &[&str] = &[
+    "ai-ml/agent-audit-logging",
+    "audit logging",
+    "testing",
+    "unit tests",
+    "api design",
+    "react",
+    "docker kubernetes",
+    "security",
+    "pdf",
+    "presentation slides",
+    "marketing email",
+    "contract review",
+    "database",
+    "python",
+    "shell scripting",
+    "restaurant menu",
+    "resume",
+    "budget",
+    "prompt",
+    "memory",
+    "twitter",
+    "video download",
+    "mobile app",
+    "design system",
+    "career interview",
+    "health sleep",
+    "education course",
+    "product roadmap",
+    "microservices",
+    "ci cd pipeline",
+    "observability",
+    "nonexistent zzz",
+];
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.1} µs")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
+}
+
+/// Runs `f` `n` times; the sorted durations.
+fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        f();
+        out.push(t.elapsed());
+    }
+    out.sort();
+    out
+}
+
+fn row(name: &str, samples: &[Duration], baseline: Option<&[Duration]>) {
+    let p50 = percentile(samples, 0.5);
+    let p95 = percentile(samples, 0.95);
+    let ratio = baseline
+        .map(|b| {
+            let b50 = percentile(b, 0.5).as_secs_f64();
+            format!("{:.1}x baseline", p50.as_secs_f64() / b50.max(1e-12))
+        })
+        .unwrap_or_default();
+    println!(
+        "{name:<58} p50 {:>10}  p95 {:>10}  {ratio}",
+        fmt(p50),
+        fmt(p95)
+    );
+}
+
+fn main() {
+    let feed_bytes = std::fs::read(mirror().join("api/feed.json")).expect("the mirror's feed");
+
+    // 1. Feed parse.
+    let parse = time_n(200, || {
+        let (feed, problems) = Feed::parse(&feed_bytes).unwrap();
+        assert_eq!(feed.skills.len(), 136);
+        assert!(problems.is_empty());
+    });
+    let json = time_n(200, || {
+        let v: serde_json::Value = serde_json::from_slice(&feed_bytes).unwrap();
+        assert!(v.is_object());
+    });
+    println!(
+        "feed: {} bytes, 136 skills, 23 categories",
+        feed_bytes.len()
+    );
+    row("feed parse (Feed::parse)", &parse, Some(&json));
+    row("  baseline: serde_json::Value", &json, None);
+
+    // 2. Search.
+    let (feed, _) = Feed::parse(&feed_bytes).unwrap();
+    let mut search = Vec::new();
+    let mut naive = Vec::new();
+    for _ in 0..50 {
+        for q in QUERIES {
+            let t = Instant::now();
+            let hits = feed.search(q);
+            search.push(t.elapsed());
+            std::hint::black_box(hits.len());
+            let t = Instant::now();
+            let lower = q.to_lowercase();
+            let n = feed
+                .skills
+                .iter()
+                .filter(|s| s.id.contains(&lower) || s.description.to_lowercase().contains(&lower))
+                .count();
+            naive.push(t.elapsed());
+            std::hint::black_box(n);
+        }
+    }
+    search.sort();
+    naive.sort();
+    println!("search: {} queries x 50 rounds", QUERIES.len());
+    row(
+        "search (Feed::search, tiered ranking)",
+        &search,
+        Some(&naive),
+    );
+    row(
+        "  baseline: substring filter over id + description",
+        &naive,
+        None,
+    );
+    for q in ["audit logging", "testing", "pdf"] {
+        let top: Vec<&str> = feed
+            .search(q)
+            .iter()
+            .take(3)
+            .map(|h| h.skill.id.as_str())
+            .collect();
+        println!("  top 3 for {q:?}: {top:?}");
+    }
+
+    // 3. Install the whole mirror.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let router = engram::skills::registry_server::router(&mirror()).unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, router).await });
+    let work = tempfile::tempdir().unwrap();
+    let registry = RegistryUrl::parse(&format!("http://{addr}"), RegistrySource::Flag).unwrap();
+    let client = RegistryClient::new(
+        registry,
+        &work.path().join("cache"),
+        Duration::from_secs(3600),
+        true,
+    );
+    let library = Library::open(work.path().join("skills")).unwrap();
+    let ids: Vec<String> = feed.skills.iter().map(|s| s.id.clone()).collect();
+
+    let mut per_skill = Vec::new();
+    let total = Instant::now();
+    runtime.block_on(async {
+        let mut loaded = client.feed().await.unwrap();
+        for id in &ids {
+            let t = Instant::now();
+            let done = client
+                .install_with(&mut loaded, &library, id, false)
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            per_skill.push(t.elapsed());
+            assert_eq!(done.outcome.status, InstallStatus::Installed, "{id}");
+        }
+    });
+    let total_registry = total.elapsed();
+    per_skill.sort();
+
+    let mut again = Vec::new();
+    runtime.block_on(async {
+        let mut loaded = client.feed().await.unwrap();
+        for id in &ids {
+            let t = Instant::now();
+            let done = client
+                .install_with(&mut loaded, &library, id, false)
+                .await
+                .unwrap();
+            again.push(t.elapsed());
+            assert_eq!(done.outcome.status, InstallStatus::AlreadyInstalled);
+        }
+    });
+    again.sort();
+
+    // Baseline: the same files from disk into a fresh library.
+    let local = Library::open(work.path().join("local")).unwrap();
+    let mut from_disk = Vec::new();
+    let total = Instant::now();
+    for id in &ids {
+        let t = Instant::now();
+        let bytes = std::fs::read(mirror().join("categories").join(id).join("SKILL.md")).unwrap();
+        let package =
+            SkillPackage::new(Some(SkillId::parse(id).unwrap()), bytes, Vec::new()).unwrap();
+        local
+            .install(&package, Source::of(SourceKind::File), false)
+            .unwrap();
+        from_disk.push(t.elapsed());
+    }
+    let total_disk = total.elapsed();
+    from_disk.sort();
+
+    println!(
+        "install: {} skills from `registry serve` on loopback",
+        ids.len()
+    );
+    println!(
+        "{:<58} {:>10}  ({:.1}x baseline)",
+        "whole mirror from the registry (sequential)",
+        fmt(total_registry),
+        total_registry.as_secs_f64() / total_disk.as_secs_f64()
+    );
+    println!(
+        "{:<58} {:>10}",
+        "  baseline: the same SKILL.md files from disk",
+        fmt(total_disk)
+    );
+    row("per skill from the registry", &per_skill, Some(&from_disk));
+    row("  baseline: per skill from disk", &from_disk, None);
+    row(
+        "per skill again (already-installed, nothing written)",
+        &again,
+        None,
+    );
+}

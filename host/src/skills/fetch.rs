@@ -1,0 +1,242 @@
+//! Installing from a URL of a raw SKILL.md, or from a local file or skill directory.
+//!
+//! A URL goes through [`net::get`](super::net::get) with [`NetPolicy::for_url`]:
+//! http(s) only, at most 1 MiB (the read stops beyond), 10 s for everything,
+//! redirects followed by hand with each hop checked again, and non-public addresses
+//! refused unless `network.allowPrivate` is set. The bytes then go through the same
+//! parser and validator as every other install; the body is never run or rendered.
+//!
+//! The skill's identity is the id given (`slug` or `category/slug`), else the
+//! frontmatter's `name` (which must then be a slug), else, for a directory, the
+//! directory's name.
+
+use std::path::{Path, PathBuf};
+
+use super::error::{LibraryError, SkillError};
+use super::id::SkillId;
+use super::index::{Source, SourceKind};
+use super::install::InstallOutcome;
+use super::library::Library;
+use super::net::{self, NetPolicy};
+use super::package::{RESOURCE_DIRS, SkillPackage};
+use super::registry::{RegistryError, blocking};
+use super::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
+
+/// Files read from a skill directory at most, and their total size.
+const MAX_DIR_FILES: usize = 256;
+const MAX_DIR_BYTES: u64 = 16 * 1024 * 1024;
+const MAX_DIR_DEPTH: usize = 8;
+
+/// Downloads and validates the SKILL.md at `url`; nothing is written.
+pub async fn fetch_url_package(
+    url: &str,
+    id: Option<SkillId>,
+    allow_private: bool,
+) -> Result<(SkillPackage, Source), RegistryError> {
+    let fetched = net::get(url, &NetPolicy::for_url(allow_private)).await?;
+    let html = fetched
+        .content_type
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/html"));
+    let package = SkillPackage::new(id, fetched.bytes, Vec::new()).map_err(|e| match e {
+        LibraryError::Invalid(SkillError::FrontmatterMissing) if html => RegistryError::NotASkill {
+            url: url.to_string(),
+            reason: "the URL serves an HTML page, not a SKILL.md; use the raw file's URL".into(),
+        },
+        other => RegistryError::Library(other),
+    })?;
+    let source = Source {
+        kind: SourceKind::Url,
+        url: Some(url.to_string()),
+        registry: None,
+    };
+    Ok((package, source))
+}
+
+/// Fetches `url` and installs it.
+pub async fn install_from_url(
+    library: &Library,
+    url: &str,
+    id: Option<SkillId>,
+    force: bool,
+    allow_private: bool,
+) -> Result<InstallOutcome, RegistryError> {
+    let (package, source) = fetch_url_package(url, id, allow_private).await?;
+    let library = library.clone();
+    blocking(move || library.install(&package, source, force)).await
+}
+
+/// Reads a SKILL.md file, or a skill directory (its SKILL.md and the files under
+/// `scripts/` and `references/`; symlinks are refused), and validates it.
+pub fn read_file_package(
+    path: &Path,
+    id: Option<SkillId>,
+) -> Result<(SkillPackage, Source), RegistryError> {
+    let absolute = std::path::absolute(path).map_err(LibraryError::io(path))?;
+    let meta = std::fs::metadata(&absolute).map_err(LibraryError::io(&absolute))?;
+    let package = if meta.is_dir() {
+        let id = match id {
+            Some(id) => id,
+            None => {
+                let name = absolute
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default();
+                SkillId::parse(name)?
+            }
+        };
+        let skill_file = [SKILL_FILE, "skill.md"]
+            .iter()
+            .map(|n| absolute.join(n))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                LibraryError::from(SkillError::MissingFile {
+                    dir: absolute.display().to_string(),
+                })
+            })?;
+        let skill_md = read_limited(&skill_file)?;
+        let files = read_resources(&absolute)?;
+        SkillPackage::new(Some(id), skill_md, files)?
+    } else {
+        SkillPackage::new(id, read_limited(&absolute)?, Vec::new())?
+    };
+    let source = Source {
+        kind: SourceKind::File,
+        url: Some(absolute.display().to_string()),
+        registry: None,
+    };
+    Ok((package, source))
+}
+
+/// Reads `path` (file or directory) and installs it.
+pub fn install_from_file(
+    library: &Library,
+    path: &Path,
+    id: Option<SkillId>,
+    force: bool,
+) -> Result<InstallOutcome, RegistryError> {
+    let (package, source) = read_file_package(path, id)?;
+    Ok(library.install(&package, source, force)?)
+}
+
+fn read_limited(path: &Path) -> Result<Vec<u8>, RegistryError> {
+    match super::durable::read_bounded(path, MAX_SKILL_FILE_BYTES) {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(size)) => Err(LibraryError::from(SkillError::FileTooLarge {
+            size,
+            limit: MAX_SKILL_FILE_BYTES,
+        })
+        .into()),
+        Err(e) => Err(LibraryError::io(path)(e).into()),
+    }
+}
+
+/// The files under `dir`'s resource directories, relative, bounded; a symlink or
+/// special file is an error.
+fn read_resources(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, RegistryError> {
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut pending: Vec<(PathBuf, String, usize)> = RESOURCE_DIRS
+        .iter()
+        .map(|d| (dir.join(d), d.to_string(), 1))
+        .filter(|(p, _, _)| p.symlink_metadata().is_ok())
+        .collect();
+    let too_large = |reason: String| LibraryError::PackageTooLarge { reason };
+    while let Some((path, rel, depth)) = pending.pop() {
+        let meta = path.symlink_metadata().map_err(LibraryError::io(&path))?;
+        if meta.file_type().is_symlink() || !(meta.is_dir() || meta.is_file()) {
+            return Err(LibraryError::PackagePath {
+                path: rel,
+                reason: "symlinks and special files are not installed".into(),
+            }
+            .into());
+        }
+        if meta.is_file() {
+            if out.len() >= MAX_DIR_FILES {
+                return Err(too_large(format!("more than {MAX_DIR_FILES} files")).into());
+            }
+            total += meta.len();
+            if total > MAX_DIR_BYTES {
+                return Err(too_large(format!("more than {MAX_DIR_BYTES} bytes")).into());
+            }
+            let bytes = std::fs::read(&path).map_err(LibraryError::io(&path))?;
+            out.push((rel, bytes));
+            continue;
+        }
+        if depth > MAX_DIR_DEPTH {
+            return Err(LibraryError::PackagePath {
+                path: rel,
+                reason: "nested too deeply".into(),
+            }
+            .into());
+        }
+        for entry in std::fs::read_dir(&path).map_err(LibraryError::io(&path))? {
+            let entry = entry.map_err(LibraryError::io(&path))?;
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|n| LibraryError::PackagePath {
+                    path: format!("{rel}/{}", n.to_string_lossy()),
+                    reason: "not UTF-8".into(),
+                })?;
+            pending.push((entry.path(), format!("{rel}/{name}"), depth + 1));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MD: &str =
+        "---\nname: from-file\ndescription: d\n---\n# Body\n```sh\ntouch /tmp/x\n```\n";
+
+    #[test]
+    fn skills_install_from_a_file_or_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(dir.path().join("skills")).unwrap();
+        let file = dir.path().join("SKILL.md");
+        std::fs::write(&file, MD).unwrap();
+        let out = install_from_file(&library, &file, None, false).unwrap();
+        assert_eq!(out.id, "from-file");
+        let entry = library.entry("from-file").unwrap();
+        assert_eq!(entry.source.kind, SourceKind::File);
+        assert_eq!(entry.source.url.as_deref(), Some(file.to_str().unwrap()));
+
+        let skill_dir = dir.path().join("tool-kit");
+        std::fs::create_dir_all(skill_dir.join("scripts/sub")).unwrap();
+        std::fs::write(
+            skill_dir.join(SKILL_FILE),
+            MD.replace("from-file", "tool-kit"),
+        )
+        .unwrap();
+        std::fs::write(skill_dir.join("scripts/sub/run.sh"), "rm -rf /").unwrap();
+        std::fs::write(skill_dir.join("notes.txt"), "not installed").unwrap();
+        let out = install_from_file(&library, &skill_dir, None, false).unwrap();
+        assert_eq!(out.id, "tool-kit");
+        let installed = library.root().join("tool-kit");
+        assert!(installed.join("scripts/sub/run.sh").is_file());
+        assert!(!installed.join("notes.txt").exists());
+
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/passwd", skill_dir.join("scripts/link")).unwrap();
+            let e = install_from_file(&library, &skill_dir, None, true).unwrap_err();
+            assert_eq!(e.code(), "package-path", "{e}");
+        }
+
+        let big = dir.path().join("big.md");
+        std::fs::write(&big, vec![b'a'; MAX_SKILL_FILE_BYTES + 1]).unwrap();
+        let e = install_from_file(&library, &big, None, false).unwrap_err();
+        assert_eq!(e.code(), "file-too-large");
+        let bad = dir.path().join("bad.md");
+        std::fs::write(&bad, b"---\nname: bad\ndescription: caf\xe9\n---\n").unwrap();
+        assert_eq!(
+            install_from_file(&library, &bad, None, false)
+                .unwrap_err()
+                .code(),
+            "not-utf8"
+        );
+    }
+}

@@ -1,0 +1,482 @@
+//! End-to-end: the skills REST API of the real `engram serve`: the built-ins a fresh
+//! data directory is seeded with, activation, removal, the discovery scan, events,
+//! authentication, and names that must never reach the disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use engram_e2e::{Daemon, Response, engram, next_event};
+use serde_json::{Value, json};
+
+const BUILTINS: [&str; 3] = ["screenshot", "tweet-notifier", "web-search"];
+
+fn daemon() -> (tempfile::TempDir, Daemon) {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    (data, daemon)
+}
+
+fn skills_dir(data: &tempfile::TempDir) -> PathBuf {
+    data.path().join("skills")
+}
+
+fn ok(response: Response, status: u16) -> Value {
+    assert_eq!(
+        response.status,
+        status,
+        "unexpected status, body: {}",
+        response.text()
+    );
+    response.json()
+}
+
+/// Asserts a problem document with `status` and `code`; returns it.
+fn problem(response: Response, status: u16, code: &str) -> Value {
+    assert_eq!(response.status, status, "body: {}", response.text());
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/problem+json"),
+        "{}",
+        response.text()
+    );
+    let doc = response.json();
+    assert_eq!(doc["code"], code, "{doc}");
+    assert_eq!(doc["status"], status);
+    doc
+}
+
+fn list(daemon: &Daemon) -> Value {
+    ok(daemon.get("/api/skills"), 200)
+}
+
+fn slugs(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|s| s["slug"].as_str().expect("slug").to_string())
+        .collect()
+}
+
+fn item<'a>(list: &'a Value, slug: &str) -> &'a Value {
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|s| s["slug"] == slug)
+        .unwrap_or_else(|| panic!("{slug} not listed: {list}"))
+}
+
+/// Every file under `dir` with its bytes (the lock file aside).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.file_name().is_some_and(|n| n != ".lock") {
+                let rel = path.strip_prefix(dir).expect("inside").to_path_buf();
+                out.insert(rel, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+fn write_skill(dir: &Path, description: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let name = dir
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\nversion: 0.1.0\n---\n# {name}\n"),
+    )
+    .expect("write");
+}
+
+#[test]
+fn a_fresh_daemon_lists_the_three_builtins_active_and_the_template_apart() {
+    let (data, daemon) = daemon();
+    let listed = list(&daemon);
+    assert_eq!(slugs(&listed), BUILTINS);
+    assert_eq!(
+        listed["counts"],
+        json!({"installed": 3, "active": 3, "inactive": 0, "broken": 0})
+    );
+    assert_eq!(listed["template"], "_template");
+    assert_eq!(listed["problems"], json!([]));
+    assert_eq!(listed["unindexed"], json!([]));
+    assert_eq!(listed["next_cursor"], Value::Null);
+    for skill in listed["items"].as_array().expect("items") {
+        assert_eq!(skill["active"], true, "{skill}");
+        assert_eq!(skill["source"], json!({"kind": "seed"}), "{skill}");
+        assert_eq!(skill["version"], "1.0.0");
+        assert_eq!(skill["id"], skill["slug"]);
+        assert_eq!(skill["path"], skill["slug"]);
+        assert_eq!(skill["warnings"], json!([]), "{skill}");
+        assert_eq!(skill["error"], Value::Null);
+        assert!(skill["category"].is_string());
+        assert!(skill["summary"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(!skill["intents"].as_array().expect("intents").is_empty());
+    }
+    assert_eq!(
+        item(&listed, "web-search")["allowed_tools"],
+        json!(["fetch_url"])
+    );
+    assert_eq!(
+        item(&listed, "screenshot")["allowed_tools"],
+        json!([
+            "run_command",
+            "create_file",
+            "write_file",
+            "send_file",
+            "cd",
+            "send_message"
+        ])
+    );
+    let root = skills_dir(&data);
+    for name in ["_template", "web-search", "tweet-notifier", "screenshot"] {
+        assert!(root.join(name).join("SKILL.md").is_file(), "{name}");
+    }
+
+    // The detail: the listing's fields, resources, and the body only when asked for.
+    let detail = ok(daemon.get("/api/skills/web-search"), 200);
+    assert_eq!(detail["slug"], "web-search");
+    assert_eq!(detail["summary"], item(&listed, "web-search")["summary"]);
+    assert_eq!(detail["body"], Value::Null);
+    assert_eq!(detail["scripts"], json!([]));
+    assert_eq!(detail["references"], json!([]));
+    let detail = ok(daemon.get("/api/skills/web-search?body=true"), 200);
+    let body = detail["body"].as_str().expect("body");
+    assert!(body.contains("## What it does") && body.contains("## Instructions"));
+    let file = std::fs::read_to_string(root.join("web-search/SKILL.md")).expect("read");
+    assert!(file.ends_with(body));
+    problem(
+        daemon.get("/api/skills/web-search?body=yes"),
+        422,
+        "invalid-field",
+    );
+    problem(
+        daemon.get("/api/skills/web-search?bogus=1"),
+        400,
+        "unknown-field",
+    );
+    // The template is a file to copy, never a skill.
+    problem(daemon.get("/api/skills/_template"), 422, "invalid-id");
+
+    // A restart does not re-seed what the user changed or removed.
+    let edited = file.replace("# Web search", "# My web search");
+    std::fs::write(root.join("web-search/SKILL.md"), &edited).expect("write");
+    ok(daemon.call("DELETE", "/api/skills/screenshot", ""), 200);
+    assert!(daemon.stop().success());
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let listed = list(&daemon);
+    assert_eq!(slugs(&listed), ["tweet-notifier", "web-search"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("web-search/SKILL.md")).expect("read"),
+        edited
+    );
+    assert!(!root.join("screenshot").exists());
+}
+
+#[test]
+fn skills_are_deactivated_activated_and_deleted_with_events() {
+    let (data, daemon) = daemon();
+    let mut stream = daemon.open_stream("/api/events");
+    // Skills are shared by every user: another user's stream gets their events too.
+    let mut alice = daemon.open_stream("/api/events?user=alice");
+
+    let off = ok(
+        daemon.call("POST", "/api/skills/web-search/deactivate", ""),
+        200,
+    );
+    assert_eq!(off["active"], false);
+    assert_eq!(off["slug"], "web-search");
+    let event = next_event(&mut stream, "skill.deactivated");
+    assert_eq!(event["user"], "*");
+    assert_eq!(event["data"]["slug"], "web-search");
+    assert_eq!(
+        next_event(&mut alice, "skill.deactivated")["data"]["slug"],
+        "web-search"
+    );
+    let listed = list(&daemon);
+    assert_eq!(item(&listed, "web-search")["active"], false);
+    assert_eq!(listed["counts"]["inactive"], 1);
+    // Deactivating again changes nothing and still answers the state.
+    let again = ok(
+        daemon.call("POST", "/api/skills/web-search/deactivate", ""),
+        200,
+    );
+    assert_eq!(again["active"], false);
+    assert!(skills_dir(&data).join("web-search/SKILL.md").is_file());
+
+    let on = ok(
+        daemon.call("POST", "/api/skills/web-search/activate", ""),
+        200,
+    );
+    assert_eq!(on["active"], true);
+    assert_eq!(
+        next_event(&mut stream, "skill.activated")["data"]["slug"],
+        "web-search"
+    );
+
+    let removed = ok(daemon.call("DELETE", "/api/skills/tweet-notifier", ""), 200);
+    assert_eq!(
+        removed,
+        json!({"slug": "tweet-notifier", "id": "tweet-notifier", "status": "removed"})
+    );
+    let event = next_event(&mut stream, "skill.removed");
+    assert_eq!(event["data"]["slug"], "tweet-notifier");
+    assert_eq!(event["data"]["source"], "seed");
+    assert!(!skills_dir(&data).join("tweet-notifier").exists());
+    assert_eq!(slugs(&list(&daemon)), ["screenshot", "web-search"]);
+
+    // Gone is gone: every route answers 404 for it, and nothing changes on disk.
+    let before = snapshot(&skills_dir(&data));
+    for (method, path) in [
+        ("GET", "/api/skills/tweet-notifier"),
+        ("DELETE", "/api/skills/tweet-notifier"),
+        ("POST", "/api/skills/tweet-notifier/activate"),
+        ("POST", "/api/skills/tweet-notifier/deactivate"),
+    ] {
+        problem(daemon.call(method, path, ""), 404, "not-found");
+    }
+    assert_eq!(snapshot(&skills_dir(&data)), before);
+}
+
+#[test]
+fn the_scan_picks_up_manual_skills_and_drops_vanished_ones() {
+    let (data, daemon) = daemon();
+    let root = skills_dir(&data);
+    let mut stream = daemon.open_stream("/api/events");
+
+    // Dropped in by hand: a skill, a copy of the template, and something broken.
+    write_skill(&root.join("my-tool"), "Does my thing.");
+    std::fs::create_dir_all(root.join("my-skill")).expect("mkdir");
+    std::fs::copy(
+        root.join("_template/SKILL.md"),
+        root.join("my-skill/SKILL.md"),
+    )
+    .expect("copy");
+    std::fs::create_dir_all(root.join("broken")).expect("mkdir");
+    std::fs::write(root.join("broken/SKILL.md"), "no frontmatter here\n").expect("write");
+
+    // Listed as waiting for a scan, not yet installed.
+    let listed = list(&daemon);
+    assert_eq!(slugs(&listed), BUILTINS);
+    assert_eq!(listed["unindexed"], json!(["my-skill", "my-tool"]));
+    assert_eq!(listed["problems"][0]["path"], "broken");
+    assert_eq!(listed["problems"][0]["code"], "frontmatter-missing");
+    problem(daemon.get("/api/skills/my-tool"), 404, "not-found");
+
+    let scan = ok(daemon.call("POST", "/api/skills/scan", ""), 200);
+    assert_eq!(scan["added"], json!(["my-skill", "my-tool"]));
+    assert_eq!(scan["dropped"], json!([]));
+    assert_eq!(scan["problems"][0]["code"], "frontmatter-missing");
+    let data_dir = data.path().display().to_string();
+    assert!(
+        !scan.to_string().contains(&data_dir),
+        "the data directory's path leaked: {scan}"
+    );
+    let event = next_event(&mut stream, "skill.installed");
+    assert_eq!(event["data"]["slug"], "my-skill");
+    assert_eq!(event["data"]["source"], "manual");
+
+    let listed = list(&daemon);
+    assert_eq!(
+        slugs(&listed),
+        [
+            "my-skill",
+            "my-tool",
+            "screenshot",
+            "tweet-notifier",
+            "web-search"
+        ]
+    );
+    let tool = item(&listed, "my-tool");
+    assert_eq!(tool["source"]["kind"], "manual");
+    assert_eq!(tool["active"], true);
+    assert_eq!(tool["description"], "Does my thing.");
+    assert_eq!(listed["unindexed"], json!([]));
+    assert_eq!(item(&listed, "my-skill")["warnings"], json!([]));
+
+    // Its resources are listed with its detail.
+    std::fs::create_dir_all(root.join("my-tool/scripts")).expect("mkdir");
+    std::fs::write(root.join("my-tool/scripts/run.sh"), "echo hi\n").expect("write");
+    std::fs::create_dir_all(root.join("my-tool/references")).expect("mkdir");
+    std::fs::write(root.join("my-tool/references/notes.md"), "notes\n").expect("write");
+    let detail = ok(daemon.get("/api/skills/my-tool"), 200);
+    assert_eq!(detail["scripts"], json!(["scripts/run.sh"]));
+    assert_eq!(detail["references"], json!(["references/notes.md"]));
+
+    // A second scan finds nothing new.
+    let scan = ok(daemon.call("POST", "/api/skills/scan", ""), 200);
+    assert_eq!(
+        (scan["added"].clone(), scan["dropped"].clone()),
+        (json!([]), json!([]))
+    );
+
+    // A vanished directory: listed as broken until the scan drops it.
+    std::fs::remove_dir_all(root.join("my-tool")).expect("rm");
+    let listed = list(&daemon);
+    assert_eq!(
+        item(&listed, "my-tool")["error"]["code"],
+        "skill-md-missing"
+    );
+    assert_eq!(listed["counts"]["broken"], 1);
+    let scan = ok(daemon.call("POST", "/api/skills/scan", ""), 200);
+    assert_eq!(
+        scan["dropped"],
+        json!([{"slug": "my-tool", "path": "my-tool"}])
+    );
+    let event = next_event(&mut stream, "skill.removed");
+    assert_eq!(event["data"]["slug"], "my-tool");
+    assert_eq!(event["data"]["reason"], "vanished");
+    assert!(!slugs(&list(&daemon)).contains(&"my-tool".to_string()));
+    problem(daemon.get("/api/skills/my-tool"), 404, "not-found");
+
+    // The template is never picked up.
+    assert!(!slugs(&list(&daemon)).iter().any(|s| s.contains("template")));
+}
+
+#[test]
+fn bad_names_are_problems_and_change_nothing_on_disk() {
+    let (data, daemon) = daemon();
+    let root = skills_dir(&data);
+    // A file outside the skills directory that a traversal would reach.
+    std::fs::create_dir_all(data.path().join("victim")).expect("mkdir");
+    write_skill(&data.path().join("victim"), "outside");
+    let before = snapshot(&root);
+    let victim = snapshot(&data.path().join("victim"));
+    let long = "a".repeat(65);
+    let names = [
+        "..",
+        "%2e%2e",
+        "..%2F..%2Fvictim",
+        "%2E%2E%2Fvictim",
+        "web-search%2F..",
+        "a%2Fweb-search",
+        "web-search%2Fscripts",
+        "%5C..%5Cvictim",
+        "%D0%BD%D0%B0%D0%B2%D1%8B%D0%BA",
+        "web%E2%80%8Bsearch",
+        "%E2%80%AEweb-search",
+        "web-search%00",
+        "web-search%0A",
+        "Web-Search",
+        "web_search",
+        "-web-search",
+        "%FF",
+        "_template",
+        ".index.json",
+        ".lock",
+        long.as_str(),
+    ];
+    for name in names {
+        for (method, suffix) in [
+            ("GET", ""),
+            ("DELETE", ""),
+            ("POST", "/activate"),
+            ("POST", "/deactivate"),
+        ] {
+            let path = format!("/api/skills/{name}{suffix}");
+            let response = daemon.call(method, &path, "");
+            assert!(
+                (400..500).contains(&response.status),
+                "{method} {path} answered {}: {}",
+                response.status,
+                response.text()
+            );
+            assert_eq!(
+                response.header("content-type"),
+                Some("application/problem+json"),
+                "{method} {path}: {}",
+                response.text()
+            );
+            let doc = response.json();
+            if response.status == 422 {
+                assert_eq!(doc["code"], "invalid-id", "{method} {path}");
+                assert_eq!(doc["field"], "name");
+            }
+        }
+    }
+    // Paths with more segments are no route at all.
+    for path in [
+        "/api/skills/../victim",
+        "/api/skills/web-search/../../victim",
+        "/api/skills/development/web-search",
+    ] {
+        let response = daemon.call("DELETE", path, "");
+        assert!(
+            [404, 405, 422].contains(&response.status),
+            "DELETE {path}: {}",
+            response.status
+        );
+    }
+    assert_eq!(snapshot(&root), before);
+    assert_eq!(snapshot(&data.path().join("victim")), victim);
+    assert!(data.path().join("victim/SKILL.md").is_file());
+    assert_eq!(slugs(&list(&daemon)), BUILTINS);
+}
+
+#[test]
+fn every_skills_route_needs_the_token_and_changes_nothing_without_it() {
+    let (data, daemon) = daemon();
+    let before = snapshot(&skills_dir(&data));
+    for (method, path) in [
+        ("GET", "/api/skills"),
+        ("POST", "/api/skills/scan"),
+        ("GET", "/api/skills/web-search"),
+        ("GET", "/api/skills/web-search?body=true"),
+        ("DELETE", "/api/skills/web-search"),
+        ("POST", "/api/skills/web-search/activate"),
+        ("POST", "/api/skills/web-search/deactivate"),
+        ("GET", "/api/skills/..%2Fvictim"),
+    ] {
+        for token in [None, Some("wrong-token-0123456789")] {
+            let response = daemon.request(method, path, token, None, b"");
+            let doc = problem(response.clone(), 401, "unauthorized");
+            assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+            assert!(
+                !response.text().contains("fetch_url") && doc.get("field").is_none(),
+                "{method} {path}: {}",
+                response.text()
+            );
+        }
+    }
+    assert_eq!(snapshot(&skills_dir(&data)), before);
+    assert_eq!(item(&list(&daemon), "web-search")["active"], true);
+}
+
+#[test]
+fn the_openapi_document_describes_the_skills_routes() {
+    let (_data, daemon) = daemon();
+    let doc = ok(daemon.get("/api/openapi.json"), 200);
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    for name in [
+        "SkillList",
+        "SkillItem",
+        "SkillDetail",
+        "ScanResult",
+        "SkillRemoved",
+    ] {
+        assert!(schemas.contains_key(name), "schema {name} missing");
+    }
+    assert_eq!(
+        schemas["SkillSourceKind"]["enum"],
+        json!(["seed", "registry", "url", "file", "manual"])
+    );
+    let detail = &doc["paths"]["/api/skills/{name}"]["get"];
+    let params: Vec<&str> = detail["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(params, ["name", "body"]);
+}
