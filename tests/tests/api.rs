@@ -100,6 +100,8 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/brain/import"),
     ("GET", "/api/skills"),
     ("POST", "/api/skills/scan"),
+    ("POST", "/api/skills/install"),
+    ("POST", "/api/skills/install-from-registry"),
     ("GET", "/api/skills/{name}"),
     ("DELETE", "/api/skills/{name}"),
     ("POST", "/api/skills/{name}/activate"),

@@ -480,3 +480,127 @@ fn the_openapi_document_describes_the_skills_routes() {
         .collect();
     assert_eq!(params, ["name", "body"]);
 }
+
+#[test]
+fn installs_from_the_registry_and_from_a_url_over_rest() {
+    let registry =
+        engram_e2e::Listening::registry(&engram_e2e::shared_data().join("registry-mirror"));
+    let data = tempfile::tempdir().expect("tempdir");
+    let config = data.path().join("config.yaml");
+    // The registry runs on loopback, which URL installs refuse unless allowed.
+    std::fs::write(
+        &config,
+        format!(
+            "skills:\n  registry: {}\nnetwork:\n  allowPrivate: true\n",
+            registry.url()
+        ),
+    )
+    .expect("config");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let mut events = daemon.open_stream("/api/events");
+
+    let id = "ai-ml/agent-audit-logging";
+    let body = json!({ "id": id }).to_string();
+    let installed = ok(
+        daemon.call("POST", "/api/skills/install-from-registry", &body),
+        200,
+    );
+    assert_eq!(installed["status"], "installed");
+    assert_eq!(installed["id"], id);
+    assert_eq!(installed["slug"], "agent-audit-logging");
+    assert_eq!(
+        installed["page_url"],
+        format!("{}/skills/{id}", registry.url())
+    );
+    assert_eq!(
+        next_event(&mut events, "skill.installed")["data"]["slug"],
+        "agent-audit-logging"
+    );
+    assert!(skills_dir(&data).join(id).join("SKILL.md").is_file());
+    problem(
+        daemon.call("POST", "/api/skills/install-from-registry", &body),
+        409,
+        "already-installed",
+    );
+    let forced = ok(
+        daemon.call(
+            "POST",
+            "/api/skills/install-from-registry",
+            &json!({ "id": id, "force": true }).to_string(),
+        ),
+        200,
+    );
+    assert_eq!(forced["status"], "reinstalled");
+    problem(
+        daemon.call(
+            "POST",
+            "/api/skills/install-from-registry",
+            &json!({ "id": "ai-ml/no-such-skill" }).to_string(),
+        ),
+        404,
+        "not-in-registry",
+    );
+    problem(
+        daemon.call(
+            "POST",
+            "/api/skills/install-from-registry",
+            &json!({ "id": id, "priority": 1 }).to_string(),
+        ),
+        400,
+        "unknown-field",
+    );
+
+    // From the URL of a raw SKILL.md.
+    let raw = format!(
+        "{}/categories/development/clean-code/SKILL.md",
+        registry.url()
+    );
+    let from_url = ok(
+        daemon.call(
+            "POST",
+            "/api/skills/install",
+            &json!({ "url": raw }).to_string(),
+        ),
+        200,
+    );
+    assert_eq!(from_url["status"], "installed");
+    assert_eq!(from_url["slug"], "clean-code");
+    let listed = ok(daemon.get("/api/skills/clean-code"), 200);
+    assert_eq!(listed["source"]["kind"], "url");
+
+    // Without network.allowPrivate the loopback address is refused, and nothing is
+    // written. config.yaml is re-read on change.
+    std::fs::write(
+        &config,
+        format!("skills:\n  registry: {}\n", registry.url()),
+    )
+    .expect("config");
+    let before = snapshot(&skills_dir(&data));
+    let raw = format!(
+        "{}/categories/development/code-review/SKILL.md",
+        registry.url()
+    );
+    problem(
+        daemon.call(
+            "POST",
+            "/api/skills/install",
+            &json!({ "url": raw }).to_string(),
+        ),
+        422,
+        "private-address",
+    );
+    problem(
+        daemon.call(
+            "POST",
+            "/api/skills/install",
+            &json!({ "url": "file:///etc/passwd" }).to_string(),
+        ),
+        422,
+        "url-scheme",
+    );
+    assert_eq!(
+        before,
+        snapshot(&skills_dir(&data)),
+        "a refused install wrote something"
+    );
+}

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use crate::brain::facts::FactsError;
 use crate::brain::store::StoreError;
-use crate::skills::LibraryError;
+use crate::skills::{LibraryError, RegistryError};
 
 pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
 
@@ -168,6 +168,32 @@ impl From<FactsError> for ApiError {
 /// Skills: an unknown skill is 404; a refused name or SKILL.md is 422 with the rule it
 /// broke as the code; a state that prevents the change is 409. Messages never carry
 /// the data directory's paths.
+/// Registry and URL installs: refusals of the request are 422, a missing skill 404,
+/// and whatever the far side did wrong (unreachable, tampered, unusable) 502.
+impl From<RegistryError> for ApiError {
+    fn from(e: RegistryError) -> ApiError {
+        let e = match e {
+            RegistryError::Library(inner) => return ApiError::from(inner),
+            other => other,
+        };
+        let code = e.code();
+        let status = match &e {
+            RegistryError::NotInRegistry { .. } => StatusCode::NOT_FOUND,
+            RegistryError::Ambiguous { .. } | RegistryError::NotASkill { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            RegistryError::Fetch(fetch)
+                if !fetch.is_unreachable() && fetch.code() != "http-status" =>
+            {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            RegistryError::Internal(_) => return ApiError::internal("skills registry", &e),
+            _ => StatusCode::BAD_GATEWAY,
+        };
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
 impl From<LibraryError> for ApiError {
     fn from(e: LibraryError) -> ApiError {
         let code = e.code();

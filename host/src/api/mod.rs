@@ -84,6 +84,8 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(brain::resume_learning))
         .routes(routes!(skills::list_skills))
         .routes(routes!(skills::scan_skills))
+        .routes(routes!(skills::install_from_url))
+        .routes(routes!(skills::install_from_registry))
         .routes(routes!(skills::get_skill, skills::remove_skill))
         .routes(routes!(skills::activate_skill))
         .routes(routes!(skills::deactivate_skill))

@@ -17,17 +17,19 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, State};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::ApiQuery;
+use super::extract::{ApiJson, ApiQuery};
 use crate::app::App;
 use crate::skills::{
     InstallOutcome, InstallStatus, InstalledSkill, ScanProblem, Slug, SourceKind, Warning,
 };
+use crate::skills::{RegistryClient, fetch};
 
 /// `GET /api/skills`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -434,6 +436,99 @@ pub async fn scan_skills(State(app): State<Arc<App>>) -> Result<Json<ScanResult>
         }))
     })
     .await
+}
+
+/// Body of `POST /api/skills/install`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallFromUrl {
+    /// http(s) address of a raw SKILL.md (at most 1 MiB, fetched within 10 s).
+    pub url: String,
+    /// Reinstall when the same version is installed already.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Body of `POST /api/skills/install-from-registry`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallFromRegistry {
+    /// `category/slug` (or a slug that only one category has).
+    pub id: String,
+    /// Reinstall when the same version is installed already.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// What an install from the registry did, and where the skill's registry page is.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegistryInstallResult {
+    #[serde(flatten)]
+    pub result: InstallResult,
+    /// `{registry}/skills/<id>`.
+    pub page_url: String,
+    pub registry: String,
+}
+
+/// `already-installed` is a 409 problem (nothing was written; `force` reinstalls);
+/// every other status is the answer.
+fn installed(outcome: InstallOutcome) -> Result<InstallResult, ApiError> {
+    if outcome.status == InstallStatus::AlreadyInstalled {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "already-installed",
+            format!(
+                "`{}` {} is installed already; nothing was written (send \"force\": true to reinstall)",
+                outcome.id,
+                outcome.version.as_deref().unwrap_or("(no version)")
+            ),
+        ));
+    }
+    Ok(outcome.into())
+}
+
+#[utoipa::path(post, path = "/api/skills/install", tag = "skills",
+    summary = "Install a skill from the URL of a raw SKILL.md",
+    description = "Fetches (http or https only, 1 MiB, 10 s, every redirect re-checked, private and link-local addresses refused unless network.allowPrivate), validates the frontmatter and installs; the body is never executed. Nothing is written on any failure.",
+    request_body = InstallFromUrl,
+    responses(
+        (status = 200, description = "installed, updated or reinstalled", body = InstallResult),
+        (status = 409, description = "already-installed", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "the URL is refused or the SKILL.md is invalid (the rule is named)", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "the URL could not be fetched", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn install_from_url(
+    State(app): State<Arc<App>>,
+    ApiJson(body): ApiJson<InstallFromUrl>,
+) -> Result<Json<InstallResult>, ApiError> {
+    let allow_private = app.config.current().network.allow_private.unwrap_or(false);
+    let outcome =
+        fetch::install_from_url(&app.skills, &body.url, None, body.force, allow_private).await?;
+    Ok(Json(installed(outcome)?))
+}
+
+#[utoipa::path(post, path = "/api/skills/install-from-registry", tag = "skills",
+    summary = "Install a skill from the registry",
+    description = "Downloads the skill from the configured registry, checks the SHA-256 of its body against the registry feed (a mismatch aborts with nothing written), validates and installs it.",
+    request_body = InstallFromRegistry,
+    responses(
+        (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult),
+        (status = 404, description = "no such skill in the registry", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "already-installed", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "the registry is unreachable or served something unusable (sha-mismatch, archive refused)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn install_from_registry(
+    State(app): State<Arc<App>>,
+    ApiJson(body): ApiJson<InstallFromRegistry>,
+) -> Result<Json<RegistryInstallResult>, ApiError> {
+    let client = RegistryClient::from_config(&app.data, &app.config.current(), None)?;
+    let done = client.install(&app.skills, &body.id, body.force).await?;
+    Ok(Json(RegistryInstallResult {
+        result: installed(done.outcome)?,
+        page_url: done.page_url,
+        registry: done.registry,
+    }))
 }
 
 /// The listing shape of an installed skill.

@@ -24,8 +24,7 @@ use crate::paths::DataDir;
 use crate::skills::feed::{FeedCategory, FeedSkill};
 use crate::skills::fetch;
 use crate::skills::registry::{
-    DEFAULT_CACHE_TTL, FeedOrigin, LoadedFeed, REGISTRY_ENV, RegistryClient, RegistryError,
-    RegistryUrl, UpdateStatus, human_age,
+    FeedOrigin, LoadedFeed, RegistryClient, RegistryError, RegistryUrl, UpdateStatus, human_age,
 };
 use crate::skills::{IndexEntry, InstallOutcome, Library, SkillId, SourceKind};
 
@@ -126,32 +125,12 @@ impl Ctx {
         Library::open(root.clone()).with_context(|| format!("cannot open {}", root.display()))
     }
 
-    fn registry(&self) -> Result<RegistryUrl, RegistryError> {
-        RegistryUrl::resolve(
-            self.registry_flag.as_deref(),
-            std::env::var(REGISTRY_ENV).ok().as_deref(),
-            self.config.skills.registry.as_deref(),
-        )
-    }
-
     fn allow_private(&self) -> bool {
         self.config.network.allow_private.unwrap_or(false)
     }
 
     fn client(&self) -> Result<RegistryClient, RegistryError> {
-        let ttl = self
-            .config
-            .skills
-            .cache_ttl_minutes
-            .map_or(DEFAULT_CACHE_TTL, |m| {
-                std::time::Duration::from_secs(u64::from(m) * 60)
-            });
-        Ok(RegistryClient::new(
-            self.registry()?,
-            &self.data.cache_dir().join("registry"),
-            ttl,
-            self.allow_private(),
-        ))
+        RegistryClient::from_config(&self.data, &self.config, self.registry_flag.as_deref())
     }
 
     fn progress(&self, message: impl AsRef<str>) {

@@ -109,6 +109,68 @@ pub trait RegistryView: Sync {
     ) -> impl Future<Output = Result<InstallOutcome, RegistryFailure>> + Send;
 }
 
+/// The real registry client behind the handler: feed search and lookup, and the
+/// verified install.
+impl RegistryView for super::registry::RegistryClient {
+    fn registry_url(&self) -> String {
+        self.registry().as_str().to_string()
+    }
+
+    async fn search(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<RegistrySkill>, RegistryFailure> {
+        let loaded = self.feed().await.map_err(failure)?;
+        Ok(loaded
+            .feed
+            .search(query)
+            .into_iter()
+            .take(limit)
+            .map(|hit| registry_skill(hit.skill))
+            .collect())
+    }
+
+    async fn view(&self, id: &str) -> Result<RegistrySkill, RegistryFailure> {
+        let loaded = self.feed().await.map_err(failure)?;
+        loaded
+            .find(id, self.registry())
+            .map(registry_skill)
+            .map_err(failure)
+    }
+
+    async fn install(
+        &self,
+        library: &Library,
+        id: &str,
+    ) -> Result<InstallOutcome, RegistryFailure> {
+        super::registry::RegistryClient::install(self, library, id, false)
+            .await
+            .map(|installed| installed.outcome)
+            .map_err(failure)
+    }
+}
+
+fn registry_skill(skill: &super::feed::FeedSkill) -> RegistrySkill {
+    RegistrySkill {
+        id: skill.id.clone(),
+        title: skill
+            .title
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| skill.name.clone()),
+        version: skill.version.clone(),
+        description: skill.description.clone(),
+    }
+}
+
+fn failure(e: super::registry::RegistryError) -> RegistryFailure {
+    RegistryFailure {
+        code: e.code().to_string(),
+        message: e.to_string(),
+    }
+}
+
 /// How the command went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -395,6 +395,34 @@ impl RegistryClient {
         }
     }
 
+    /// The client the configuration asks for: registry URL by `--registry` (`flag`) >
+    /// `ENGRAM_SKILLS_REGISTRY` > `skills.registry` > the default, cache under
+    /// `{data_dir}/cache/registry`, TTL `skills.cacheTtlMinutes`, and
+    /// `network.allowPrivate`. The CLI and the daemon both build theirs here.
+    pub fn from_config(
+        data: &crate::paths::DataDir,
+        config: &crate::config::Config,
+        flag: Option<&str>,
+    ) -> Result<RegistryClient, RegistryError> {
+        let registry = RegistryUrl::resolve(
+            flag,
+            std::env::var(REGISTRY_ENV).ok().as_deref(),
+            config.skills.registry.as_deref(),
+        )?;
+        let ttl = config
+            .skills
+            .cache_ttl_minutes
+            .map_or(DEFAULT_CACHE_TTL, |m| {
+                Duration::from_secs(u64::from(m) * 60)
+            });
+        Ok(RegistryClient::new(
+            registry,
+            &data.cache_dir().join("registry"),
+            ttl,
+            config.network.allow_private.unwrap_or(false),
+        ))
+    }
+
     pub fn registry(&self) -> &RegistryUrl {
         &self.registry
     }
