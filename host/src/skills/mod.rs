@@ -29,6 +29,7 @@ mod parse;
 pub mod registry;
 pub mod registry_server;
 mod repair;
+pub mod route;
 mod scan;
 pub mod seed;
 mod split;
