@@ -19,6 +19,7 @@
 //! The router's weights and minimum were chosen on the even rows of both files; the
 //! odd rows are reported separately as the held-out half. Nothing is asserted.
 
+// This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
 
