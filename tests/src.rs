@@ -169,23 +169,7 @@ impl Daemon {
 
     /// Starts `command serve`; `token` is what [`Daemon::call`] will present.
     pub fn start_with_token(command: &mut Command, token: &str) -> Daemon {
-        let mut child = command
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn engram serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the listening line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
+        let (child, addr) = spawn_listening(command.args(["serve", "--listen", "127.0.0.1:0"]));
         Daemon {
             child,
             addr,
@@ -365,6 +349,28 @@ pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
     }
 }
 
+/// Spawns `command` and reads its first line, `listening on http://ADDR` (what
+/// `engram serve` and `engram registry serve` print once bound): the child and ADDR.
+fn spawn_listening(command: &mut Command) -> (Child, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
 /// `shared/data` beside the checkout (test and benchmark data, see its README).
 pub fn shared_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
@@ -380,22 +386,7 @@ pub struct Listening {
 impl Listening {
     /// Spawns `command` (all arguments given) and waits for its listening line.
     pub fn start(command: &mut Command) -> Listening {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the listening line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
+        let (child, addr) = spawn_listening(command);
         Listening { child, addr }
     }
 
