@@ -371,6 +371,39 @@ fn spawn_listening(command: &mut Command) -> (Child, String) {
     (child, addr)
 }
 
+/// Asserts the status and returns the JSON body (`null` for an empty one).
+pub fn ok(response: Response, status: u16) -> Value {
+    assert_eq!(
+        response.status,
+        status,
+        "unexpected status, body: {}",
+        response.text()
+    );
+    if response.body.is_empty() {
+        Value::Null
+    } else {
+        response.json()
+    }
+}
+
+/// Asserts an RFC 9457 problem document with `status` and `code`; returns it.
+pub fn problem(response: Response, status: u16, code: &str) -> Value {
+    assert_eq!(response.status, status, "body: {}", response.text());
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/problem+json"),
+        "{}",
+        response.text()
+    );
+    let doc = response.json();
+    assert_eq!(doc["code"], code, "{doc}");
+    assert_eq!(doc["status"], status);
+    for field in ["type", "title", "detail"] {
+        assert!(doc[field].is_string(), "problem without {field}: {doc}");
+    }
+    doc
+}
+
 /// `shared/data` beside the checkout (test and benchmark data, see its README).
 pub fn shared_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")

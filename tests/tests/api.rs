@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engram_e2e::{Daemon, Response, TOKEN, engram, next_event};
+use engram_e2e::{Daemon, TOKEN, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
 fn daemon() -> (tempfile::TempDir, Daemon) {
@@ -15,40 +15,8 @@ fn daemon() -> (tempfile::TempDir, Daemon) {
     (data, daemon)
 }
 
-fn ok(response: Response, status: u16) -> Value {
-    assert_eq!(
-        response.status,
-        status,
-        "unexpected status, body: {}",
-        response.text()
-    );
-    if response.body.is_empty() {
-        Value::Null
-    } else {
-        response.json()
-    }
-}
-
 fn add(daemon: &Daemon, path: &str, body: Value) -> Value {
     ok(daemon.call("POST", path, &body.to_string()), 201)
-}
-
-/// Asserts a problem document with `status` and `code`; returns it.
-fn problem(response: Response, status: u16, code: &str) -> Value {
-    assert_eq!(response.status, status, "body: {}", response.text());
-    assert_eq!(
-        response.header("content-type"),
-        Some("application/problem+json"),
-        "{}",
-        response.text()
-    );
-    let doc = response.json();
-    assert_eq!(doc["code"], code, "{doc}");
-    assert_eq!(doc["status"], status);
-    for field in ["type", "title", "detail"] {
-        assert!(doc[field].is_string(), "problem without {field}: {doc}");
-    }
-    doc
 }
 
 /// `(METHOD, path)` of every operation in the OpenAPI document.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use engram_e2e::{Daemon, Response, engram, next_event};
+use engram_e2e::{Daemon, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
 const BUILTINS: [&str; 3] = ["screenshot", "tweet-notifier", "web-search"];
@@ -18,31 +18,6 @@ fn daemon() -> (tempfile::TempDir, Daemon) {
 
 fn skills_dir(data: &tempfile::TempDir) -> PathBuf {
     data.path().join("skills")
-}
-
-fn ok(response: Response, status: u16) -> Value {
-    assert_eq!(
-        response.status,
-        status,
-        "unexpected status, body: {}",
-        response.text()
-    );
-    response.json()
-}
-
-/// Asserts a problem document with `status` and `code`; returns it.
-fn problem(response: Response, status: u16, code: &str) -> Value {
-    assert_eq!(response.status, status, "body: {}", response.text());
-    assert_eq!(
-        response.header("content-type"),
-        Some("application/problem+json"),
-        "{}",
-        response.text()
-    );
-    let doc = response.json();
-    assert_eq!(doc["code"], code, "{doc}");
-    assert_eq!(doc["status"], status);
-    doc
 }
 
 fn list(daemon: &Daemon) -> Value {
