@@ -23,6 +23,8 @@ pub struct Config {
     pub network: NetworkConfig,
     #[serde(default)]
     pub channels: ChannelsConfig,
+    #[serde(default)]
+    pub tools: ToolsConfig,
 }
 
 /// `skills.*`: where the skills registry is and how long its feed is cached.
@@ -200,6 +202,33 @@ fn user_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Er
         .collect())
 }
 
+/// `tools.*`: the tool-permission gate (see `gate/`). Only what the operator writes is
+/// here; the defaults (each known tool's level, the turn lifetime) live with the gate,
+/// so that an empty section means "the gate's defaults".
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Tool name -> allow | ask | deny, overriding the gate's default for that tool.
+    /// Naming a tool the gate does not know makes it known, at the level given.
+    #[serde(default)]
+    pub policy: std::collections::BTreeMap<String, ToolLevel>,
+    /// Minutes after which a turn that was not ended expires and its grants with it
+    /// (default 10).
+    pub turn_ttl_minutes: Option<u32>,
+}
+
+/// What the operator allows for one tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolLevel {
+    /// Runs without asking.
+    Allow,
+    /// Needs the user's approval, unless the turn's invoked skill lists the tool.
+    Ask,
+    /// Never runs, whatever a skill lists.
+    Deny,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +309,23 @@ mod tests {
             Some("bb")
         );
         assert!(file.error().is_none());
+    }
+
+    #[test]
+    fn reads_the_tools_policy() {
+        let config = Config::parse(
+            "tools:\n  policy:\n    fetch_url: deny\n    run_command: allow\n    my_tool: ask\n  turnTtlMinutes: 3\n",
+        )
+        .expect("parse");
+        let tools = config.tools;
+        assert_eq!(tools.policy.get("fetch_url"), Some(&ToolLevel::Deny));
+        assert_eq!(tools.policy.get("run_command"), Some(&ToolLevel::Allow));
+        assert_eq!(tools.policy.get("my_tool"), Some(&ToolLevel::Ask));
+        assert_eq!(tools.turn_ttl_minutes, Some(3));
+        assert_eq!(Config::default().tools, ToolsConfig::default());
+        // A level outside allow/ask/deny and a misspelt key are errors, not defaults.
+        assert!(Config::parse("tools:\n  policy:\n    fetch_url: yes\n").is_err());
+        assert!(Config::parse("tools:\n  turnTtl: 3\n").is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod brain;
 pub mod cli;
 pub mod config;
 pub mod events;
+pub mod gate;
 pub mod paths;
 pub mod runtime;
 pub mod server;

@@ -1,0 +1,174 @@
+//! Tool-permission gate latency, p50/p95, each beside a baseline measured in the same
+//! process (`cargo bench -p engram --bench gate`):
+//!
+//! 1. the decision alone: the turn's lookup and the rules (`Turns::with` +
+//!    `policy::decide`), no audit row;
+//! 2. `Gate::decide`: the same decision plus its audit row (SQLite, WAL,
+//!    `synchronous = NORMAL`), against 1.;
+//! 3. `Gate::decide` from 4 threads at once, each in its own turn, against 2.;
+//! 4. the same audit row written with `synchronous = FULL` (an fsync per decision,
+//!    what the audit log does not do), against 2.: the price of the choice.
+//!
+//! Nothing is asserted: the figures are printed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engram::brain::clock::SystemClock;
+use engram::gate::policy::{self, Policy, SkillGrant};
+use engram::gate::turns::{NewTurn, Turns};
+use engram::gate::{FixedPolicy, Gate};
+use engram::paths::DataDir;
+
+const N: usize = 5_000;
+const THREADS: usize = 4;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.2} µs")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
+}
+
+fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        f();
+        out.push(t.elapsed());
+    }
+    out.sort();
+    out
+}
+
+fn row(name: &str, samples: &[Duration], baseline: Option<(&str, &[Duration])>) {
+    let p50 = percentile(samples, 0.5);
+    let p95 = percentile(samples, 0.95);
+    let ratio = baseline
+        .map(|(label, b)| {
+            let b50 = percentile(b, 0.5).as_secs_f64().max(1e-12);
+            format!("{:.1}x {label} (p50)", p50.as_secs_f64() / b50)
+        })
+        .unwrap_or_default();
+    println!(
+        "{name:<44} p50 {:>10}  p95 {:>10}  {ratio}",
+        fmt(p50),
+        fmt(p95)
+    );
+}
+
+fn grant() -> Option<SkillGrant> {
+    Some(SkillGrant {
+        skill: "web-search".into(),
+        allowed_tools: vec!["fetch_url".into()],
+    })
+}
+
+fn new_turn(user: &str) -> NewTurn {
+    NewTurn {
+        user: user.into(),
+        conversation_id: Some("conv_bench".into()),
+        channel: Some("bench".into()),
+        skill: grant(),
+    }
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = r#"{"url":"https://example.org/search?q=engram","timeout":10}"#;
+
+    // 1. The decision alone.
+    let policy = Policy::default();
+    let turns = Turns::default();
+    let turn = turns
+        .open(new_turn("u"), 0, policy.turn_ttl_ms())
+        .expect("turn");
+    let alone = time_n(N * 4, || {
+        let d = turns.with(&turn.id, |t| {
+            t.map(|t| policy::decide(&policy, t.skill.as_ref(), "fetch_url"))
+        });
+        std::hint::black_box(d);
+    });
+
+    // 2. With the audit row.
+    let data_dir = DataDir::new(dir.path().join("data"));
+    let gate = Arc::new(
+        Gate::open(
+            &data_dir,
+            Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+            Arc::new(SystemClock),
+        )
+        .expect("gate"),
+    );
+    let turn = gate.open_turn(new_turn("u")).expect("turn");
+    let audited = time_n(N, || {
+        std::hint::black_box(gate.decide(&turn.id, "fetch_url", args));
+    });
+
+    // 3. Concurrent turns.
+    let mut concurrent: Vec<Duration> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|i| {
+                let gate = gate.clone();
+                scope.spawn(move || {
+                    let turn = gate.open_turn(new_turn(&format!("u{i}"))).expect("turn");
+                    time_n(N / THREADS, || {
+                        std::hint::black_box(gate.decide(&turn.id, "fetch_url", args));
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    concurrent.sort();
+
+    // 4. The same row at synchronous = FULL.
+    let conn = rusqlite::Connection::open(dir.path().join("full.db")).expect("open");
+    let _: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .expect("wal");
+    conn.pragma_update(None, "synchronous", "FULL")
+        .expect("sync");
+    conn.execute_batch(
+        "CREATE TABLE decisions (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER, turn_id TEXT, tool TEXT, decision TEXT, reason_code TEXT, reason TEXT, args_summary TEXT)",
+    )
+    .expect("table");
+    let full = time_n(N / 5, || {
+        conn.execute(
+            "INSERT INTO decisions (at, turn_id, tool, decision, reason_code, reason, args_summary) VALUES (1, ?1, 'fetch_url', 'allow', 'skill-grant', 'granted', ?2)",
+            rusqlite::params![turn.id, args],
+        )
+        .expect("insert");
+    });
+
+    println!();
+    println!("Tool-permission gate ({N} decisions per row; audit log in a temp dir)");
+    row("1. decision alone (lookup + rules)", &alone, None);
+    row(
+        "2. Gate::decide (+ audit row, NORMAL)",
+        &audited,
+        Some(("decision alone", &alone)),
+    );
+    row(
+        &format!("3. Gate::decide, {THREADS} threads"),
+        &concurrent,
+        Some(("one thread", &audited)),
+    );
+    row(
+        "4. audit row at synchronous=FULL",
+        &full,
+        Some(("Gate::decide", &audited)),
+    );
+}

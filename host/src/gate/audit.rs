@@ -1,0 +1,512 @@
+//! The audit log: one row for every decision the gate gives, in SQLite at
+//! `{data_dir}/gate/audit.db` (WAL; one writer, a pool of read-only connections, as
+//! the Second Brain's store does). Turns are forgotten; this is what remains of them.
+//!
+//! Writes commit at `synchronous = NORMAL`: in WAL mode that never corrupts the file
+//! and survives a process crash, and a power cut may lose the last decisions. An fsync
+//! on every tool call would cost more than the decision it records (see
+//! `benches/gate.rs`). Arguments are never stored whole: a short summary, with values
+//! of secret-looking keys masked, is enough to tell calls apart.
+//!
+//! The log is bounded: rows older than [`Retention::max_age_ms`] or beyond the newest
+//! [`Retention::max_rows`] are pruned at open and every [`PRUNE_EVERY`] writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rusqlite::{Connection, OpenFlags, Row, params};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::error::GateError;
+use super::policy::{Decision, ReasonCode, Verdict};
+use super::schema;
+use crate::brain::clock::DAY_MS;
+
+/// Characters of an arguments summary, ellipsis and size note excluded.
+pub const ARGS_SUMMARY_CHARS: usize = 200;
+/// Arguments larger than this are not parsed for the summary: only their size is kept.
+pub const ARGS_PARSE_BYTES: usize = 16 * 1024;
+/// Longest tool name, turn id, user, skill or caller stored (longer ones are cut).
+const MAX_FIELD_CHARS: usize = 128;
+/// Longest reason stored.
+const MAX_REASON_CHARS: usize = 512;
+/// Writes between two prunings.
+pub const PRUNE_EVERY: u64 = 1024;
+/// Read connections kept open between reads.
+const MAX_IDLE_READERS: usize = 4;
+/// Largest page.
+pub const MAX_PAGE: usize = 500;
+
+/// How much of the log is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub max_rows: i64,
+    pub max_age_ms: i64,
+}
+
+impl Default for Retention {
+    /// 100,000 decisions or 90 days, whichever is less.
+    fn default() -> Retention {
+        Retention {
+            max_rows: 100_000,
+            max_age_ms: 90 * DAY_MS,
+        }
+    }
+}
+
+/// What is recorded for one decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntry<'a> {
+    pub at: i64,
+    pub turn_id: Option<&'a str>,
+    pub user: Option<&'a str>,
+    pub skill: Option<&'a str>,
+    /// `agent` (REST) or `plugin:<name>` (WASM `tools.invoke`).
+    pub caller: &'a str,
+    pub tool: &'a str,
+    pub decision: &'a Decision,
+    /// Already bounded by [`summarize_args`].
+    pub args_summary: &'a str,
+}
+
+/// One recorded decision.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct AuditEntry {
+    /// Increases with every row written; the newest row has the highest.
+    pub seq: i64,
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: i64,
+    pub turn_id: Option<String>,
+    pub user: Option<String>,
+    pub skill: Option<String>,
+    pub caller: String,
+    pub tool: String,
+    pub decision: Verdict,
+    pub code: ReasonCode,
+    pub reason: String,
+    pub args_summary: String,
+}
+
+/// Which rows a listing shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuditQuery {
+    /// 1 to [`MAX_PAGE`] (0 means the default of 50).
+    pub limit: usize,
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Only this turn's decisions.
+    pub turn_id: Option<String>,
+    /// Only this user's decisions.
+    pub user: Option<String>,
+}
+
+/// A page, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct AuditPage {
+    pub items: Vec<AuditEntry>,
+    pub next_cursor: Option<String>,
+}
+
+pub struct AuditLog {
+    /// The one writer.
+    conn: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    path: PathBuf,
+    retention: Retention,
+    writes: AtomicU64,
+}
+
+impl AuditLog {
+    /// Opens (creating if needed) the log at `path`, migrates it and prunes it as of
+    /// `now_ms`.
+    pub fn open(path: &Path, retention: Retention, now_ms: i64) -> Result<AuditLog, GateError> {
+        let open_err = |reason: String| GateError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| open_err(e.to_string()))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| open_err(e.to_string()))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(open_err(format!("journal mode is {mode}, WAL is required")));
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        schema::migrate(&mut conn)?;
+        let log = AuditLog {
+            conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            path: path.to_path_buf(),
+            retention,
+            writes: AtomicU64::new(0),
+        };
+        log.prune(now_ms)?;
+        Ok(log)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // Each write is one statement: a panic cannot leave a change half-applied.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes one row; returns its `seq`.
+    pub fn record(&self, entry: &NewEntry) -> Result<i64, GateError> {
+        let conn = self.writer();
+        conn.prepare_cached(
+            "INSERT INTO decisions (at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?
+        .execute(params![
+            entry.at,
+            entry.turn_id.map(|t| cut(t, MAX_FIELD_CHARS)),
+            entry.user.map(|u| cut(u, MAX_FIELD_CHARS)),
+            entry.skill.map(|s| cut(s, MAX_FIELD_CHARS)),
+            cut(entry.caller, MAX_FIELD_CHARS),
+            cut(entry.tool, MAX_FIELD_CHARS),
+            entry.decision.verdict.as_str(),
+            entry.decision.code.as_str(),
+            cut(&entry.decision.reason, MAX_REASON_CHARS),
+            cut(entry.args_summary, ARGS_SUMMARY_CHARS + 32),
+        ])?;
+        let seq = conn.last_insert_rowid();
+        // The row is written whatever pruning does; a failed pruning is retried after
+        // the next batch.
+        if (self.writes.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY)
+            && let Err(e) = prune_with(&conn, self.retention, entry.at)
+        {
+            tracing::warn!("cannot prune the gate audit log: {e}");
+        }
+        Ok(seq)
+    }
+
+    /// Deletes rows older than the age limit or beyond the row limit; returns how many.
+    pub fn prune(&self, now_ms: i64) -> Result<usize, GateError> {
+        prune_with(&self.writer(), self.retention, now_ms)
+    }
+
+    /// Decisions, newest first, paged by `seq`.
+    pub fn list(&self, query: &AuditQuery) -> Result<AuditPage, GateError> {
+        let limit = if query.limit == 0 {
+            50
+        } else {
+            query.limit.min(MAX_PAGE)
+        };
+        let before = match &query.cursor {
+            Some(cursor) => parse_cursor(cursor)?,
+            None => i64::MAX,
+        };
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary
+                 FROM decisions
+                 WHERE seq < ?1 AND (?2 IS NULL OR turn_id = ?2) AND (?3 IS NULL OR user_id = ?3)
+                 ORDER BY seq DESC LIMIT ?4",
+            )?;
+            let mut items = stmt
+                .query_map(
+                    params![before, query.turn_id, query.user, (limit + 1) as i64],
+                    entry_from_row,
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let next_cursor = if items.len() > limit {
+                items.truncate(limit);
+                items.last().map(|e| e.seq.to_string())
+            } else {
+                None
+            };
+            Ok(AuditPage { items, next_cursor })
+        })
+    }
+
+    /// Rows in the log.
+    pub fn count(&self) -> Result<i64, GateError> {
+        self.read(|conn| Ok(conn.query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))?))
+    }
+
+    /// Flushes the WAL into the main file (at shutdown).
+    pub fn checkpoint(&self) -> Result<(), GateError> {
+        Ok(self
+            .writer()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&Connection) -> Result<R, GateError>) -> Result<R, GateError> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                conn
+            }
+        };
+        let out = f(&conn);
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+}
+
+fn prune_with(conn: &Connection, retention: Retention, now_ms: i64) -> Result<usize, GateError> {
+    let oldest_kept = now_ms.saturating_sub(retention.max_age_ms);
+    Ok(conn.execute(
+        "DELETE FROM decisions
+         WHERE at < ?1 OR seq <= (SELECT coalesce(max(seq), 0) FROM decisions) - ?2",
+        params![oldest_kept, retention.max_rows.max(1)],
+    )?)
+}
+
+fn parse_cursor(cursor: &str) -> Result<i64, GateError> {
+    match cursor.parse::<i64>() {
+        Ok(seq) if seq > 0 && cursor.len() <= 20 => Ok(seq),
+        _ => Err(GateError::Invalid {
+            field: "cursor",
+            reason: format!("`{}` is not a cursor from a previous page", cut(cursor, 64)),
+        }),
+    }
+}
+
+fn entry_from_row(row: &Row) -> rusqlite::Result<AuditEntry> {
+    let bad = |index: usize, text: &str| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("unknown value `{text}`").into(),
+        )
+    };
+    let decision: String = row.get(7)?;
+    let code: String = row.get(8)?;
+    Ok(AuditEntry {
+        seq: row.get(0)?,
+        at: row.get(1)?,
+        turn_id: row.get(2)?,
+        user: row.get(3)?,
+        skill: row.get(4)?,
+        caller: row.get(5)?,
+        tool: row.get(6)?,
+        decision: Verdict::parse(&decision).ok_or_else(|| bad(7, &decision))?,
+        code: ReasonCode::parse(&code).ok_or_else(|| bad(8, &code))?,
+        reason: row.get(9)?,
+        args_summary: row.get(10)?,
+    })
+}
+
+/// At most `max` characters of `text`, control characters replaced, `…` if cut.
+fn cut(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Keys whose values are masked in a summary.
+const SECRET_KEYS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "api_key",
+    "authorization",
+    "cookie",
+    "credential",
+    "private_key",
+];
+
+/// A bounded, single-line summary of a tool call's arguments for the audit log.
+///
+/// JSON up to [`ARGS_PARSE_BYTES`] is re-serialised compactly with the values of
+/// secret-looking keys (`token`, `password`, `authorization`...) masked, then cut to
+/// [`ARGS_SUMMARY_CHARS`]; larger or non-JSON input keeps only its size, because the
+/// gate cannot tell where a secret sits in it.
+pub fn summarize_args(args: &str) -> String {
+    let trimmed = args.trim();
+    if trimmed.is_empty() {
+        return String::new();
+    }
+    if trimmed.len() > ARGS_PARSE_BYTES {
+        return format!("({} bytes, not summarised)", args.len());
+    }
+    let Ok(mut value) = serde_json::from_str::<Value>(trimmed) else {
+        return format!("({} bytes, not JSON)", args.len());
+    };
+    mask_secrets(&mut value);
+    let text = value.to_string();
+    if text.chars().count() <= ARGS_SUMMARY_CHARS {
+        text
+    } else {
+        format!("{} ({} bytes)", cut(&text, ARGS_SUMMARY_CHARS), args.len())
+    }
+}
+
+fn mask_secrets(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let key = key.to_ascii_lowercase().replace('-', "_");
+                if SECRET_KEYS.iter().any(|s| key.contains(s)) {
+                    *v = Value::String("***".into());
+                } else {
+                    mask_secrets(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(mask_secrets),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(i: usize) -> Decision {
+        if i.is_multiple_of(2) {
+            Decision::new(Verdict::Allow, ReasonCode::PolicyAllow, "ok")
+        } else {
+            Decision::deny(ReasonCode::UnknownTool, "no")
+        }
+    }
+
+    fn write(log: &AuditLog, i: usize, turn: &str, at: i64) -> i64 {
+        let d = decision(i);
+        let tool = format!("tool_{i}");
+        log.record(&NewEntry {
+            at,
+            turn_id: Some(turn),
+            user: Some("u"),
+            skill: None,
+            caller: "agent",
+            tool: &tool,
+            decision: &d,
+            args_summary: "{}",
+        })
+        .expect("record")
+    }
+
+    #[test]
+    fn audit_pages_newest_first_and_filters_by_turn() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = AuditLog::open(&dir.path().join("a.db"), Retention::default(), 0).expect("open");
+        for i in 0..7 {
+            write(&log, i, if i % 3 == 0 { "turn_a" } else { "turn_b" }, 1_000);
+        }
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = log
+                .list(&AuditQuery {
+                    limit: 3,
+                    cursor: cursor.clone(),
+                    ..AuditQuery::default()
+                })
+                .expect("list");
+            assert!(page.items.len() <= 3);
+            seen.extend(page.items.iter().map(|e| e.tool.clone()));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let expected: Vec<String> = (0..7).rev().map(|i| format!("tool_{i}")).collect();
+        assert_eq!(seen, expected);
+        let a = log
+            .list(&AuditQuery {
+                turn_id: Some("turn_a".into()),
+                ..AuditQuery::default()
+            })
+            .expect("list");
+        let tools: Vec<&str> = a.items.iter().map(|e| e.tool.as_str()).collect();
+        assert_eq!(tools, ["tool_6", "tool_3", "tool_0"]);
+        assert_eq!(a.items[0].decision, Verdict::Allow);
+        assert_eq!(a.items[1].code, ReasonCode::UnknownTool);
+        assert!(matches!(
+            log.list(&AuditQuery {
+                cursor: Some("x".into()),
+                ..AuditQuery::default()
+            }),
+            Err(GateError::Invalid {
+                field: "cursor",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn audit_prunes_by_age_and_by_count() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.db");
+        let retention = Retention {
+            max_rows: 5,
+            max_age_ms: 1_000,
+        };
+        let log = AuditLog::open(&path, retention, 0).expect("open");
+        for i in 0..8 {
+            write(&log, i, "t", i as i64 * 100);
+        }
+        // Rows beyond the newest 5 go; then those older than 1 s at t = 1,450.
+        assert_eq!(log.prune(700).expect("prune"), 3);
+        assert_eq!(log.count().expect("count"), 5);
+        assert_eq!(log.prune(1_450).expect("prune"), 2);
+        let page = log.list(&AuditQuery::default()).expect("list");
+        let tools: Vec<&str> = page.items.iter().map(|e| e.tool.as_str()).collect();
+        assert_eq!(tools, ["tool_7", "tool_6", "tool_5"]);
+    }
+
+    #[test]
+    fn audit_survives_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("gate").join("audit.db");
+        {
+            let log = AuditLog::open(&path, Retention::default(), 0).expect("open");
+            write(&log, 0, "turn_x", 10);
+            write(&log, 1, "turn_x", 20);
+        }
+        let log = AuditLog::open(&path, Retention::default(), 30).expect("reopen");
+        let seq = write(&log, 2, "turn_x", 30);
+        assert_eq!(seq, 3);
+        let page = log.list(&AuditQuery::default()).expect("list");
+        assert_eq!(page.items.len(), 3);
+        assert_eq!(page.items[2].tool, "tool_0");
+        assert_eq!(page.items[2].at, 10);
+    }
+
+    #[test]
+    fn args_summaries_are_bounded_and_mask_secrets() {
+        assert_eq!(summarize_args(""), "");
+        assert_eq!(
+            summarize_args(
+                r#"{"url": "https://x", "headers": {"Authorization": "Bearer s3cret"}, "api-key": "k"}"#
+            ),
+            r#"{"api-key":"***","headers":{"Authorization":"***"},"url":"https://x"}"#
+        );
+        let long = serde_json::json!({ "text": "y".repeat(10_000) }).to_string();
+        let s = summarize_args(&long);
+        assert!(s.chars().count() <= ARGS_SUMMARY_CHARS + 20, "{s}");
+        assert!(s.ends_with("(10011 bytes)"), "{s}");
+        let huge = "z".repeat(ARGS_PARSE_BYTES + 1);
+        assert_eq!(summarize_args(&huge), "(16385 bytes, not summarised)");
+        assert_eq!(summarize_args("password=hunter2"), "(16 bytes, not JSON)");
+    }
+}

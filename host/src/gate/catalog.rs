@@ -1,0 +1,272 @@
+//! The tools the gate knows: the host tools Engram runs itself (DESIGN section 5) and
+//! the agent-run tools the built-in skills declare, each with a one-line description
+//! and the level it gets when the operator says nothing. A tool name outside this
+//! list (and outside the operator's `tools.policy`) is unknown, and unknown tools are
+//! denied, so that a skill cannot widen what the agent may do by inventing a name.
+
+use serde::Serialize;
+
+use crate::config::ToolLevel;
+
+/// Who runs a tool once the gate allows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Engram runs it (`POST /api/turns/:id/tools/:name`, or `tools.invoke` from WASM).
+    Host,
+    /// The agent runs it itself after asking (`POST /api/turns/:id/authorize`).
+    Agent,
+}
+
+/// One known tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub kind: ToolKind,
+    /// The level without operator configuration (see [`CATALOG`] for why each).
+    #[schema(value_type = String)]
+    pub default_level: ToolLevel,
+}
+
+const fn spec(
+    name: &'static str,
+    kind: ToolKind,
+    default_level: ToolLevel,
+    description: &'static str,
+) -> ToolSpec {
+    ToolSpec {
+        name,
+        description,
+        kind,
+        default_level,
+    }
+}
+
+use ToolKind::{Agent, Host};
+use ToolLevel::{Allow, Ask};
+
+/// Every tool the gate knows, sorted by name.
+///
+/// Defaults follow what a user of Claude Code expects: reading is allowed, anything
+/// that writes, reaches the network, sends something to someone or runs a program
+/// asks. An invoked skill raises its own `allowed-tools` from ask to allow for its
+/// turn, so the built-in skills work without configuration, while outside a skill the
+/// agent asks first. Nothing defaults to deny: deny is the operator's word, and a
+/// skill can never lift it. `cd` only moves the agent's own working directory, so it
+/// is allowed like a read.
+pub const CATALOG: &[ToolSpec] = &[
+    spec("cd", Agent, Allow, "Change the agent's working directory."),
+    spec(
+        "create_file",
+        Agent,
+        Ask,
+        "Create a new file on the user's machine.",
+    ),
+    spec(
+        "fetch_url",
+        Host,
+        Ask,
+        "Fetch a web page or file over HTTP(S).",
+    ),
+    spec(
+        "github_api",
+        Agent,
+        Ask,
+        "Call the GitHub API on the user's behalf.",
+    ),
+    spec(
+        "read_skill_file",
+        Host,
+        Allow,
+        "Read a file from the invoked skill's scripts/ or references/.",
+    ),
+    spec(
+        "run_command",
+        Agent,
+        Ask,
+        "Run a program or shell command on the user's machine.",
+    ),
+    spec(
+        "save_memory",
+        Host,
+        Ask,
+        "Save a memory about the user to the Second Brain.",
+    ),
+    spec("schedule_task", Agent, Ask, "Schedule a task to run later."),
+    spec(
+        "search_memory",
+        Host,
+        Allow,
+        "Search the user's memories in the Second Brain.",
+    ),
+    spec(
+        "send_file",
+        Agent,
+        Ask,
+        "Send a file to the user or a contact over a channel.",
+    ),
+    spec(
+        "send_message",
+        Agent,
+        Ask,
+        "Send a message to the user or a contact over a channel.",
+    ),
+    spec(
+        "write_file",
+        Agent,
+        Ask,
+        "Write to or overwrite a file on the user's machine.",
+    ),
+];
+
+/// The known tool `name` (exact, case-sensitive: tool names are identifiers).
+pub fn lookup(name: &str) -> Option<&'static ToolSpec> {
+    CATALOG
+        .binary_search_by(|spec| spec.name.cmp(name))
+        .ok()
+        .map(|i| &CATALOG[i])
+}
+
+/// Why an `allowed-tools` entry grants nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum UnknownTool {
+    /// Not a tool the gate knows; `suggestion` is a known tool that differs only in
+    /// case or `-`/`_` (`Fetch_URL`, `fetch-url`).
+    Unknown {
+        name: String,
+        suggestion: Option<String>,
+    },
+    /// An argument-scoped entry such as `Bash(git add *)`: the gate cannot enforce the
+    /// scope, and granting the whole tool would grant more than the author wrote, so it
+    /// grants nothing.
+    Scoped { name: String },
+}
+
+impl UnknownTool {
+    pub fn name(&self) -> &str {
+        match self {
+            UnknownTool::Unknown { name, .. } | UnknownTool::Scoped { name } => name,
+        }
+    }
+}
+
+impl std::fmt::Display for UnknownTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnknownTool::Unknown {
+                name,
+                suggestion: Some(known),
+            } => write!(f, "unknown tool `{name}` (did you mean `{known}`?)"),
+            UnknownTool::Unknown { name, .. } => write!(f, "unknown tool `{name}`"),
+            UnknownTool::Scoped { name } => write!(
+                f,
+                "`{name}` is scoped by arguments, which the gate cannot enforce; it grants nothing"
+            ),
+        }
+    }
+}
+
+/// The entries of a skill's `allowed-tools` that will grant nothing, in order, each
+/// once: for reporting at install time. `also_known` names tools the operator's policy
+/// makes known beyond [`CATALOG`].
+pub fn unknown_tools<'a>(
+    allowed_tools: &[String],
+    also_known: impl Fn(&str) -> bool + 'a,
+) -> Vec<UnknownTool> {
+    let mut out: Vec<UnknownTool> = Vec::new();
+    for name in allowed_tools {
+        if out.iter().any(|u| u.name() == name) {
+            continue;
+        }
+        if name.contains('(') {
+            out.push(UnknownTool::Scoped { name: name.clone() });
+        } else if lookup(name).is_none() && !also_known(name) {
+            out.push(UnknownTool::Unknown {
+                name: name.clone(),
+                suggestion: suggest(name),
+            });
+        }
+    }
+    out
+}
+
+/// A known tool whose name equals `name` up to case and `-`/`_`.
+fn suggest(name: &str) -> Option<String> {
+    let fold = |s: &str| s.to_ascii_lowercase().replace('-', "_");
+    let folded = fold(name);
+    CATALOG
+        .iter()
+        .find(|spec| spec.name == folded)
+        .map(|spec| spec.name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_is_sorted_and_covers_host_and_builtin_skill_tools() {
+        assert!(CATALOG.windows(2).all(|w| w[0].name < w[1].name));
+        for host in [
+            "save_memory",
+            "search_memory",
+            "fetch_url",
+            "read_skill_file",
+        ] {
+            assert_eq!(lookup(host).map(|s| s.kind), Some(ToolKind::Host), "{host}");
+        }
+        // Every tool a built-in skill declares is known, so seeding reports nothing.
+        for (skill, md) in crate::skills::seed::BUILTINS {
+            let parsed = crate::skills::parse_skill(md.as_bytes()).expect("built-in parses");
+            let allowed = parsed.frontmatter.allowed_tools;
+            assert!(!allowed.is_empty(), "{skill}");
+            let unknown = unknown_tools(&allowed, |_| false);
+            assert!(unknown.is_empty(), "{skill}: {unknown:?}");
+        }
+        assert!(
+            CATALOG
+                .iter()
+                .all(|s| !s.description.contains('\n') && s.description.len() < 80)
+        );
+    }
+
+    #[test]
+    fn reports_unknown_and_scoped_allowed_tools_once() {
+        let allowed: Vec<String> = [
+            "fetch_url",
+            "Fetch_URL",
+            "Bash(git add *)",
+            "Read",
+            "Read",
+            "my_tool",
+            "save-memory",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let report = unknown_tools(&allowed, |name| name == "my_tool");
+        assert_eq!(
+            report,
+            [
+                UnknownTool::Unknown {
+                    name: "Fetch_URL".into(),
+                    suggestion: Some("fetch_url".into())
+                },
+                UnknownTool::Scoped {
+                    name: "Bash(git add *)".into()
+                },
+                UnknownTool::Unknown {
+                    name: "Read".into(),
+                    suggestion: None
+                },
+                UnknownTool::Unknown {
+                    name: "save-memory".into(),
+                    suggestion: Some("save_memory".into())
+                },
+            ]
+        );
+        assert!(report[0].to_string().contains("did you mean `fetch_url`"));
+    }
+}

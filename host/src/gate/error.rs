@@ -1,0 +1,37 @@
+//! What can go wrong in the gate outside a decision. A decision itself never fails:
+//! whatever goes wrong while deciding becomes a deny with its reason code.
+
+use std::path::PathBuf;
+
+use super::schema::SchemaError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("no turn `{0}`")]
+    UnknownTurn(String),
+    #[error("turn `{0}` has already ended")]
+    TurnEnded(String),
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("{open} turns are open, the most the gate keeps at once; end some or let them expire")]
+    TooManyTurns { open: usize },
+    #[error("cannot open the audit log at {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error("audit log: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl GateError {
+    /// A stable code for the REST layer's problem documents.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GateError::UnknownTurn(_) => "unknown-turn",
+            GateError::TurnEnded(_) => "turn-ended",
+            GateError::Invalid { .. } => "invalid",
+            GateError::TooManyTurns { .. } => "too-many-turns",
+            GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The tool-permission gate (DESIGN section 5): every tool call an agent or a plugin
+//! makes is decided here, against the operator's policy and the grants of the turn it
+//! belongs to, and every decision is written to the audit log.
+//!
+//! - `catalog`: the tools the gate knows, their default levels; unknown `allowed-tools`
+//! - `policy`: the operator's levels and the decision rules (a pure function)
+//! - `turns`: turns and their grants, in memory, with expiry
+//! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
+//!
+//! [`Gate`] ties them together and is shared between threads (REST handlers on the
+//! blocking pool, plugin calls). It also implements the runtime's [`ToolGate`], so
+//! `tools.invoke` from WASM crosses the same check.
+
+pub mod audit;
+pub mod catalog;
+mod error;
+pub mod policy;
+mod schema;
+pub mod turns;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+pub use audit::{AuditEntry, AuditLog, AuditPage, AuditQuery, Retention, summarize_args};
+pub use catalog::{CATALOG, ToolKind, ToolSpec, UnknownTool};
+pub use error::GateError;
+pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
+pub use schema::SchemaError;
+pub use turns::{NewTurn, Turn, TurnState};
+
+use crate::brain::clock::Clock;
+use crate::config::{Config, ConfigFile};
+use crate::paths::DataDir;
+use crate::runtime::host::{ToolCaller, ToolDenied, ToolGate};
+
+/// Where the audit log lives.
+pub fn audit_path(data_dir: &DataDir) -> PathBuf {
+    data_dir.root().join("gate").join("audit.db")
+}
+
+/// Where the gate reads the operator's policy from, on every decision, so that an edit
+/// of config.yaml applies to the next call without a restart.
+pub trait PolicySource: Send + Sync {
+    fn policy(&self) -> Arc<Policy>;
+}
+
+/// A policy that never changes (tests, benchmarks, a daemon without config).
+pub struct FixedPolicy(pub Arc<Policy>);
+
+impl PolicySource for FixedPolicy {
+    fn policy(&self) -> Arc<Policy> {
+        self.0.clone()
+    }
+}
+
+/// The policy in `{data_dir}/config.yaml` (`tools.*`), rebuilt only when the file's
+/// configuration changes. A config that fails to parse keeps the last good one in
+/// force (see `config.rs`), so a typo never falls back to laxer defaults.
+pub struct ConfigPolicy {
+    file: Arc<ConfigFile>,
+    cached: Mutex<Option<(Arc<Config>, Arc<Policy>)>>,
+}
+
+impl ConfigPolicy {
+    pub fn new(file: Arc<ConfigFile>) -> ConfigPolicy {
+        ConfigPolicy {
+            file,
+            cached: Mutex::new(None),
+        }
+    }
+}
+
+impl PolicySource for ConfigPolicy {
+    fn policy(&self) -> Arc<Policy> {
+        let config = self.file.current();
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, policy)) = cached.as_ref()
+            && Arc::ptr_eq(seen, &config)
+        {
+            return policy.clone();
+        }
+        let policy = Arc::new(Policy::from_config(&config.tools));
+        *cached = Some((config, policy.clone()));
+        policy
+    }
+}
+
+/// Runs a host tool once the gate allowed it (save_memory, search_memory, fetch_url,
+/// read_skill_file). The services that run them are wired in with the REST layer;
+/// without a runner, an allowed call from a plugin fails with "not available".
+pub trait ToolRunner: Send + Sync {
+    fn run(&self, turn: &Turn, tool: &str, args_json: &str) -> Result<String, String>;
+}
+
+/// Who asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller<'a> {
+    /// The agent, through REST (it can ask its user when the answer is ask).
+    Agent,
+    /// A WASM plugin through `tools.invoke` (it has nobody to ask).
+    Plugin(&'a str),
+}
+
+impl Caller<'_> {
+    fn label(&self) -> String {
+        match self {
+            Caller::Agent => "agent".to_string(),
+            Caller::Plugin(name) => format!("plugin:{name}"),
+        }
+    }
+}
+
+/// The gate: policy, turns, audit log and clock.
+pub struct Gate {
+    policy: Arc<dyn PolicySource>,
+    turns: turns::Turns,
+    audit: AuditLog,
+    clock: Arc<dyn Clock>,
+    runner: Option<Arc<dyn ToolRunner>>,
+}
+
+impl Gate {
+    /// The gate over `{data_dir}/gate/audit.db`.
+    pub fn open(
+        data_dir: &DataDir,
+        policy: Arc<dyn PolicySource>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Gate, GateError> {
+        let audit = AuditLog::open(&audit_path(data_dir), Retention::default(), clock.now_ms())?;
+        Ok(Gate::new(audit, policy, clock))
+    }
+
+    pub fn new(audit: AuditLog, policy: Arc<dyn PolicySource>, clock: Arc<dyn Clock>) -> Gate {
+        Gate {
+            policy,
+            turns: turns::Turns::default(),
+            audit,
+            clock,
+            runner: None,
+        }
+    }
+
+    /// The same gate, bounded to `cap` turns at once.
+    pub fn with_turn_cap(mut self, cap: usize) -> Gate {
+        self.turns = turns::Turns::with_cap(cap);
+        self
+    }
+
+    /// The same gate, running allowed host tools for plugins through `runner`.
+    pub fn with_runner(mut self, runner: Arc<dyn ToolRunner>) -> Gate {
+        self.runner = Some(runner);
+        self
+    }
+
+    /// The policy in force now.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.policy()
+    }
+
+    pub fn audit(&self) -> &AuditLog {
+        &self.audit
+    }
+
+    /// Opens a turn; it expires after the policy's turn lifetime unless ended first.
+    pub fn open_turn(&self, new: NewTurn) -> Result<Turn, GateError> {
+        let ttl = self.policy.policy().turn_ttl_ms();
+        self.turns.open(new, self.clock.now_ms(), ttl)
+    }
+
+    /// Ends a turn and revokes its grants.
+    pub fn end_turn(&self, id: &str) -> Result<Turn, GateError> {
+        self.turns.end(id, self.clock.now_ms())
+    }
+
+    /// The turn and where it stands now; `None` if unknown or long closed.
+    pub fn turn(&self, id: &str) -> Option<(Turn, TurnState)> {
+        let turn = self.turns.get(id)?;
+        let state = turn.state(self.clock.now_ms());
+        Some((turn, state))
+    }
+
+    /// The entries of a skill's `allowed-tools` that will grant nothing under the
+    /// policy in force (for reporting at install).
+    pub fn unknown_tools(&self, allowed_tools: &[String]) -> Vec<UnknownTool> {
+        let policy = self.policy.policy();
+        catalog::unknown_tools(allowed_tools, |name| policy.knows(name))
+    }
+
+    /// Decides whether the agent may call `tool` in turn `turn_id`, and records the
+    /// decision. `args` is the call's arguments (JSON): only a bounded summary of them
+    /// is kept (see [`summarize_args`]).
+    pub fn decide(&self, turn_id: &str, tool: &str, args: &str) -> Decision {
+        self.decide_as(Caller::Agent, Some(turn_id), None, tool, args)
+    }
+
+    /// As [`Gate::decide`], for any caller. `user`, when given, must be the turn's user
+    /// (a plugin acting for one user cannot use another's turn). Never fails: an error
+    /// while deciding is a deny with its reason code.
+    pub fn decide_as(
+        &self,
+        caller: Caller,
+        turn_id: Option<&str>,
+        user: Option<&str>,
+        tool: &str,
+        args: &str,
+    ) -> Decision {
+        let now = self.clock.now_ms();
+        let policy = self.policy.policy();
+        let (mut decision, turn_user, skill) = match turn_id {
+            None => (
+                Decision::deny(
+                    ReasonCode::NoTurn,
+                    "the call belongs to no turn, so nothing is granted",
+                ),
+                None,
+                None,
+            ),
+            Some(id) => self.turns.with(id, |turn| match turn {
+                None => (
+                    Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
+                    None,
+                    None,
+                ),
+                Some(turn) => {
+                    let decision = match turn.state(now) {
+                        TurnState::Ended => Decision::deny(
+                            ReasonCode::TurnEnded,
+                            "the turn has ended and its grants are revoked",
+                        ),
+                        TurnState::Expired => Decision::deny(
+                            ReasonCode::TurnExpired,
+                            "the turn was not ended within its lifetime and has expired",
+                        ),
+                        TurnState::Open if user.is_some_and(|u| u != turn.user) => Decision::deny(
+                            ReasonCode::UserMismatch,
+                            "the turn belongs to another user",
+                        ),
+                        TurnState::Open => policy::decide(&policy, turn.skill.as_ref(), tool),
+                    };
+                    (
+                        decision,
+                        Some(turn.user.clone()),
+                        turn.skill.as_ref().map(|s| s.skill.clone()),
+                    )
+                }
+            }),
+        };
+        if decision.verdict == Verdict::Ask && matches!(caller, Caller::Plugin(_)) {
+            decision = Decision::deny(
+                ReasonCode::ApprovalUnavailable,
+                format!(
+                    "`{}` needs the user's approval, which a plugin cannot ask for",
+                    policy::shown(tool)
+                ),
+            );
+        }
+        let args_summary = summarize_args(args);
+        let recorded = self.audit.record(&audit::NewEntry {
+            at: now,
+            turn_id,
+            user: turn_user.as_deref().or(user),
+            skill: skill.as_deref(),
+            caller: &caller.label(),
+            tool,
+            decision: &decision,
+            args_summary: &args_summary,
+        });
+        if let Err(e) = recorded {
+            tracing::error!(tool = %policy::shown(tool), "gate decision not recorded, so denied: {e}");
+            if decision.verdict != Verdict::Deny {
+                decision = Decision::deny(
+                    ReasonCode::AuditUnavailable,
+                    "the decision could not be written to the audit log",
+                );
+            }
+        }
+        decision
+    }
+}
+
+/// `tools.invoke` from WASM. The runtime passes the turn the plugin call belongs to
+/// (`ToolCaller::turn_id`, from `CallState`); a call outside a turn is denied
+/// (`no-turn`), since grants exist only in turns. Ask becomes deny
+/// (`approval-unavailable`): a plugin has no user to ask. An allowed call runs through
+/// the [`ToolRunner`], if one is attached.
+impl ToolGate for Gate {
+    fn invoke(
+        &self,
+        caller: &ToolCaller,
+        tool: &str,
+        args_json: &str,
+    ) -> Result<String, ToolDenied> {
+        let decision = self.decide_as(
+            Caller::Plugin(&caller.plugin),
+            caller.turn_id.as_deref(),
+            Some(&caller.user_id),
+            tool,
+            args_json,
+        );
+        match decision.code {
+            _ if decision.is_allowed() => {}
+            ReasonCode::UnknownTool => return Err(ToolDenied::UnknownTool(tool.to_string())),
+            _ => {
+                return Err(ToolDenied::Denied(format!(
+                    "{}: {}",
+                    decision.code.as_str(),
+                    decision.reason
+                )));
+            }
+        }
+        let turn = caller
+            .turn_id
+            .as_deref()
+            .and_then(|id| self.turns.get(id))
+            .ok_or_else(|| ToolDenied::Failed("the turn is gone".into()))?;
+        match &self.runner {
+            Some(runner) => runner
+                .run(&turn, tool, args_json)
+                .map_err(ToolDenied::Failed),
+            None => Err(ToolDenied::Failed(format!(
+                "`{}` is allowed but cannot be run from a plugin yet",
+                policy::shown(tool)
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

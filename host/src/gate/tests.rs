@@ -1,0 +1,492 @@
+//! The gate as a whole: turns, grants, expiry, the audit trail, and the runtime's
+//! `ToolGate` view. Real SQLite files in temp directories, a manual clock.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::brain::clock::{MINUTE_MS, ManualClock};
+use crate::config::ToolLevel;
+
+const T0: i64 = 1_790_000_000_000;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    data_dir: DataDir,
+    clock: ManualClock,
+    gate: Gate,
+}
+
+fn fixture(policy: Policy) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data_dir = DataDir::new(dir.path().to_path_buf());
+    let clock = ManualClock::new(T0);
+    let gate = Gate::open(
+        &data_dir,
+        Arc::new(FixedPolicy(Arc::new(policy))),
+        Arc::new(clock.clone()),
+    )
+    .expect("gate");
+    Fixture {
+        _dir: dir,
+        data_dir,
+        clock,
+        gate,
+    }
+}
+
+fn skill(slug: &str, tools: &[&str]) -> Option<SkillGrant> {
+    Some(SkillGrant {
+        skill: slug.to_string(),
+        allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
+    })
+}
+
+fn turn(gate: &Gate, user: &str, grant: Option<SkillGrant>) -> Turn {
+    gate.open_turn(NewTurn {
+        user: user.to_string(),
+        conversation_id: Some("conv_1".into()),
+        channel: Some("cli".into()),
+        skill: grant,
+    })
+    .expect("open turn")
+}
+
+fn verdict(gate: &Gate, turn: &Turn, tool: &str) -> (Verdict, ReasonCode) {
+    let d = gate.decide(&turn.id, tool, "{}");
+    (d.verdict, d.code)
+}
+
+#[test]
+fn gate_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Gate>();
+    let _: Arc<dyn ToolGate> = Arc::new(fixture(Policy::default()).gate);
+}
+
+#[test]
+fn granted_in_turn_n_denied_in_turn_n_plus_1_and_after_expiry() {
+    let f = fixture(Policy::default());
+    let n = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
+    assert_eq!(n.expires_at - n.opened_at, 10 * MINUTE_MS);
+    assert_eq!(
+        verdict(&f.gate, &n, "fetch_url"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+    f.gate.end_turn(&n.id).expect("end");
+    // Ended: revoked.
+    assert_eq!(
+        verdict(&f.gate, &n, "fetch_url"),
+        (Verdict::Deny, ReasonCode::TurnEnded)
+    );
+    // The next turn invokes no skill: the policy applies as is (ask, not allow).
+    let n1 = turn(&f.gate, "u", None);
+    assert_eq!(
+        verdict(&f.gate, &n1, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    // A turn left open expires with its grants.
+    let n2 = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
+    f.clock.advance(10 * MINUTE_MS - 1);
+    assert_eq!(
+        verdict(&f.gate, &n2, "fetch_url"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+    f.clock.advance(1);
+    assert_eq!(
+        verdict(&f.gate, &n2, "fetch_url"),
+        (Verdict::Deny, ReasonCode::TurnExpired)
+    );
+    // Every decision in an expired turn is deny, even a tool the policy allows.
+    assert_eq!(
+        verdict(&f.gate, &n1, "search_memory"),
+        (Verdict::Deny, ReasonCode::TurnExpired)
+    );
+    assert_eq!(
+        f.gate.turn(&n2.id).map(|(_, state)| state),
+        Some(TurnState::Expired)
+    );
+    assert_eq!(
+        f.gate.decide("turn_unknown", "search_memory", "").code,
+        ReasonCode::UnknownTurn
+    );
+}
+
+#[test]
+fn the_turn_lifetime_comes_from_the_policy() {
+    let f = fixture(Policy::default().with_turn_ttl_ms(2 * MINUTE_MS));
+    let t = turn(&f.gate, "u", None);
+    assert_eq!(t.expires_at, T0 + 2 * MINUTE_MS);
+    f.clock.advance(2 * MINUTE_MS);
+    assert_eq!(
+        verdict(&f.gate, &t, "search_memory"),
+        (Verdict::Deny, ReasonCode::TurnExpired)
+    );
+}
+
+#[test]
+fn a_tool_outside_allowed_tools_is_denied_during_a_skill_turn() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
+    for tool in ["search_memory", "save_memory", "run_command", "cd"] {
+        assert_eq!(
+            verdict(&f.gate, &t, tool),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        verdict(&f.gate, &t, "Read"),
+        (Verdict::Deny, ReasonCode::UnknownTool)
+    );
+}
+
+#[test]
+fn an_operator_deny_beats_a_skill_grant() {
+    let f = fixture(Policy::default().with_level("fetch_url", ToolLevel::Deny));
+    let t = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Deny, ReasonCode::OperatorDeny)
+    );
+}
+
+#[test]
+fn ask_is_raised_to_allow_only_for_the_skills_tools_and_only_in_its_turn() {
+    let f = fixture(Policy::default());
+    let tweet = turn(
+        &f.gate,
+        "u",
+        skill("tweet-notifier", &["send_message", "fetch_url"]),
+    );
+    let plain = turn(&f.gate, "u", None);
+    let other = turn(&f.gate, "u", skill("screenshot", &["run_command"]));
+    assert_eq!(
+        verdict(&f.gate, &tweet, "send_message"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+    // Same tool, open at the same time: no skill asks, another skill denies.
+    assert_eq!(
+        verdict(&f.gate, &plain, "send_message"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    assert_eq!(
+        verdict(&f.gate, &other, "send_message"),
+        (Verdict::Deny, ReasonCode::NotInAllowedTools)
+    );
+    // Not listed by the skill: not raised.
+    assert_eq!(
+        verdict(&f.gate, &tweet, "write_file"),
+        (Verdict::Deny, ReasonCode::NotInAllowedTools)
+    );
+}
+
+#[test]
+fn two_concurrent_turns_never_see_each_others_grants() {
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 50;
+    let mut policy = Policy::default();
+    for i in 0..THREADS {
+        policy = policy.with_level(&format!("tool_{i}"), ToolLevel::Ask);
+    }
+    let f = fixture(policy);
+    let gate = &f.gate;
+    std::thread::scope(|scope| {
+        for i in 0..THREADS {
+            scope.spawn(move || {
+                for _ in 0..ROUNDS {
+                    let own = format!("tool_{i}");
+                    let t = turn(gate, &format!("user_{i}"), skill(&format!("s{i}"), &[&own]));
+                    for j in 0..THREADS {
+                        let tool = format!("tool_{j}");
+                        let d = gate.decide(&t.id, &tool, "{}");
+                        if j == i {
+                            assert_eq!(d.verdict, Verdict::Allow, "{tool} in {i}");
+                        } else {
+                            assert_eq!(
+                                (d.verdict, d.code),
+                                (Verdict::Deny, ReasonCode::NotInAllowedTools),
+                                "{tool} in {i}"
+                            );
+                        }
+                    }
+                    gate.end_turn(&t.id).expect("end");
+                    assert_eq!(gate.decide(&t.id, &own, "").code, ReasonCode::TurnEnded);
+                }
+            });
+        }
+    });
+    let decisions = (THREADS * ROUNDS * (THREADS + 1)) as i64;
+    assert_eq!(f.gate.audit().count().expect("count"), decisions);
+}
+
+#[test]
+fn unknown_allowed_tools_are_reported_under_the_policy_in_force() {
+    let f = fixture(Policy::default().with_level("my_tool", ToolLevel::Ask));
+    let allowed: Vec<String> = [
+        "fetch_url",
+        "my_tool",
+        "Bash(git *)",
+        "Send_Message",
+        "Read",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let names: Vec<String> = f
+        .gate
+        .unknown_tools(&allowed)
+        .iter()
+        .map(|u| u.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "`Bash(git *)` is scoped by arguments, which the gate cannot enforce; it grants nothing",
+            "unknown tool `Send_Message` (did you mean `send_message`?)",
+            "unknown tool `Read`",
+        ]
+    );
+}
+
+#[test]
+fn every_decision_is_audited_and_paged() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "alice", skill("web-search", &["fetch_url"]));
+    f.gate.decide(
+        &t.id,
+        "fetch_url",
+        r#"{"url":"https://example.org","token":"s3"}"#,
+    );
+    f.gate.decide(&t.id, "search_memory", "{}");
+    f.gate.decide("turn_missing", "fetch_url", "{}");
+    f.gate.end_turn(&t.id).expect("end");
+    f.clock.advance(1_000);
+    f.gate.decide(&t.id, "fetch_url", "{}");
+
+    let all = f.gate.audit().list(&AuditQuery::default()).expect("list");
+    assert_eq!(all.items.len(), 4);
+    assert_eq!(all.next_cursor, None);
+    let codes: Vec<ReasonCode> = all.items.iter().map(|e| e.code).collect();
+    assert_eq!(
+        codes,
+        [
+            ReasonCode::TurnEnded,
+            ReasonCode::UnknownTurn,
+            ReasonCode::NotInAllowedTools,
+            ReasonCode::SkillGrant,
+        ]
+    );
+    let first = &all.items[3];
+    assert_eq!(first.turn_id.as_deref(), Some(t.id.as_str()));
+    assert_eq!(first.user.as_deref(), Some("alice"));
+    assert_eq!(first.skill.as_deref(), Some("web-search"));
+    assert_eq!(first.caller, "agent");
+    assert_eq!(first.tool, "fetch_url");
+    assert_eq!(first.decision, Verdict::Allow);
+    assert_eq!(first.at, T0);
+    assert!(first.reason.contains("web-search"), "{}", first.reason);
+    assert_eq!(
+        first.args_summary,
+        r#"{"token":"***","url":"https://example.org"}"#
+    );
+    assert_eq!(all.items[0].at, T0 + 1_000);
+    // An unknown turn has no user or skill to record.
+    assert_eq!(all.items[1].user, None);
+
+    // The turn's own decisions, two to a page.
+    let page1 = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            limit: 2,
+            turn_id: Some(t.id.clone()),
+            ..AuditQuery::default()
+        })
+        .expect("page 1");
+    assert_eq!(page1.items.len(), 2);
+    assert!(page1.next_cursor.is_some());
+    let page2 = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            limit: 2,
+            cursor: page1.next_cursor.clone(),
+            turn_id: Some(t.id.clone()),
+            ..AuditQuery::default()
+        })
+        .expect("page 2");
+    assert_eq!(page2.items.len(), 1);
+    assert_eq!(page2.items[0].code, ReasonCode::SkillGrant);
+    assert_eq!(page2.next_cursor, None);
+    let page1 = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            limit: 2,
+            ..AuditQuery::default()
+        })
+        .expect("page 1");
+    let page2 = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            limit: 2,
+            cursor: page1.next_cursor.clone(),
+            ..AuditQuery::default()
+        })
+        .expect("page 2");
+    let seqs: Vec<i64> = page1
+        .items
+        .iter()
+        .chain(&page2.items)
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [4, 3, 2, 1]);
+    assert_eq!(page2.next_cursor, None);
+}
+
+#[test]
+fn the_audit_log_survives_reopening_the_gate() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "u", None);
+    f.gate.decide(&t.id, "fetch_url", "{}");
+    f.gate.decide(&t.id, "search_memory", "{}");
+    let path = f.gate.audit().path().to_path_buf();
+    assert_eq!(path, audit_path(&f.data_dir));
+    drop(f.gate);
+    let gate = Gate::open(
+        &f.data_dir,
+        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+        Arc::new(f.clock.clone()),
+    )
+    .expect("reopen");
+    // Turns do not survive a restart (grants die with the process); the log does.
+    assert!(gate.turn(&t.id).is_none());
+    assert_eq!(
+        gate.decide(&t.id, "fetch_url", "").code,
+        ReasonCode::UnknownTurn
+    );
+    let page = gate.audit().list(&AuditQuery::default()).expect("list");
+    let codes: Vec<ReasonCode> = page.items.iter().map(|e| e.code).collect();
+    assert_eq!(
+        codes,
+        [
+            ReasonCode::UnknownTurn,
+            ReasonCode::PolicyAllow,
+            ReasonCode::PolicyAsk
+        ]
+    );
+}
+
+struct Echo;
+
+impl ToolRunner for Echo {
+    fn run(&self, turn: &Turn, tool: &str, args_json: &str) -> Result<String, String> {
+        Ok(format!("{}:{tool}:{args_json}", turn.user))
+    }
+}
+
+#[test]
+fn plugin_calls_cross_the_same_gate() {
+    let f = fixture(Policy::default().with_level("send_file", ToolLevel::Deny));
+    let t = turn(
+        &f.gate,
+        "u",
+        skill("tweet-notifier", &["fetch_url", "send_file"]),
+    );
+    let plain = turn(&f.gate, "u", None);
+    let caller = |turn_id: Option<&str>, user: &str| ToolCaller {
+        plugin: "p".into(),
+        user_id: user.into(),
+        turn_id: turn_id.map(str::to_string),
+    };
+    let denied = |r: Result<String, ToolDenied>, code: &str| match r {
+        Err(ToolDenied::Denied(reason)) => assert!(reason.starts_with(code), "{reason}"),
+        other => panic!("{other:?}"),
+    };
+    let gate: &dyn ToolGate = &f.gate;
+    denied(
+        gate.invoke(&caller(None, "u"), "fetch_url", "{}"),
+        "no-turn",
+    );
+    denied(
+        gate.invoke(&caller(Some(&t.id), "mallory"), "fetch_url", "{}"),
+        "user-mismatch",
+    );
+    denied(
+        gate.invoke(&caller(Some(&plain.id), "u"), "fetch_url", "{}"),
+        "approval-unavailable",
+    );
+    denied(
+        gate.invoke(&caller(Some(&t.id), "u"), "send_file", "{}"),
+        "operator-deny",
+    );
+    assert_eq!(
+        gate.invoke(&caller(Some(&t.id), "u"), "Read", "{}"),
+        Err(ToolDenied::UnknownTool("Read".into()))
+    );
+    assert!(matches!(
+        gate.invoke(&caller(Some(&t.id), "u"), "fetch_url", "{}"),
+        Err(ToolDenied::Failed(_))
+    ));
+    let page = f.gate.audit().list(&AuditQuery::default()).expect("list");
+    assert_eq!(page.items.len(), 6);
+    assert!(page.items.iter().all(|e| e.caller == "plugin:p"));
+    assert_eq!(page.items[5].user.as_deref(), Some("u"));
+
+    let f = fixture(Policy::default());
+    let gate = f.gate.with_runner(Arc::new(Echo));
+    let t = turn(&gate, "u", skill("web-search", &["fetch_url"]));
+    assert_eq!(
+        ToolGate::invoke(&gate, &caller(Some(&t.id), "u"), "fetch_url", "{\"a\":1}"),
+        Ok("u:fetch_url:{\"a\":1}".to_string())
+    );
+}
+
+#[test]
+fn the_policy_follows_config_yaml() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data_dir = DataDir::new(dir.path().to_path_buf());
+    let file = Arc::new(ConfigFile::new(data_dir.config_file()));
+    let clock = ManualClock::new(T0);
+    let gate = Gate::open(
+        &data_dir,
+        Arc::new(ConfigPolicy::new(file)),
+        Arc::new(clock.clone()),
+    )
+    .expect("gate");
+    let t = turn(&gate, "u", None);
+    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Ask);
+    std::fs::write(
+        data_dir.config_file(),
+        "tools:\n  policy:\n    fetch_url: allow\n",
+    )
+    .expect("write");
+    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Allow);
+    // A broken file keeps the last good policy, not the laxer or stricter default.
+    std::fs::write(
+        data_dir.config_file(),
+        "tools:\n  policy:\n    fetch_url: maybe\n  # longer\n",
+    )
+    .expect("write");
+    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Allow);
+}
+
+#[test]
+fn full_turn_table_is_refused_not_evicted() {
+    let f = fixture(Policy::default());
+    let gate = f.gate.with_turn_cap(2);
+    let a = turn(&gate, "u", skill("web-search", &["fetch_url"]));
+    let _b = turn(&gate, "u", None);
+    let err = gate
+        .open_turn(NewTurn {
+            user: "u".into(),
+            ..NewTurn::default()
+        })
+        .expect_err("full");
+    assert_eq!(err.code(), "too-many-turns");
+    assert_eq!(
+        verdict(&gate, &a, "fetch_url"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+}
