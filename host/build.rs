@@ -3,6 +3,9 @@
 //!
 //! - Packages directly under `plugins/` that have a `plugin.toml` are embedded
 //!   (`builtin:<name>`); those under `plugins/testing/` are only assembled for tests.
+//! - Crates under `plugins/skill-scripts/` are skill scripts (world `skill-tool`):
+//!   embedded as `SKILL_SCRIPTS` (name, wasm and the optional `script.toml`) for
+//!   skills to ship as `scripts/<name>.wasm`, and copied to `SKILL_SCRIPTS_DIR`.
 //! - The guest build is a separate cargo invocation with its own target directory and
 //!   a cleaned environment (no CARGO_*, RUSTFLAGS or wrappers of this build leak into
 //!   it), so host flags such as clippy's wrapper or coverage instrumentation never
@@ -65,6 +68,45 @@ fn main() {
         }
     }
     builtins.push_str("];\n");
+    let scripts = out_dir.join("skill-scripts");
+    std::fs::create_dir_all(&scripts).expect("create skill-scripts dir");
+    builtins.push_str("pub static SKILL_SCRIPTS: &[SkillScript] = &[\n");
+    for dir in skill_scripts(&plugins) {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("script dirs have UTF-8 names")
+            .to_string();
+        let wasm = release.join(format!("{}.wasm", name.replace('-', "_")));
+        if !wasm.is_file() {
+            fail(&format!(
+                "the guest build did not produce {}",
+                wasm.display()
+            ));
+        }
+        let target = scripts.join(format!("{name}.wasm"));
+        copy(&wasm, &target);
+        let manifest = dir.join("script.toml");
+        let manifest = if manifest.is_file() {
+            let copied = scripts.join(format!("{name}.toml"));
+            copy(&manifest, &copied);
+            format!("Some(include_str!({copied:?}))")
+        } else {
+            "None".to_string()
+        };
+        writeln!(
+            builtins,
+            "    SkillScript {{ name: {name:?}, manifest: {manifest}, wasm: include_bytes!({target:?}) }},",
+        )
+        .expect("write to string");
+    }
+    builtins.push_str("];\n");
+    writeln!(
+        builtins,
+        "/// The built skill scripts as `<name>.wasm` (and `<name>.toml`), for tests.\n#[doc(hidden)]\npub const SKILL_SCRIPTS_DIR: &str = {:?};",
+        scripts
+    )
+    .expect("write to string");
     writeln!(
         builtins,
         "/// Every guest package (embedded and test-only) assembled by the build, for tests.\n#[doc(hidden)]\npub const GUEST_PACKAGES_DIR: &str = {:?};",
@@ -91,6 +133,20 @@ fn guest_packages(plugins: &Path) -> Vec<(PathBuf, bool)> {
             }
         }
     }
+    found.sort();
+    found
+}
+
+/// Skill-script crates: `plugins/skill-scripts/<name>/Cargo.toml`.
+fn skill_scripts(plugins: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(plugins.join("skill-scripts")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|dir| dir.join("Cargo.toml").is_file())
+        .collect();
     found.sort();
     found
 }

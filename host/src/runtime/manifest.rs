@@ -154,6 +154,74 @@ impl Manifest {
     }
 }
 
+/// `scripts/<name>.toml` beside a skill script: optional, and only what a script can
+/// use (no `kv`: the skill-tool world does not link it). The script's name comes from
+/// its file name, its world is always `skill-tool`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScriptManifest {
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub permissions: ScriptPermissions,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScriptPermissions {
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+impl ScriptManifest {
+    /// The plugin manifest a script named `name` runs under, validated like any
+    /// plugin.toml; `text` is its `<name>.toml`, if it has one (none grants nothing).
+    pub fn to_manifest(name: &str, text: Option<&str>) -> Result<Manifest, String> {
+        let script: ScriptManifest = match text {
+            Some(text) => toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?,
+            None => ScriptManifest::default(),
+        };
+        let manifest = Manifest {
+            name: name.to_string(),
+            version: "0.0.0".to_string(),
+            world: World::SkillTool,
+            description: script.description,
+            permissions: Permissions {
+                allowed_hosts: script.permissions.allowed_hosts,
+                kv: false,
+                tools: script.permissions.tools,
+            },
+            limits: script.limits,
+        };
+        manifest.validate()?;
+        Ok(manifest)
+    }
+
+    /// Reads `<path>` (bounded) if it exists.
+    pub(crate) fn read(path: &Path) -> Result<Option<String>, PluginError> {
+        let io_err = |source| PluginError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(e)),
+        };
+        if !meta.is_file() || meta.len() > MAX_MANIFEST_BYTES {
+            return Err(PluginError::InvalidManifest {
+                path: path.to_path_buf(),
+                reason: format!("not a regular file of at most {MAX_MANIFEST_BYTES} bytes"),
+            });
+        }
+        std::fs::read_to_string(path).map(Some).map_err(io_err)
+    }
+}
+
 /// toml's message plus the line it points at, which names the key in question.
 fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     let Some(span) = error.span() else {

@@ -12,6 +12,7 @@ pub mod host;
 pub mod manifest;
 mod plugin;
 pub mod registry;
+mod script;
 pub mod strategies;
 mod validate;
 
@@ -21,8 +22,11 @@ pub use host::{
     DenyAllGate, HostServices, KvStore, MemoryQuery, MemorySource, NoMemories, ToolCaller,
     ToolDenied, ToolGate,
 };
-pub use manifest::{Manifest, World};
-pub use plugin::{Plugin, PluginSource, Runtime, RuntimeOptions};
+pub use manifest::{Manifest, ScriptManifest, World};
+pub use plugin::{
+    MAX_SKILL_ARGS_BYTES, MAX_SKILL_OUTPUT_BYTES, Plugin, PluginSource, Runtime, RuntimeOptions,
+};
+pub use script::{SCRIPTS_DIR, SKILL_MOUNT};
 
 /// The default strategies compiled from `plugins/` and embedded in this binary.
 pub mod builtin {
@@ -33,7 +37,20 @@ pub mod builtin {
         pub wasm: &'static [u8],
     }
 
+    /// One embedded skill script (`plugins/skill-scripts/<name>`), a `skill-tool`
+    /// component a skill ships as `scripts/<name>.wasm`.
+    pub struct SkillScript {
+        pub name: &'static str,
+        /// Its `scripts/<name>.toml`, when it needs one.
+        pub manifest: Option<&'static str>,
+        pub wasm: &'static [u8],
+    }
+
     include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+    pub fn skill_script(name: &str) -> Option<&'static SkillScript> {
+        SKILL_SCRIPTS.iter().find(|s| s.name == name)
+    }
 
     /// Prefix that names an embedded plugin in configuration (`builtin:extract-rules`).
     pub const PREFIX: &str = "builtin:";

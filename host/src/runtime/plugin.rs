@@ -25,6 +25,8 @@ use super::validate;
 pub const MAX_WASM_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest output of a skill script.
 pub const MAX_SKILL_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Largest arguments a skill script is given.
+pub const MAX_SKILL_ARGS_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -230,8 +232,18 @@ impl Runtime {
             .map(Duration::from_millis)
             .unwrap_or(self.options.default_timeout);
         let identity = Arc::new(PluginIdentity {
-            name: match source {
+            name: match &source {
                 PluginSource::Builtin => format!("{}{}", builtin::PREFIX, manifest.name),
+                // A skill script (`<skill>/scripts/<name>.wasm`) is named after its skill.
+                PluginSource::Directory(path) if world == World::SkillTool && path.is_file() => {
+                    let skill = path
+                        .parent()
+                        .and_then(Path::parent)
+                        .and_then(Path::file_name)
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    format!("skill:{skill}/{}", manifest.name)
+                }
                 PluginSource::Directory(_) => manifest.name.clone(),
             },
             short_hash: sha256[..12].to_string(),
@@ -319,9 +331,11 @@ impl Runtime {
         Ok(consolidation)
     }
 
-    /// Runs a skill script with its skill's directory preopened read-only at `/skill`.
-    /// The outer error is the runtime's (trap, timeout, ...); the inner one is the
-    /// script's own error message.
+    /// Runs a skill script with its skill's directory preopened read-only at `/skill`
+    /// (and nothing else: no env, no args, no sockets). `caller` gives the user and
+    /// the turn its `tools.invoke` calls are gated under (its `plugin` is ignored: the
+    /// gate sees the script's own name). The outer error is the runtime's (trap,
+    /// timeout, ...); the inner one is the script's own error message.
     pub fn run_skill_tool(
         &self,
         plugin: &Plugin,
@@ -332,9 +346,23 @@ impl Runtime {
         let WorldPre::SkillTool(pre) = &plugin.pre else {
             return Err(plugin.wrong_world(World::SkillTool));
         };
+        if args_json.len() > MAX_SKILL_ARGS_BYTES {
+            return Err(PluginError::Runtime(format!(
+                "arguments of {} bytes, over {MAX_SKILL_ARGS_BYTES}",
+                args_json.len()
+            )));
+        }
+        // The preopen follows a symlink, so the skill directory must be a real one.
+        let is_dir = std::fs::symlink_metadata(skill_dir).is_ok_and(|m| m.is_dir());
+        if !is_dir {
+            return Err(PluginError::Runtime(format!(
+                "{} is not a skill directory (missing or a symlink)",
+                skill_dir.display()
+            )));
+        }
         let mut wasi = WasiCtxBuilder::new();
         seal(&mut wasi);
-        wasi.preopened_dir(skill_dir, "/skill", FsPerms::ReadOnly)
+        wasi.preopened_dir(skill_dir, super::SKILL_MOUNT, FsPerms::ReadOnly)
             .map_err(|e| {
                 PluginError::Runtime(format!("cannot open {}: {e}", skill_dir.display()))
             })?;

@@ -11,6 +11,10 @@
 //!   addressed or routed to. It is written as a plain file, never indexed, and the
 //!   discovery scan skips it (it skips every name starting with `_`). Its `name` is
 //!   `my-skill`, so a copy renamed to `my-skill/` is a valid skill as it stands.
+//! - A built-in may ship skill scripts ([`BUILTIN_SCRIPTS`]): their wasm, embedded by
+//!   the guest build, is written to `scripts/<name>.wasm` with the rest of the skill,
+//!   only when the skill's directory is created. [`example`] is a skill with a script
+//!   that is not seeded yet.
 //! - `.seeded.json` at the skills root records which built-ins this data directory
 //!   has been given. [`seed_new_builtins`] (every daemon start) seeds only those it
 //!   does not list, so a built-in the user removed stays removed, and one that a
@@ -48,6 +52,59 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../skills/screenshot/SKILL.md"),
     ),
 ];
+/// Skill scripts a built-in ships: `(skill slug, script name)`. The script's wasm (and
+/// its `<name>.toml`, if any) comes from the guest build
+/// (`runtime::builtin::SKILL_SCRIPTS`) and is seeded as `scripts/<name>.wasm`.
+pub const BUILTIN_SCRIPTS: &[(&str, &str)] = &[];
+
+/// An example skill with a script, `word-stats` (`skills/word-stats/`): shipped and
+/// tested, but not seeded yet (the end-to-end tests expect three built-ins). Seeding
+/// it is adding it to [`BUILTINS`] and `("word-stats", "word-stats")` to
+/// [`BUILTIN_SCRIPTS`].
+pub mod example {
+    pub const SLUG: &str = "word-stats";
+    pub const SKILL_MD: &str = include_str!("../../../skills/word-stats/SKILL.md");
+    pub const SCRIPT: &str = "word-stats";
+    /// Its `references/` files: path under the skill and content.
+    pub const REFERENCES: &[(&str, &str)] = &[(
+        "references/writing-guide.md",
+        include_str!("../../../skills/word-stats/references/writing-guide.md"),
+    )];
+
+    /// The example as an installable package: SKILL.md, references and its script.
+    pub fn package() -> Result<super::SkillPackage, super::LibraryError> {
+        let mut files: Vec<(String, Vec<u8>)> = REFERENCES
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()))
+            .collect();
+        files.extend(super::script_files(SCRIPT));
+        super::SkillPackage::new(None, SKILL_MD.as_bytes().to_vec(), files)
+    }
+}
+
+/// `scripts/<name>.wasm` (and `scripts/<name>.toml`) of an embedded skill script;
+/// nothing when the build has no script of that name.
+fn script_files(name: &str) -> Vec<(String, Vec<u8>)> {
+    let Some(script) = crate::runtime::builtin::skill_script(name) else {
+        tracing::warn!(script = name, "no embedded skill script of that name");
+        return Vec::new();
+    };
+    let mut files = vec![(format!("scripts/{name}.wasm"), script.wasm.to_vec())];
+    if let Some(manifest) = script.manifest {
+        files.push((format!("scripts/{name}.toml"), manifest.as_bytes().to_vec()));
+    }
+    files
+}
+
+/// Every file a built-in ships besides its SKILL.md.
+fn builtin_files(slug: &str) -> Vec<(String, Vec<u8>)> {
+    BUILTIN_SCRIPTS
+        .iter()
+        .filter(|(skill, _)| *skill == slug)
+        .flat_map(|(_, script)| script_files(script))
+        .collect()
+}
+
 /// Which built-ins this data directory has been given (see the module documentation).
 pub const SEEDED_FILE: &str = ".seeded.json";
 const MAX_SEEDED_BYTES: usize = 64 * 1024;
@@ -210,7 +267,8 @@ fn seed_skill(
         skip(SkipReason::PathTaken, name.to_string());
         return Ok(());
     }
-    let package = SkillPackage::new(Some(id), skill_md.as_bytes().to_vec(), Vec::new())?;
+    // A new directory only (checked above), so the scripts never overwrite anything.
+    let package = SkillPackage::new(Some(id), skill_md.as_bytes().to_vec(), builtin_files(name))?;
     library.install_locked(&package, Source::of(SourceKind::Seed), false)?;
     report.written.push(name.to_string());
     Ok(())
@@ -462,6 +520,40 @@ mod tests {
         let entry = library.entry("web-search").unwrap();
         assert!(!entry.active);
         assert_eq!(entry.installed_at, kept.installed_at);
+    }
+
+    #[test]
+    fn skills_example_with_a_script_validates_and_installs_its_wasm() {
+        let skill = load_skill(example::SKILL_MD.as_bytes(), Some(example::SLUG)).unwrap();
+        assert!(skill.warnings.is_empty(), "{:?}", skill.warnings);
+        assert_eq!(skill.frontmatter.allowed_tools, ["read_skill_file"]);
+        for section in ["## What it does", "## Instructions"] {
+            assert!(skill.body.contains(section), "{section}");
+        }
+        let (_dir, library) = library();
+        library
+            .install(
+                &example::package().unwrap(),
+                Source::of(SourceKind::Seed),
+                false,
+            )
+            .unwrap();
+        let dir = library.root().join(example::SLUG);
+        let wasm = std::fs::read(dir.join("scripts/word-stats.wasm")).unwrap();
+        assert_eq!(
+            wasm,
+            crate::runtime::builtin::skill_script("word-stats")
+                .unwrap()
+                .wasm
+        );
+        assert!(dir.join("references/writing-guide.md").is_file());
+        // Every built-in script named exists in the build.
+        for (_, script) in BUILTIN_SCRIPTS {
+            assert!(
+                crate::runtime::builtin::skill_script(script).is_some(),
+                "{script}"
+            );
+        }
     }
 
     #[test]
