@@ -2,7 +2,7 @@
 //! CLI commands that work without a daemon (`engram plugins ...`) start here, so they
 //! see the same configuration, plugins, skills and caches.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
@@ -10,11 +10,13 @@ use crate::brain::clock::SystemClock;
 use crate::brain::open::{ENV_VAR, MemoryBackend, open_memory};
 use crate::config::ConfigFile;
 use crate::events::EventBus;
+use crate::gate::{ConfigPolicy, Gate};
 use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
-use crate::runtime::{DenyAllGate, HostServices, KvStore, Runtime, RuntimeOptions};
-use crate::skills::{Library, seed_new_builtins};
+use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
+use crate::skills::route::Router;
+use crate::skills::{CatalogEntry, Library, seed_new_builtins};
 
 pub struct App {
     pub data: DataDir,
@@ -26,6 +28,12 @@ pub struct App {
     pub events: EventBus,
     /// The installed skills under `{data_dir}/skills`; announces its changes on `events`.
     pub skills: Library,
+    /// The tool-permission gate: turns, grants, the operator's policy (config.yaml
+    /// `tools.*`, reread when the file changes) and the audit log. Plugins'
+    /// `tools.invoke` crosses it too.
+    pub gate: Arc<Gate>,
+    /// The skills router, rebuilt when the catalog changes.
+    pub router: SkillRouter,
 }
 
 impl App {
@@ -44,9 +52,17 @@ impl App {
             Arc::new(SystemClock),
             events.clone(),
         ));
+        let gate = Arc::new(
+            Gate::open(
+                &data,
+                Arc::new(ConfigPolicy::new(config.clone())),
+                Arc::new(SystemClock),
+            )
+            .context("cannot open the tool gate's audit log")?,
+        );
         let services = HostServices {
             memories: memory.clone(),
-            gate: Arc::new(DenyAllGate),
+            gate: gate.clone(),
             kv,
         };
         let options = RuntimeOptions {
@@ -67,11 +83,37 @@ impl App {
             memory,
             events,
             skills,
+            gate,
+            router: SkillRouter::default(),
         })
     }
 
     pub fn registry(&self) -> PluginRegistry {
         PluginRegistry::new(self.data.plugins_dir())
+    }
+}
+
+/// The router over the active skills, kept while the catalog it was built from is
+/// unchanged. The catalog is read per turn anyway (its summaries are part of the
+/// answer), so comparing it is the cheapest correct change detection: an install,
+/// removal, (de)activation or an edited SKILL.md all change it.
+#[derive(Default)]
+pub struct SkillRouter {
+    cached: Mutex<Option<(Vec<CatalogEntry>, Arc<Router>)>>,
+}
+
+impl SkillRouter {
+    /// The router for `entries`, built only if they differ from the last ones.
+    pub fn for_catalog(&self, entries: &[CatalogEntry]) -> Arc<Router> {
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, router)) = cached.as_ref()
+            && seen.as_slice() == entries
+        {
+            return router.clone();
+        }
+        let router = Arc::new(Router::from_catalog(entries));
+        *cached = Some((entries.to_vec(), router.clone()));
+        router
     }
 }
 

@@ -122,6 +122,9 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     {
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
     }
+    if let Err(e) = app.gate.audit().checkpoint() {
+        tracing::warn!("audit log checkpoint at shutdown failed: {e}");
+    }
     tracing::info!("engram stopped");
     Ok(())
 }

@@ -74,6 +74,12 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/skills/{name}"),
     ("POST", "/api/skills/{name}/activate"),
     ("POST", "/api/skills/{name}/deactivate"),
+    ("POST", "/api/turns"),
+    ("GET", "/api/turns/{id}"),
+    ("POST", "/api/turns/{id}/end"),
+    ("POST", "/api/turns/{id}/authorize"),
+    ("POST", "/api/turns/{id}/tools/{name}"),
+    ("GET", "/api/audit"),
 ];
 
 #[test]

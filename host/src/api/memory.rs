@@ -153,7 +153,7 @@ fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     }
 }
 
-fn hit(result: SearchResult) -> SearchHit {
+pub(super) fn hit(result: SearchResult) -> SearchHit {
     SearchHit {
         tier: if result.conscious {
             Tier::Conscious

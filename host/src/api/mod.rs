@@ -12,6 +12,7 @@ pub mod events;
 pub mod extract;
 pub mod memory;
 pub mod skills;
+pub mod turns;
 
 use std::sync::Arc;
 
@@ -89,6 +90,12 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(skills::get_skill, skills::remove_skill))
         .routes(routes!(skills::activate_skill))
         .routes(routes!(skills::deactivate_skill))
+        .routes(routes!(turns::open_turn))
+        .routes(routes!(turns::get_turn))
+        .routes(routes!(turns::end_turn))
+        .routes(routes!(turns::authorize))
+        .routes(routes!(turns::run_tool))
+        .routes(routes!(turns::audit))
 }
 
 /// The OpenAPI document of every `/api` route.

@@ -58,6 +58,8 @@ impl NetPolicy {
 pub struct Fetched {
     /// Where the body came from, after redirects.
     pub url: Url,
+    /// The final answer's HTTP status (always a success: other statuses are errors).
+    pub status: u16,
     pub content_type: Option<String>,
     pub bytes: Vec<u8>,
 }
@@ -244,6 +246,7 @@ async fn get_inner(mut url: Url, policy: &NetPolicy) -> Result<Fetched, FetchErr
         }
         return Ok(Fetched {
             url,
+            status: status.as_u16(),
             content_type,
             bytes,
         });

@@ -1,0 +1,836 @@
+//! `/api/turns...` and `/api/audit`: one message of a conversation and the agent's
+//! work on it (DESIGN sections 5 and 6, skills spec section 4).
+//!
+//! `POST /api/turns` routes the message to a skill (explicit `/slug ...` first, then
+//! the router over the active skills), opens a turn in the gate with the invoked
+//! skill's `allowed-tools` as its grant, and answers with everything the agent needs
+//! for the message: the memory block, the skills catalog, the invoked skill's body and
+//! files, and what each of its tools is granted. Every tool call of the turn is then
+//! checked against the gate: `authorize` for the agent's own tools (it runs them
+//! itself), `tools/{name}` for the host's tools (checked, then run here). `end` closes
+//! the turn and revokes its grants; a turn not ended expires (`tools.turnTtlMinutes`).
+//!
+//! Answers of `tools/{name}` when the gate does not allow the call: 403 with the
+//! gate's reason code (`operator-deny`, `not-in-allowed-tools`, `unknown-tool`, ...),
+//! 403 `approval-required` when the answer is ask (the agent asks its user; approvals
+//! are not part of the API yet), 404 `unknown-turn`, 409 `turn-ended` or
+//! `turn-expired`. `authorize` always answers 200 with the decision. Every decision of
+//! both is written to the audit log (`GET /api/audit`).
+
+use std::io::Read;
+use std::path::{Component, Path as FsPath, PathBuf};
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use engram_strategies::model::{Evidence, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::blocking;
+use super::error::{ApiError, Problem};
+use super::extract::{ApiJson, ApiQuery, parse_json, user_id};
+use super::memory::{SearchHit, hit};
+use crate::app::App;
+use crate::brain::NewMemory;
+use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::brain::retrieve::Retrieval;
+use crate::gate::{
+    AuditEntry, AuditPage, AuditQuery, Decision, GateError, NewTurn, ReasonCode, SkillGrant, Turn,
+    TurnState, Verdict, policy,
+};
+use crate::skills::net::{self, FetchError, NetPolicy};
+use crate::skills::route::Reason;
+use crate::skills::{CatalogEntry, InvokedSkill};
+
+/// Skills listed in a turn's catalog at most (the router's candidates first).
+pub const MAX_CATALOG: usize = 50;
+/// The host tools `POST /api/turns/{id}/tools/{name}` runs.
+pub const HOST_TOOLS: [&str; 4] = [
+    "fetch_url",
+    "read_skill_file",
+    "save_memory",
+    "search_memory",
+];
+/// `fetch_url`: the largest body fetched, and the most text returned of it.
+pub const FETCH_MAX_BYTES: usize = 2 * 1024 * 1024;
+pub const FETCH_MAX_TEXT_CHARS: usize = 100_000;
+/// `read_skill_file`: the most bytes returned of a file.
+pub const READ_MAX_BYTES: u64 = 256 * 1024;
+/// `search_memory`: default and largest `limit`.
+const SEARCH_DEFAULT: usize = 10;
+const SEARCH_MAX: usize = 50;
+const MAX_TOOL_NAME: usize = 128;
+
+// ---- request and answer shapes ----------------------------------------------------
+
+/// `POST /api/turns`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenTurn {
+    /// The user's message (at most 64 KiB). `/slug rest` invokes the skill `slug`.
+    pub message: String,
+    /// When given, the message is recorded in this conversation of the Second Brain,
+    /// and the reply given at `end` too.
+    pub conversation_id: Option<String>,
+    /// Default `default`.
+    pub user: Option<String>,
+    /// Where the message came from (`telegram`, `cli`, ...), for the audit log.
+    pub channel: Option<String>,
+}
+
+/// `POST /api/turns` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnOpened {
+    pub turn_id: String,
+    pub user: String,
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: i64,
+    /// The memories to put before the message, one per line (empty when nothing
+    /// relevant is known, and always with the fact store).
+    pub memory_block: String,
+    pub memories: Vec<TurnMemory>,
+    /// Active skills (slug and one-line summary), the router's candidates first, at
+    /// most 50.
+    pub catalog: Vec<CatalogItem>,
+    /// Active skills in all.
+    pub catalog_total: usize,
+    /// The skill this message invokes, if any.
+    pub invoked: Option<InvokedView>,
+    /// The invoked skill's `allowed-tools`, each with what the gate answers for it in
+    /// this turn now (empty without a skill).
+    pub grants: Vec<GrantView>,
+    /// The id of the recorded message, when a conversation was given and the Second
+    /// Brain is in use.
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnMemory {
+    pub id: String,
+    pub line: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CatalogItem {
+    pub slug: String,
+    pub summary: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvokedView {
+    pub slug: String,
+    /// The skill's id (`category/slug` or `slug`).
+    pub id: String,
+    pub name: String,
+    /// The SKILL.md instructions, as written.
+    pub body: String,
+    /// The skill's directory, relative to the skills directory.
+    pub dir: String,
+    /// Files under `scripts/`, relative to `dir` (read them with `read_skill_file`).
+    pub scripts: Vec<String>,
+    /// Files under `references/`, relative to `dir`.
+    pub references: Vec<String>,
+    /// `explicit` (`/slug`), `intent` or `score`.
+    pub reason: String,
+    /// The router's confidence (`null` for an explicit invocation).
+    pub confidence: Option<f32>,
+    /// The message without the `/slug` of an explicit invocation.
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GrantView {
+    pub tool: String,
+    pub decision: Verdict,
+    pub code: ReasonCode,
+}
+
+/// `GET /api/turns/{id}` and the answer of `end`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnView {
+    pub turn: Turn,
+    pub state: TurnState,
+    /// The turn's decisions, newest first (at most 500).
+    pub decisions: Vec<AuditEntry>,
+    /// `end` only: the id of the recorded reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_id: Option<String>,
+}
+
+/// `POST /api/turns/{id}/end`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndTurn {
+    /// The agent's reply, recorded (role assistant) in the turn's conversation.
+    pub reply: Option<String>,
+}
+
+/// `POST /api/turns/{id}/authorize`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Authorize {
+    pub tool: String,
+    /// The call's arguments; only a bounded summary is kept in the audit log.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub args: Value,
+}
+
+/// `POST /api/turns/{id}/tools/{name}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`,
+    /// `fetch_url {url}`, `read_skill_file {path}`.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub args: Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolResult {
+    pub tool: String,
+    pub decision: Decision,
+    /// What the tool returned (its shape depends on the tool).
+    #[schema(value_type = Object)]
+    pub result: Value,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct AuditParams {
+    /// 1 to 500 (default 50).
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Only this turn's decisions.
+    pub turn: Option<String>,
+    /// Only this user's decisions.
+    pub user: Option<String>,
+}
+
+// ---- errors -------------------------------------------------------------------------
+
+impl From<GateError> for ApiError {
+    fn from(e: GateError) -> ApiError {
+        match e {
+            GateError::UnknownTurn(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown-turn",
+                format!("no turn `{}`", policy::shown(&id)),
+            ),
+            GateError::TurnEnded(_) => {
+                ApiError::new(StatusCode::CONFLICT, "turn-ended", e.to_string())
+            }
+            GateError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            GateError::TooManyTurns { .. } => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too-many-turns",
+                e.to_string(),
+            ),
+            other => ApiError::internal("tool gate", &other),
+        }
+    }
+}
+
+/// A decision that does not allow the call, as the tools route answers it.
+fn refusal(decision: &Decision) -> ApiError {
+    let (status, code) = match (decision.verdict, decision.code) {
+        (_, ReasonCode::UnknownTurn) => (StatusCode::NOT_FOUND, "unknown-turn"),
+        (_, ReasonCode::TurnEnded) => (StatusCode::CONFLICT, "turn-ended"),
+        (_, ReasonCode::TurnExpired) => (StatusCode::CONFLICT, "turn-expired"),
+        (Verdict::Ask, _) => (StatusCode::FORBIDDEN, "approval-required"),
+        (_, code) => (StatusCode::FORBIDDEN, code.as_str()),
+    };
+    ApiError::new(status, code, decision.reason.clone())
+}
+
+fn check_text(field: &str, text: &str, max_bytes: usize) -> Result<(), ApiError> {
+    if text.len() > max_bytes {
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{} bytes, over the {max_bytes}-byte limit", text.len()),
+        ));
+    }
+    Ok(())
+}
+
+// ---- handlers -----------------------------------------------------------------------
+
+#[utoipa::path(post, path = "/api/turns", tag = "turns",
+    summary = "Open a turn for a message",
+    description = "Routes the message to a skill (`/slug ...` or by the router), opens a turn whose grant is the invoked skill's `allowed-tools`, and returns the memory block, the skills catalog, the invoked skill and its grants. With `conversation_id`, the message is recorded in that conversation.",
+    request_body = OpenTurn,
+    responses(
+        (status = 201, body = TurnOpened),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn open_turn(
+    State(app): State<Arc<App>>,
+    ApiJson(body): ApiJson<OpenTurn>,
+) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
+    let user = user_id(body.user.as_deref())?;
+    if body.message.trim().is_empty() {
+        return Err(ApiError::invalid_field("message", "must not be empty"));
+    }
+    check_text("message", &body.message, MAX_MESSAGE_BYTES)?;
+    blocking(move || open_turn_blocking(&app, user, body))
+        .await
+        .map(|opened| (StatusCode::CREATED, Json(opened)))
+}
+
+fn open_turn_blocking(app: &App, user: String, body: OpenTurn) -> Result<TurnOpened, ApiError> {
+    // A skills directory that cannot be read must not stop the conversation: the
+    // message is then handled without skills.
+    let entries: Vec<CatalogEntry> = match app.skills.catalog() {
+        Ok((entries, _problems)) => entries.into_iter().filter(|e| e.active).collect(),
+        Err(e) => {
+            tracing::warn!("turn without skills: the catalog cannot be read: {e}");
+            Vec::new()
+        }
+    };
+    let router = app.router.for_catalog(&entries);
+    let routing = router.route(&body.message);
+    let invoked = match &routing.invoked {
+        Some(invocation) => Some((invocation.clone(), app.skills.invoke(&invocation.slug)?)),
+        None => None,
+    };
+
+    let retrieval = match app.memory.brain() {
+        Some(brain) => brain.retrieve(&user, &body.message)?,
+        None => Retrieval::default(),
+    };
+
+    let grant = invoked
+        .as_ref()
+        .map(|(_, skill)| SkillGrant::from_invoked(skill));
+    let turn = app.gate.open_turn(NewTurn {
+        user: user.clone(),
+        conversation_id: body.conversation_id.clone(),
+        channel: body.channel.clone(),
+        skill: grant.clone(),
+    })?;
+
+    let message_id = match (&body.conversation_id, app.memory.brain()) {
+        (Some(conversation), Some(brain)) => {
+            match brain.record_message(&user, conversation, Role::User, &body.message) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    let _ = app.gate.end_turn(&turn.id);
+                    return Err(e.into());
+                }
+            }
+        }
+        _ => None,
+    };
+
+    let policy = app.gate.policy();
+    let grants = grant
+        .as_ref()
+        .map(|grant| {
+            grant
+                .allowed_tools
+                .iter()
+                .map(|tool| {
+                    let decision = policy::decide(&policy, Some(grant), tool);
+                    GrantView {
+                        tool: tool.clone(),
+                        decision: decision.verdict,
+                        code: decision.code,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+
+    // The router's candidates first, then the rest by slug.
+    let mut order: Vec<&CatalogEntry> = Vec::with_capacity(entries.len());
+    for candidate in &routing.candidates {
+        if let Some(entry) = entries.iter().find(|e| e.slug == candidate.slug) {
+            order.push(entry);
+        }
+    }
+    let mut rest: Vec<&CatalogEntry> = entries
+        .iter()
+        .filter(|e| !routing.candidates.iter().any(|c| c.slug == e.slug))
+        .collect();
+    rest.sort_by(|a, b| a.slug.cmp(&b.slug));
+    order.extend(rest);
+    let catalog = order
+        .into_iter()
+        .take(MAX_CATALOG)
+        .map(|e| CatalogItem {
+            slug: e.slug.clone(),
+            summary: e.summary.clone(),
+        })
+        .collect();
+
+    Ok(TurnOpened {
+        turn_id: turn.id,
+        user,
+        expires_at: turn.expires_at,
+        memory_block: retrieval.block,
+        memories: retrieval
+            .memories
+            .into_iter()
+            .map(|m| TurnMemory {
+                id: m.record.id,
+                line: m.line,
+            })
+            .collect(),
+        catalog,
+        catalog_total: entries.len(),
+        invoked: invoked.map(|(invocation, skill)| invoked_view(app, invocation, skill)),
+        grants,
+        message_id,
+    })
+}
+
+fn invoked_view(
+    app: &App,
+    invocation: crate::skills::route::Invocation,
+    skill: InvokedSkill,
+) -> InvokedView {
+    let slug = skill.id.slug().to_string();
+    let dir = skill
+        .dir
+        .strip_prefix(app.skills.root())
+        .unwrap_or(FsPath::new(&slug))
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    let under = |prefix: &str| {
+        skill
+            .resources
+            .iter()
+            .filter(|r| r.starts_with(prefix))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    InvokedView {
+        slug,
+        id: skill.id.to_string(),
+        name: skill.name.clone(),
+        body: skill.body.clone(),
+        scripts: under("scripts/"),
+        references: under("references/"),
+        dir,
+        reason: match invocation.reason {
+            Reason::Explicit => "explicit",
+            Reason::Intent => "intent",
+            Reason::Score => "score",
+        }
+        .to_string(),
+        confidence: invocation
+            .confidence
+            .is_finite()
+            .then_some(invocation.confidence),
+        message: invocation.message,
+    }
+}
+
+fn turn_view(app: &App, id: &str, reply_id: Option<String>) -> Result<TurnView, ApiError> {
+    let (turn, state) = app
+        .gate
+        .turn(id)
+        .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
+    let decisions = app
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            limit: crate::gate::audit::MAX_PAGE,
+            turn_id: Some(turn.id.clone()),
+            ..AuditQuery::default()
+        })?
+        .items;
+    Ok(TurnView {
+        turn,
+        state,
+        decisions,
+        reply_id,
+    })
+}
+
+#[utoipa::path(get, path = "/api/turns/{id}", tag = "turns",
+    summary = "A turn, its state and its decisions",
+    params(("id" = String, Path, description = "Turn id (`turn_...`)")),
+    responses(
+        (status = 200, body = TurnView),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_turn(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<TurnView>, ApiError> {
+    blocking(move || turn_view(&app, &id, None).map(Json)).await
+}
+
+#[utoipa::path(post, path = "/api/turns/{id}/end", tag = "turns",
+    summary = "End a turn",
+    description = "Revokes the turn's grants and records `reply` (role assistant) in the turn's conversation. Ending a turn twice is 409 `turn-ended`.",
+    params(("id" = String, Path, description = "Turn id")),
+    request_body = EndTurn,
+    responses(
+        (status = 200, body = TurnView),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn end_turn(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<EndTurn>,
+) -> Result<Json<TurnView>, ApiError> {
+    if let Some(reply) = &body.reply {
+        check_text("reply", reply, MAX_MESSAGE_BYTES)?;
+    }
+    blocking(move || {
+        let turn = app.gate.end_turn(&id)?;
+        let reply_id = match (&turn.conversation_id, &body.reply, app.memory.brain()) {
+            (Some(conversation), Some(reply), Some(brain)) if !reply.trim().is_empty() => {
+                Some(brain.record_message(&turn.user, conversation, Role::Assistant, reply)?)
+            }
+            _ => None,
+        };
+        turn_view(&app, &id, reply_id).map(Json)
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
+    summary = "May the agent call this tool now?",
+    description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
+    params(("id" = String, Path, description = "Turn id")),
+    request_body = Authorize,
+    responses(
+        (status = 200, body = Decision),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn authorize(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Authorize>,
+) -> Result<Json<Decision>, ApiError> {
+    check_tool_name(&body.tool, "tool")?;
+    blocking(move || {
+        Ok(Json(app.gate.decide(
+            &id,
+            &body.tool,
+            &body.args.to_string(),
+        )))
+    })
+    .await
+}
+
+fn check_tool_name(name: &str, field: &str) -> Result<(), ApiError> {
+    if name.is_empty() || name.chars().count() > MAX_TOOL_NAME {
+        return Err(ApiError::invalid_field(
+            field,
+            format!("must be 1 to {MAX_TOOL_NAME} characters"),
+        ));
+    }
+    Ok(())
+}
+
+#[utoipa::path(post, path = "/api/turns/{id}/tools/{name}", tag = "turns",
+    summary = "Run a host tool in a turn",
+    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    params(
+        ("id" = String, Path, description = "Turn id"),
+        ("name" = String, Path, description = "Host tool name"),
+    ),
+    request_body = ToolCall,
+    responses(
+        (status = 200, body = ToolResult),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 502, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn run_tool(
+    State(app): State<Arc<App>>,
+    Path((id, name)): Path<(String, String)>,
+    ApiJson(body): ApiJson<ToolCall>,
+) -> Result<Json<ToolResult>, ApiError> {
+    check_tool_name(&name, "name")?;
+    let args = match body.args {
+        Value::Null => Value::Object(Default::default()),
+        Value::Object(map) => Value::Object(map),
+        _ => return Err(ApiError::invalid_field("args", "must be an object")),
+    };
+    let (decision, turn) = {
+        let app = app.clone();
+        let (id, name, args) = (id.clone(), name.clone(), args.to_string());
+        blocking(move || {
+            let decision = app.gate.decide(&id, &name, &args);
+            Ok((decision, app.gate.turn(&id).map(|(turn, _)| turn)))
+        })
+        .await?
+    };
+    if !decision.is_allowed() {
+        return Err(refusal(&decision));
+    }
+    let turn = turn.ok_or_else(|| GateError::UnknownTurn(id.clone()))?;
+    let result = match name.as_str() {
+        "fetch_url" => fetch_url(&app, args).await?,
+        "save_memory" => blocking(move || save_memory(&app, &turn, args)).await?,
+        "search_memory" => blocking(move || search_memory(&app, &turn, args)).await?,
+        "read_skill_file" => blocking(move || read_skill_file(&app, &turn, args)).await?,
+        other => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not-a-host-tool",
+                format!(
+                    "`{}` is not a host tool: the agent runs it itself after POST /api/turns/{{id}}/authorize; host tools are {}",
+                    policy::shown(other),
+                    HOST_TOOLS.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok(Json(ToolResult {
+        tool: name,
+        decision,
+        result,
+    }))
+}
+
+#[utoipa::path(get, path = "/api/audit", tag = "turns",
+    summary = "The gate's audit log",
+    description = "Every decision of the gate, newest first, paged by `next_cursor`.",
+    params(AuditParams),
+    responses(
+        (status = 200, body = AuditPage),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn audit(
+    State(app): State<Arc<App>>,
+    ApiQuery(params): ApiQuery<AuditParams>,
+) -> Result<Json<AuditPage>, ApiError> {
+    let max = crate::gate::audit::MAX_PAGE;
+    let limit = match params.limit {
+        None => 50,
+        Some(n) if (1..=max).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "limit",
+                format!("must be 1 to {max}"),
+            ));
+        }
+    };
+    blocking(move || {
+        Ok(Json(app.gate.audit().list(&AuditQuery {
+            limit,
+            cursor: params.cursor,
+            turn_id: params.turn,
+            user: params.user,
+        })?))
+    })
+    .await
+}
+
+// ---- host tools ---------------------------------------------------------------------
+
+/// Reads a tool's arguments into `T` (deny unknown fields); errors name `args.<field>`.
+fn tool_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ApiError> {
+    let bytes = serde_json::to_vec(&args).map_err(|e| ApiError::internal("tool args", &e))?;
+    parse_json(&bytes).map_err(|mut e| {
+        if let Some(field) = &e.field {
+            let field = format!("args.{field}");
+            e.detail = format!(
+                "{field}: {}",
+                e.detail
+                    .split_once(": ")
+                    .map_or(e.detail.as_str(), |(_, d)| d)
+            );
+            e.field = Some(field);
+        }
+        e
+    })
+}
+
+fn save_memory(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
+    let mut new: NewMemory = tool_args(args)?;
+    // What the agent saves during a turn, it was told by the user.
+    new.evidence = Some(Evidence::Direct);
+    let record = match app.memory.facts() {
+        Some(facts) => facts.add(&turn.user, new)?,
+        None => super::need_brain(app)?.add(&turn.user, new)?,
+    };
+    serde_json::to_value(record).map_err(|e| ApiError::internal("save_memory", &e))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    q: String,
+    limit: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct SearchResultView {
+    items: Vec<SearchHit>,
+}
+
+fn search_memory(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
+    let args: SearchArgs = tool_args(args)?;
+    if args.q.trim().is_empty() || args.q.len() > 1000 {
+        return Err(ApiError::invalid_field("args.q", "must be 1 to 1000 bytes"));
+    }
+    let limit = match args.limit {
+        None => SEARCH_DEFAULT,
+        Some(n) if (1..=SEARCH_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "args.limit",
+                format!("must be 1 to {SEARCH_MAX}"),
+            ));
+        }
+    };
+    let found = match app.memory.facts() {
+        Some(facts) => facts.search(&turn.user, &args.q, limit)?,
+        None => super::need_brain(app)?.search(&turn.user, &args.q, limit)?,
+    };
+    serde_json::to_value(SearchResultView {
+        items: found.into_iter().map(hit).collect(),
+    })
+    .map_err(|e| ApiError::internal("search_memory", &e))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchArgs {
+    url: String,
+}
+
+async fn fetch_url(app: &App, args: Value) -> Result<Value, ApiError> {
+    let args: FetchArgs = tool_args(args)?;
+    if args.url.len() > 4096 {
+        return Err(ApiError::invalid_field(
+            "args.url",
+            "longer than 4096 bytes",
+        ));
+    }
+    let allow_private = app.config.current().network.allow_private.unwrap_or(false);
+    let policy = NetPolicy {
+        max_bytes: FETCH_MAX_BYTES,
+        ..NetPolicy::for_url(allow_private)
+    };
+    let fetched = match net::get(&args.url, &policy).await {
+        Ok(fetched) => fetched,
+        // The server answered: the agent gets the status, not an error.
+        Err(FetchError::Status { url, status }) => {
+            return Ok(serde_json::json!({
+                "url": url, "status": status, "content_type": null,
+                "text": "", "truncated": false, "bytes": 0,
+            }));
+        }
+        Err(e) => {
+            let status = match &e {
+                FetchError::BadUrl { .. }
+                | FetchError::Scheme { .. }
+                | FetchError::PrivateAddress { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+                _ => StatusCode::BAD_GATEWAY,
+            };
+            return Err(ApiError::new(status, e.code(), e.to_string()));
+        }
+    };
+    let text = String::from_utf8_lossy(&fetched.bytes);
+    let truncated = text.chars().nth(FETCH_MAX_TEXT_CHARS).is_some();
+    let text: String = text.chars().take(FETCH_MAX_TEXT_CHARS).collect();
+    Ok(serde_json::json!({
+        "url": fetched.url.to_string(),
+        "status": fetched.status,
+        "content_type": fetched.content_type,
+        "text": text,
+        "truncated": truncated,
+        "bytes": fetched.bytes.len(),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    path: String,
+}
+
+fn read_skill_file(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
+    let args: ReadArgs = tool_args(args)?;
+    let grant = turn.skill.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "no-skill-invoked",
+            "no skill is invoked in this turn, so there is no skill directory to read from",
+        )
+    })?;
+    let entry = app.skills.entry(&grant.skill)?;
+    let dir = entry.skill_id()?.dir_in(app.skills.root());
+    let (text, truncated, size) = read_inside(&dir, &args.path)?;
+    Ok(serde_json::json!({
+        "path": args.path,
+        "text": text,
+        "truncated": truncated,
+        "bytes": size,
+    }))
+}
+
+/// Reads `rel` inside `dir`: refuses absolute paths and `..`, and any path that,
+/// symlinks resolved, leads outside `dir`. The canonical path is what is opened, so a
+/// symlink swapped in between the check and the read would have to replace a
+/// directory of the skill itself, which only the skills directory's owner can do.
+pub fn read_inside(dir: &FsPath, rel: &str) -> Result<(String, bool, u64), ApiError> {
+    let invalid = |reason: &str| ApiError::invalid_field("args.path", reason);
+    if rel.is_empty() || rel.len() > 1024 || rel.chars().any(char::is_control) {
+        return Err(invalid("must be 1 to 1024 printable bytes"));
+    }
+    let path = FsPath::new(rel);
+    if path.is_absolute() {
+        return Err(invalid("must be relative to the skill's directory"));
+    }
+    let mut joined = PathBuf::from(dir);
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => joined.push(part),
+            Component::CurDir => {}
+            _ => return Err(invalid("must stay inside the skill's directory (no `..`)")),
+        }
+    }
+    let not_found = || ApiError::not_found(format!("no file `{rel}` in the skill's directory"));
+    let root = dir
+        .canonicalize()
+        .map_err(|e| ApiError::internal("skill directory", &e))?;
+    let real = joined.canonicalize().map_err(|_| not_found())?;
+    if !real.starts_with(&root) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "outside-skill-dir",
+            format!("`{rel}` leads outside the skill's directory (a symlink?); refused"),
+        ));
+    }
+    let meta = std::fs::metadata(&real).map_err(|_| not_found())?;
+    if !meta.is_file() {
+        return Err(invalid("is not a file"));
+    }
+    let file = std::fs::File::open(&real).map_err(|e| ApiError::internal("read_skill_file", &e))?;
+    let mut bytes = Vec::new();
+    file.take(READ_MAX_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ApiError::internal("read_skill_file", &e))?;
+    let truncated = meta.len() > READ_MAX_BYTES;
+    Ok((
+        String::from_utf8_lossy(&bytes).into_owned(),
+        truncated,
+        meta.len(),
+    ))
+}

@@ -1,0 +1,493 @@
+//! End-to-end: turns and the tool gate over REST (`/api/turns...`, `/api/audit`) of
+//! the real `engram serve`: routing a message to a skill, the skill's grants living
+//! exactly as long as its turn, the operator's deny beating a grant, the host tools
+//! (memory, fetch_url, read_skill_file) behind the check, and the audit log.
+
+use std::path::Path;
+
+use engram_e2e::{Daemon, engram, ok, problem};
+use serde_json::{Value, json};
+
+fn start(data: &Path) -> Daemon {
+    Daemon::start(&mut engram(data))
+}
+
+fn open_turn(daemon: &Daemon, body: Value) -> Value {
+    ok(daemon.call("POST", "/api/turns", &body.to_string()), 201)
+}
+
+fn authorize(daemon: &Daemon, turn: &str, tool: &str) -> Value {
+    ok(
+        daemon.call(
+            "POST",
+            &format!("/api/turns/{turn}/authorize"),
+            &json!({"tool": tool, "args": {"x": 1}}).to_string(),
+        ),
+        200,
+    )
+}
+
+fn tool(daemon: &Daemon, turn: &str, name: &str, args: Value) -> engram_e2e::Response {
+    daemon.call(
+        "POST",
+        &format!("/api/turns/{turn}/tools/{name}"),
+        &json!({ "args": args }).to_string(),
+    )
+}
+
+fn id(turn: &Value) -> String {
+    turn["turn_id"].as_str().expect("turn_id").to_string()
+}
+
+#[test]
+fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start(data.path());
+
+    let skill_turn = open_turn(
+        &daemon,
+        json!({"message": "/web-search find rust news", "conversation_id": "conv-1", "channel": "cli"}),
+    );
+    let t1 = id(&skill_turn);
+    assert!(t1.starts_with("turn_"), "{skill_turn}");
+    let invoked = &skill_turn["invoked"];
+    assert_eq!(invoked["slug"], "web-search", "{skill_turn}");
+    assert_eq!(invoked["reason"], "explicit");
+    assert_eq!(invoked["message"], "find rust news");
+    assert_eq!(invoked["dir"], "web-search");
+    assert!(
+        invoked["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("# Web search"))
+    );
+    assert_eq!(
+        skill_turn["grants"],
+        json!([{"tool": "fetch_url", "decision": "allow", "code": "skill-grant"}])
+    );
+    let catalog = skill_turn["catalog"].as_array().expect("catalog");
+    assert!(
+        catalog
+            .iter()
+            .any(|s| s["slug"] == "web-search"
+                && s["summary"].as_str().is_some_and(|t| !t.is_empty())),
+        "{skill_turn}"
+    );
+    assert!(catalog.len() <= 50);
+    assert!(skill_turn["memory_block"].is_string());
+    assert!(skill_turn["expires_at"].is_string());
+
+    // A second turn at the same time, without a skill: it sees none of t1's grants.
+    let plain_turn = open_turn(&daemon, json!({"message": "hello there, how are you"}));
+    let t2 = id(&plain_turn);
+    assert!(plain_turn["invoked"].is_null(), "{plain_turn}");
+    assert_eq!(plain_turn["grants"], json!([]));
+
+    let allowed = authorize(&daemon, &t1, "fetch_url");
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    assert_eq!(allowed["code"], "skill-grant");
+    let asked = authorize(&daemon, &t2, "fetch_url");
+    assert_eq!(asked["decision"], "ask", "{asked}");
+    assert_eq!(asked["code"], "policy-ask");
+    // t1 still holds its grant after t2 asked.
+    assert_eq!(authorize(&daemon, &t1, "fetch_url")["decision"], "allow");
+
+    // Outside the skill's allowed-tools: denied while the skill is invoked.
+    let outside = authorize(&daemon, &t1, "run_command");
+    assert_eq!(outside["decision"], "deny", "{outside}");
+    assert_eq!(outside["code"], "not-in-allowed-tools");
+    problem(
+        tool(
+            &daemon,
+            &t1,
+            "save_memory",
+            json!({"type": "preference", "summary": "x"}),
+        ),
+        403,
+        "not-in-allowed-tools",
+    );
+    problem(
+        tool(&daemon, &t1, "made_up_tool", json!({})),
+        403,
+        "unknown-tool",
+    );
+    // Ask is a 403 the agent recognises.
+    problem(
+        tool(
+            &daemon,
+            &t2,
+            "fetch_url",
+            json!({"url": "https://example.com/"}),
+        ),
+        403,
+        "approval-required",
+    );
+
+    // fetch_url is granted in t1, but the fetcher still refuses loopback and non-http.
+    problem(
+        tool(
+            &daemon,
+            &t1,
+            "fetch_url",
+            json!({"url": format!("http://{}/healthz", daemon.addr)}),
+        ),
+        422,
+        "private-address",
+    );
+    problem(
+        tool(
+            &daemon,
+            &t1,
+            "fetch_url",
+            json!({"url": "file:///etc/passwd"}),
+        ),
+        422,
+        "url-scheme",
+    );
+
+    // The turn shows its decisions, newest first.
+    let view = ok(daemon.get(&format!("/api/turns/{t1}")), 200);
+    assert_eq!(view["state"], "open");
+    assert_eq!(view["turn"]["skill"]["skill"], "web-search");
+    let decisions = view["decisions"].as_array().expect("decisions");
+    assert_eq!(decisions.len(), 7, "{view}");
+    assert!(decisions.iter().all(|d| d["turn_id"] == t1.as_str()));
+    assert_eq!(decisions[0]["tool"], "fetch_url");
+    assert_eq!(decisions.last().expect("first")["tool"], "fetch_url");
+    let seqs: Vec<i64> = decisions
+        .iter()
+        .map(|d| d["seq"].as_i64().expect("seq"))
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] > w[1]), "{seqs:?}");
+
+    // End: grants revoked.
+    let ended = ok(
+        daemon.call(
+            "POST",
+            &format!("/api/turns/{t1}/end"),
+            r#"{"reply":"Here is the news."}"#,
+        ),
+        200,
+    );
+    assert_eq!(ended["state"], "ended", "{ended}");
+    let after = authorize(&daemon, &t1, "fetch_url");
+    assert_eq!(after["decision"], "deny", "{after}");
+    assert_eq!(after["code"], "turn-ended");
+    problem(
+        tool(
+            &daemon,
+            &t1,
+            "fetch_url",
+            json!({"url": "https://example.com/"}),
+        ),
+        409,
+        "turn-ended",
+    );
+    problem(
+        daemon.call("POST", &format!("/api/turns/{t1}/end"), "{}"),
+        409,
+        "turn-ended",
+    );
+
+    // The next turn without the skill does not inherit the grant.
+    let t3 = id(&open_turn(
+        &daemon,
+        json!({"message": "thanks", "conversation_id": "conv-1"}),
+    ));
+    assert_eq!(authorize(&daemon, &t3, "fetch_url")["decision"], "ask");
+
+    // Unknown turns.
+    problem(daemon.get("/api/turns/turn_nope"), 404, "unknown-turn");
+    problem(
+        tool(&daemon, "turn_nope", "search_memory", json!({"q": "x"})),
+        404,
+        "unknown-turn",
+    );
+    assert_eq!(
+        authorize(&daemon, "turn_nope", "fetch_url")["code"],
+        "unknown-turn"
+    );
+
+    // Bad requests.
+    problem(
+        daemon.call("POST", "/api/turns", r#"{"message":"  "}"#),
+        422,
+        "invalid-field",
+    );
+    problem(
+        daemon.call("POST", "/api/turns", r#"{"message":"hi","nope":1}"#),
+        400,
+        "unknown-field",
+    );
+
+    // The audit log: every decision above, newest first, paged.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/audit?limit=3&cursor={c}"),
+            None => "/api/audit?limit=3".to_string(),
+        };
+        let page = ok(daemon.get(&path), 200);
+        let items = page["items"].as_array().expect("items");
+        assert!(items.len() <= 3);
+        seen.extend(items.iter().map(|d| d["seq"].as_i64().expect("seq")));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    // t1: 7, and 2 after its end; t2: 2; t3: 1; unknown turns: 2.
+    assert_eq!(seen.len(), 14, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] > w[1]), "{seen:?}");
+    let only_t2 = ok(daemon.get(&format!("/api/audit?turn={t2}")), 200);
+    let items = only_t2["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2, "{only_t2}");
+    assert!(items.iter().all(|d| d["turn_id"] == t2.as_str()));
+    assert_eq!(items[0]["tool"], "fetch_url");
+    assert_eq!(items[0]["code"], "policy-ask");
+    problem(daemon.get("/api/audit?cursor=nope"), 422, "invalid-field");
+    problem(daemon.get("/api/audit?limit=0"), 422, "invalid-field");
+}
+
+#[test]
+fn the_operators_deny_beats_the_skills_grant() {
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "tools:\n  policy:\n    fetch_url: deny\n",
+    )
+    .expect("config");
+    let daemon = start(data.path());
+    let turn = open_turn(&daemon, json!({"message": "/web-search find rust news"}));
+    assert_eq!(turn["invoked"]["slug"], "web-search", "{turn}");
+    assert_eq!(
+        turn["grants"],
+        json!([{"tool": "fetch_url", "decision": "deny", "code": "operator-deny"}])
+    );
+    let t = id(&turn);
+    let decision = authorize(&daemon, &t, "fetch_url");
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["code"], "operator-deny");
+    problem(
+        tool(
+            &daemon,
+            &t,
+            "fetch_url",
+            json!({"url": "https://example.com/"}),
+        ),
+        403,
+        "operator-deny",
+    );
+}
+
+const TOOLBOX: &str = "---
+name: toolbox
+description: Saves and searches the user's memories and reads its own reference notes, for testing the host tools.
+allowed-tools:
+  - save_memory
+  - search_memory
+  - read_skill_file
+---
+
+# Toolbox
+
+Save what the user says, search it, read references/notes.md.
+";
+
+#[test]
+fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("secret.txt"), "top secret").expect("secret");
+    let skill = data.path().join("skills/toolbox");
+    std::fs::create_dir_all(skill.join("references")).expect("mkdir");
+    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+    std::fs::write(skill.join("SKILL.md"), TOOLBOX).expect("SKILL.md");
+    std::fs::write(
+        skill.join("references/notes.md"),
+        "The notes of the toolbox.",
+    )
+    .expect("notes");
+    std::fs::write(skill.join("scripts/run.sh"), "echo hi\n").expect("script");
+    let daemon = start(data.path());
+
+    let turn = open_turn(
+        &daemon,
+        json!({"message": "/toolbox remember that I like green tea", "user": "alice"}),
+    );
+    assert_eq!(turn["invoked"]["slug"], "toolbox", "{turn}");
+    assert_eq!(
+        turn["invoked"]["references"],
+        json!(["references/notes.md"])
+    );
+    assert_eq!(turn["invoked"]["scripts"], json!(["scripts/run.sh"]));
+    assert!(
+        turn["grants"]
+            .as_array()
+            .expect("grants")
+            .iter()
+            .all(|g| g["decision"] == "allow"),
+        "{turn}"
+    );
+    let t = id(&turn);
+
+    // save_memory, then search_memory, as the turn's user.
+    let saved = ok(
+        tool(
+            &daemon,
+            &t,
+            "save_memory",
+            json!({"type": "preference", "summary": "Likes green tea"}),
+        ),
+        200,
+    );
+    assert_eq!(saved["decision"]["decision"], "allow", "{saved}");
+    assert_eq!(saved["result"]["summary"], "Likes green tea");
+    assert_eq!(saved["result"]["evidence"], "direct", "{saved}");
+    let found = ok(
+        tool(&daemon, &t, "search_memory", json!({"q": "green tea"})),
+        200,
+    );
+    let items = found["result"]["items"].as_array().expect("items");
+    assert!(
+        items
+            .iter()
+            .any(|i| i["memory"]["summary"] == "Likes green tea"),
+        "{found}"
+    );
+    // Another user's search does not find it.
+    let bob = id(&open_turn(
+        &daemon,
+        json!({"message": "/toolbox search", "user": "bob"}),
+    ));
+    let none = ok(
+        tool(&daemon, &bob, "search_memory", json!({"q": "green tea"})),
+        200,
+    );
+    assert_eq!(none["result"]["items"], json!([]), "{none}");
+    problem(
+        tool(
+            &daemon,
+            &t,
+            "save_memory",
+            json!({"type": "nonsense", "summary": "x"}),
+        ),
+        422,
+        "invalid-field",
+    );
+
+    // read_skill_file: inside the skill only.
+    let read = ok(
+        tool(
+            &daemon,
+            &t,
+            "read_skill_file",
+            json!({"path": "references/notes.md"}),
+        ),
+        200,
+    );
+    assert_eq!(read["result"]["text"], "The notes of the toolbox.");
+    for bad in [
+        "../web-search/SKILL.md",
+        "references/../../web-search/SKILL.md",
+        "/etc/passwd",
+    ] {
+        problem(
+            tool(&daemon, &t, "read_skill_file", json!({ "path": bad })),
+            422,
+            "invalid-field",
+        );
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            skill.join("references/escape"),
+        )
+        .expect("symlink");
+        std::os::unix::fs::symlink(outside.path(), skill.join("references/outdir"))
+            .expect("symlink");
+        std::os::unix::fs::symlink("notes.md", skill.join("references/inner")).expect("symlink");
+        for escaping in ["references/escape", "references/outdir/secret.txt"] {
+            let refused = problem(
+                tool(&daemon, &t, "read_skill_file", json!({ "path": escaping })),
+                403,
+                "outside-skill-dir",
+            );
+            assert!(!refused.to_string().contains("top secret"));
+        }
+        let inner = ok(
+            tool(
+                &daemon,
+                &t,
+                "read_skill_file",
+                json!({"path": "references/inner"}),
+            ),
+            200,
+        );
+        assert_eq!(inner["result"]["text"], "The notes of the toolbox.");
+    }
+    problem(
+        tool(
+            &daemon,
+            &t,
+            "read_skill_file",
+            json!({"path": "references/missing.md"}),
+        ),
+        404,
+        "not-found",
+    );
+
+    // Without a skill: save_memory asks, search_memory (allow by default) runs, and
+    // read_skill_file has no directory to read.
+    let plain = open_turn(
+        &daemon,
+        json!({"message": "hello there, how are you", "user": "alice"}),
+    );
+    assert!(plain["invoked"].is_null(), "{plain}");
+    let plain = id(&plain);
+    problem(
+        tool(
+            &daemon,
+            &plain,
+            "save_memory",
+            json!({"type": "preference", "summary": "x"}),
+        ),
+        403,
+        "approval-required",
+    );
+    ok(
+        tool(&daemon, &plain, "search_memory", json!({"q": "tea"})),
+        200,
+    );
+    problem(
+        tool(
+            &daemon,
+            &plain,
+            "read_skill_file",
+            json!({"path": "SKILL.md"}),
+        ),
+        409,
+        "no-skill-invoked",
+    );
+}
+
+#[test]
+fn every_turn_route_needs_the_token() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start(data.path());
+    for (method, path) in [
+        ("POST", "/api/turns"),
+        ("GET", "/api/turns/turn_x"),
+        ("POST", "/api/turns/turn_x/end"),
+        ("POST", "/api/turns/turn_x/authorize"),
+        ("POST", "/api/turns/turn_x/tools/fetch_url"),
+        ("GET", "/api/audit"),
+    ] {
+        problem(
+            daemon.request(method, path, None, None, b""),
+            401,
+            "unauthorized",
+        );
+    }
+}
