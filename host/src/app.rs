@@ -15,6 +15,7 @@ use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
+use crate::schedule::Schedules;
 use crate::skills::route::Router;
 use crate::skills::{CatalogEntry, Library, seed_new_builtins};
 
@@ -34,6 +35,9 @@ pub struct App {
     pub gate: Arc<Gate>,
     /// The skills router, rebuilt when the catalog changes.
     pub router: SkillRouter,
+    /// Scheduled skill runs (`{data_dir}/schedule/schedules.db`); `engram serve`'s
+    /// scheduler loop fires them.
+    pub schedules: Arc<Schedules>,
 }
 
 impl App {
@@ -76,6 +80,10 @@ impl App {
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
             .with_events(events.clone());
         start_skills(&skills);
+        let schedules = Arc::new(
+            Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
+                .context("cannot open the schedules database")?,
+        );
         Ok(App {
             data,
             config,
@@ -85,6 +93,7 @@ impl App {
             skills,
             gate,
             router: SkillRouter::default(),
+            schedules,
         })
     }
 

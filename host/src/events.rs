@@ -35,6 +35,12 @@ pub enum EventKind {
     SkillActivated,
     #[serde(rename = "skill.deactivated")]
     SkillDeactivated,
+    /// A schedule ran: a turn was opened with its skill invoked.
+    #[serde(rename = "schedule.fired")]
+    ScheduleFired,
+    /// A schedule's run could not open its turn (skill missing or inactive, ...).
+    #[serde(rename = "schedule.failed")]
+    ScheduleFailed,
 }
 
 impl EventKind {
@@ -49,6 +55,8 @@ impl EventKind {
         EventKind::SkillRemoved,
         EventKind::SkillActivated,
         EventKind::SkillDeactivated,
+        EventKind::ScheduleFired,
+        EventKind::ScheduleFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +71,8 @@ impl EventKind {
             EventKind::SkillRemoved => "skill.removed",
             EventKind::SkillActivated => "skill.activated",
             EventKind::SkillDeactivated => "skill.deactivated",
+            EventKind::ScheduleFired => "schedule.fired",
+            EventKind::ScheduleFailed => "schedule.failed",
         }
     }
 

@@ -10,5 +10,6 @@ pub mod events;
 pub mod gate;
 pub mod paths;
 pub mod runtime;
+pub mod schedule;
 pub mod server;
 pub mod skills;

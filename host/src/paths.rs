@@ -58,6 +58,11 @@ impl DataDir {
         self.root.join("skills")
     }
 
+    /// The schedules database (see `schedule/`).
+    pub fn schedules_file(&self) -> PathBuf {
+        self.root.join("schedule").join("schedules.db")
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }

@@ -101,6 +101,7 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let app = Arc::new(app);
     let maintenance = tokio::spawn(maintain(app.clone()));
+    let scheduler = tokio::spawn(run_schedules(app.clone()));
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
     axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
         .with_graceful_shutdown(async move {
@@ -109,6 +110,7 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
         })
         .await?;
     maintenance.abort();
+    scheduler.abort();
     // Leave the file alone if another daemon has taken over the data directory since.
     let ours = std::fs::read(&daemon_file)
         .ok()
@@ -124,6 +126,9 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     }
     if let Err(e) = app.gate.audit().checkpoint() {
         tracing::warn!("audit log checkpoint at shutdown failed: {e}");
+    }
+    if let Err(e) = app.schedules.checkpoint() {
+        tracing::warn!("schedules checkpoint at shutdown failed: {e}");
     }
     tracing::info!("engram stopped");
     Ok(())
@@ -157,6 +162,49 @@ async fn maintain(app: Arc<App>) {
             }
             Ok(_) => {}
             Err(e) => tracing::error!("Second Brain maintenance panicked: {e}"),
+        }
+    }
+}
+
+/// How often the scheduler looks for due schedules (a run is at most this late).
+const SCHEDULES_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Fires due schedules on a timer, off the async workers: each run opens a turn
+/// through `POST /api/turns`'s code path (`api::turns::open_scheduled_turn`).
+async fn run_schedules(app: Arc<App>) {
+    let mut ticker = tokio::time::interval(SCHEDULES_EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let app = app.clone();
+        let pass = tokio::task::spawn_blocking(move || {
+            crate::schedule::runner::run_due(&app.schedules, &app.events, |schedule| {
+                api::turns::open_scheduled_turn(
+                    &app,
+                    &schedule.user,
+                    &schedule.skill,
+                    &schedule.input,
+                )
+                .map(|opened| opened.turn_id)
+                .map_err(|e| crate::schedule::runner::Failure {
+                    code: match e.code {
+                        "not-found" => "skill-missing",
+                        "inactive" => "skill-inactive",
+                        code => code,
+                    }
+                    .to_string(),
+                    reason: e.detail,
+                })
+            })
+        })
+        .await;
+        match pass {
+            Ok(Ok(pass)) if pass != Default::default() => {
+                tracing::info!(fired = pass.fired, failed = pass.failed, "scheduled runs")
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!("the scheduler cannot read the schedules: {e}"),
+            Err(e) => tracing::error!("the scheduler panicked: {e}"),
         }
     }
 }

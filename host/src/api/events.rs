@@ -31,7 +31,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 #[utoipa::path(get, path = "/api/events", tag = "events",
     summary = "Server-sent events",
-    description = "Event names: memory.created, memory.updated, memory.deleted, consolidation.completed, learning.paused, learning.resumed, skill.installed, skill.removed, skill.activated, skill.deactivated (and events.lagged when the stream fell behind). Data: `{\"kind\", \"user\", \"data\": {...}}`; memory events carry the memory id and the history event (ADD, UPDATE, REINFORCE, ...). Skill events are host-wide (`user` is `*`, every stream gets them) and carry the skill's slug, id, name, version and source kind.",
+    description = "Event names: memory.created, memory.updated, memory.deleted, consolidation.completed, learning.paused, learning.resumed, skill.installed, skill.removed, skill.activated, skill.deactivated, schedule.fired, schedule.failed (and events.lagged when the stream fell behind). Data: `{\"kind\", \"user\", \"data\": {...}}`; memory events carry the memory id and the history event (ADD, UPDATE, REINFORCE, ...). Skill events are host-wide (`user` is `*`, every stream gets them) and carry the skill's slug, id, name, version and source kind.",
     params(UserQuery),
     responses((status = 200, content_type = "text/event-stream", body = String)))]
 pub async fn events(

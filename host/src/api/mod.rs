@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod memory;
+pub mod schedules;
 pub mod skills;
 pub mod turns;
 
@@ -95,7 +96,13 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(turns::end_turn))
         .routes(routes!(turns::authorize))
         .routes(routes!(turns::run_tool))
+        .routes(routes!(turns::run_script))
         .routes(routes!(turns::audit))
+        .routes(routes!(
+            schedules::list_schedules,
+            schedules::create_schedule
+        ))
+        .routes(routes!(schedules::get_schedule, schedules::delete_schedule))
 }
 
 /// The OpenAPI document of every `/api` route.

@@ -9,6 +9,9 @@
 //! checked against the gate: `authorize` for the agent's own tools (it runs them
 //! itself), `tools/{name}` for the host's tools (checked, then run here). `end` closes
 //! the turn and revokes its grants; a turn not ended expires (`tools.turnTtlMinutes`).
+//! `scripts/{name}` runs a script of the invoked skill (and of no other): invoking the
+//! skill is the permission, so the run itself is no gate decision, but each of the
+//! script's `tools.invoke` calls is one, under the turn's grants.
 //!
 //! Answers of `tools/{name}` when the gate does not allow the call: 403 with the
 //! gate's reason code (`operator-deny`, `not-in-allowed-tools`, `unknown-tool`, ...),
@@ -200,6 +203,29 @@ pub struct ToolResult {
     pub result: Value,
 }
 
+/// `POST /api/turns/{id}/scripts/{name}`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    /// The script's arguments, any JSON (absent or `null`: `{}`; at most 256 KiB as
+    /// JSON), given to it as JSON text; `word-stats` takes `{file, top?}`.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub args: Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScriptResult {
+    /// The invoked skill's slug.
+    pub skill: String,
+    pub script: String,
+    /// What the script returned: parsed when it is JSON, else the text as a string.
+    #[schema(value_type = Object)]
+    pub output: Value,
+    /// How long the run took (loading included).
+    pub ms: u64,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
@@ -281,12 +307,37 @@ pub async fn open_turn(
         return Err(ApiError::invalid_field("message", "must not be empty"));
     }
     check_text("message", &body.message, MAX_MESSAGE_BYTES)?;
-    blocking(move || open_turn_blocking(&app, user, body))
+    blocking(move || open_turn_blocking(&app, user, body, None))
         .await
         .map(|opened| (StatusCode::CREATED, Json(opened)))
 }
 
-fn open_turn_blocking(app: &App, user: String, body: OpenTurn) -> Result<TurnOpened, ApiError> {
+/// Opens a turn for a scheduled run (skills spec section 4, "Scheduled"): the same
+/// path as `POST /api/turns`, with the schedule's skill invoked (explicitly, whatever
+/// the router would say), its input as the message and channel `schedule`. A skill
+/// that is not installed or not active is an error (`not-found`, `inactive`).
+pub fn open_scheduled_turn(
+    app: &App,
+    user: &str,
+    skill: &str,
+    input: &str,
+) -> Result<TurnOpened, ApiError> {
+    let body = OpenTurn {
+        message: input.to_string(),
+        conversation_id: None,
+        user: Some(user.to_string()),
+        channel: Some("schedule".to_string()),
+    };
+    open_turn_blocking(app, user.to_string(), body, Some(skill))
+}
+
+/// `skill`: invoke this skill instead of routing the message.
+fn open_turn_blocking(
+    app: &App,
+    user: String,
+    body: OpenTurn,
+    skill: Option<&str>,
+) -> Result<TurnOpened, ApiError> {
     // A skills directory that cannot be read must not stop the conversation: the
     // message is then handled without skills.
     let entries: Vec<CatalogEntry> = match app.skills.catalog() {
@@ -297,7 +348,18 @@ fn open_turn_blocking(app: &App, user: String, body: OpenTurn) -> Result<TurnOpe
         }
     };
     let router = app.router.for_catalog(&entries);
-    let routing = router.route(&body.message);
+    let routing = match skill {
+        Some(slug) => crate::skills::route::Routing {
+            invoked: Some(crate::skills::route::Invocation {
+                slug: slug.to_string(),
+                reason: Reason::Explicit,
+                confidence: f32::INFINITY,
+                message: body.message.clone(),
+            }),
+            candidates: Vec::new(),
+        },
+        None => router.route(&body.message),
+    };
     let invoked = match &routing.invoked {
         Some(invocation) => Some((invocation.clone(), app.skills.invoke(&invocation.slug)?)),
         None => None,
@@ -604,6 +666,175 @@ pub async fn run_tool(
         decision,
         result,
     }))
+}
+
+#[utoipa::path(post, path = "/api/turns/{id}/scripts/{name}", tag = "turns",
+    summary = "Run a script of the invoked skill",
+    description = "Runs `scripts/{name}.wasm` of the skill invoked in this turn (and of no other skill) with `args`, as the turn's user: the script sees only its skill's directory, read-only, under the runtime's memory and time limits. Running a script of the invoked skill needs no grant of its own while the turn is open; the script's own `tools.invoke` calls are checked by the gate against this turn's grants (and audited). Answers `{skill, script, output, ms}`, `output` parsed when the script returned JSON. A turn without a skill is 409 `no-skill-invoked`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`; a script the skill does not have 404 `unknown-script`; a name that is not a script name (lowercase letters, digits, single hyphens) 422 `invalid-field`. The script's own error is 422 `script-failed` with its message; a trap, timeout, memory overrun or malformed result 422 `script-trapped`; a script that cannot be loaded (not a `skill-tool` component, invalid `<name>.toml`) 422 `script-invalid`.",
+    params(
+        ("id" = String, Path, description = "Turn id"),
+        ("name" = String, Path, description = "Script name: `scripts/<name>.wasm` of the invoked skill"),
+    ),
+    request_body = ScriptCall,
+    responses(
+        (status = 200, body = ScriptResult),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn run_script(
+    State(app): State<Arc<App>>,
+    Path((id, name)): Path<(String, String)>,
+    ApiJson(body): ApiJson<ScriptCall>,
+) -> Result<Json<ScriptResult>, ApiError> {
+    crate::runtime::manifest::validate_name(&name)
+        .map_err(|reason| ApiError::invalid_field("name", reason))?;
+    let args = match body.args {
+        Value::Null => "{}".to_string(),
+        args => args.to_string(),
+    };
+    if args.len() > crate::runtime::MAX_SKILL_ARGS_BYTES {
+        return Err(ApiError::invalid_field(
+            "args",
+            format!(
+                "{} bytes as JSON, over the {}-byte limit",
+                args.len(),
+                crate::runtime::MAX_SKILL_ARGS_BYTES
+            ),
+        ));
+    }
+    // Off the async workers: a script may run up to its time limit.
+    blocking(move || run_script_blocking(&app, &id, name, &args).map(Json)).await
+}
+
+fn run_script_blocking(
+    app: &App,
+    id: &str,
+    name: String,
+    args: &str,
+) -> Result<ScriptResult, ApiError> {
+    let (turn, state) = app
+        .gate
+        .turn(id)
+        .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
+    match state {
+        TurnState::Open => {}
+        TurnState::Ended => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "turn-ended",
+                format!("turn `{}` has ended", turn.id),
+            ));
+        }
+        TurnState::Expired => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "turn-expired",
+                format!("turn `{}` has expired", turn.id),
+            ));
+        }
+    }
+    let grant = turn.skill.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "no-skill-invoked",
+            "no skill is invoked in this turn, so there is no script to run",
+        )
+    })?;
+    let entry = app.skills.entry(&grant.skill)?;
+    let dir = entry.skill_id()?.dir_in(app.skills.root());
+    check_script_file(&dir, &grant.skill, &name)?;
+
+    let started = std::time::Instant::now();
+    let ran =
+        app.strategies
+            .runtime()
+            .run_skill_script(&dir, &name, &turn.user, Some(&turn.id), args);
+    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let output = match ran {
+        Ok(Ok(output)) => output,
+        Ok(Err(message)) => {
+            tracing::info!(turn = %turn.id, skill = %grant.skill, script = %name, ms, "skill script failed: {message}");
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "script-failed",
+                message,
+            ));
+        }
+        Err(e) => {
+            tracing::warn!(turn = %turn.id, skill = %grant.skill, script = %name, ms, code = e.code(), "skill script stopped: {e}");
+            return Err(script_error(&grant.skill, &name, e));
+        }
+    };
+    tracing::info!(turn = %turn.id, skill = %grant.skill, script = %name, ms, "skill script ran");
+    Ok(ScriptResult {
+        skill: grant.skill.clone(),
+        script: name,
+        output: serde_json::from_str(&output).unwrap_or(Value::String(output)),
+        ms,
+    })
+}
+
+/// 404 `unknown-script` unless `scripts/<name>.wasm` is a plain file of the skill;
+/// 422 `script-invalid` for a symlink (the runtime refuses those too).
+fn check_script_file(dir: &FsPath, skill: &str, name: &str) -> Result<(), ApiError> {
+    let unknown = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-script",
+            format!("the skill `{skill}` has no script `{name}` (scripts/{name}.wasm)"),
+        )
+    };
+    let scripts = dir.join(crate::runtime::SCRIPTS_DIR);
+    for path in [scripts.clone(), scripts.join(format!("{name}.wasm"))] {
+        let meta = std::fs::symlink_metadata(&path).map_err(|_| unknown())?;
+        if meta.file_type().is_symlink() {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "script-invalid",
+                format!(
+                    "the script `{name}` of `{skill}` (or its scripts/ directory) is a symlink; scripts must be plain files"
+                ),
+            ));
+        }
+    }
+    if !scripts.join(format!("{name}.wasm")).is_file() {
+        return Err(unknown());
+    }
+    Ok(())
+}
+
+/// A runtime failure of a script run, as a problem document: never a 500 for what
+/// the script did, and never a path.
+fn script_error(skill: &str, name: &str, e: crate::runtime::PluginError) -> ApiError {
+    use crate::runtime::PluginError as E;
+    let invalid = |reason: &str| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "script-invalid",
+            format!("the script `{name}` of `{skill}` cannot be loaded: {reason}"),
+        )
+    };
+    match &e {
+        E::Timeout { .. } | E::MemoryLimit { .. } | E::Trap { .. } | E::InvalidResult { .. } => {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "script-trapped",
+                format!("the script `{name}` of `{skill}` was stopped: {e}"),
+            )
+        }
+        E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-script",
+            format!("the skill `{skill}` has no script `{name}` (scripts/{name}.wasm)"),
+        ),
+        E::InvalidManifest { reason, .. }
+        | E::NotAComponent { reason, .. }
+        | E::WorldMismatch { reason, .. } => invalid(reason),
+        E::WrongWorld { .. } => invalid(&e.to_string()),
+        _ => ApiError::internal("skill script", &e),
+    }
 }
 
 #[utoipa::path(get, path = "/api/audit", tag = "turns",

@@ -1,0 +1,228 @@
+//! `/api/schedules...`: scheduled skill runs (skills spec section 4, "Scheduled").
+//!
+//! A schedule invokes an active skill with a fixed input every `every` seconds (at
+//! least 60). Its first run is at `start_at` (RFC 3339), or at once when that is
+//! absent or past: the daemon's scheduler checks every few seconds, opens a turn
+//! through `POST /api/turns`'s code path (channel `schedule`, the skill invoked), and
+//! announces `schedule.fired {schedule_id, skill, turn_id}` on `GET /api/events`;
+//! a run whose skill is gone or inactive announces `schedule.failed {schedule_id,
+//! skill, code, reason}` and the schedule stays for its next slot. `cron` is not
+//! supported yet (422 `cron-not-supported`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+use super::blocking;
+use super::error::{ApiError, Problem};
+use super::extract::{ApiJson, ApiQuery, user_id};
+use crate::app::App;
+use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::schedule::store::DEFAULT_PAGE;
+use crate::schedule::{NewSchedule, Schedule, ScheduleError, SchedulePage};
+use crate::skills::LibraryError;
+
+/// `POST /api/schedules`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSchedule {
+    /// The slug of an installed, active skill.
+    pub skill: String,
+    /// Seconds between runs, 60 to 31622400.
+    pub every: Option<u64>,
+    /// A 5-field cron expression: not supported yet (422 `cron-not-supported`).
+    pub cron: Option<String>,
+    /// The message of each run's turn (at most 64 KiB, not empty).
+    pub input: String,
+    /// Default `default`.
+    pub user: Option<String>,
+    /// The first run (RFC 3339); absent or past: at once.
+    pub start_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// 1 to 500 (default 50).
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Only this user's schedules.
+    pub user: Option<String>,
+}
+
+impl From<ScheduleError> for ApiError {
+    fn from(e: ScheduleError) -> ApiError {
+        match e {
+            ScheduleError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            other => ApiError::internal("schedules", &other),
+        }
+    }
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("no schedule `{}`", crate::gate::policy::shown(id)))
+}
+
+/// 422 unless `skill` is installed and active.
+fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
+    let refused = |code: &'static str, detail: String| ApiError {
+        field: Some("skill".into()),
+        ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+    };
+    match app.skills.entry(skill) {
+        Ok(entry) if entry.active => Ok(()),
+        Ok(_) => Err(refused(
+            "inactive-skill",
+            format!("skill: `{skill}` is not active; activate it first"),
+        )),
+        Err(LibraryError::NotFound(_) | LibraryError::InvalidId { .. }) => Err(refused(
+            "unknown-skill",
+            format!(
+                "skill: no installed skill named `{}`",
+                crate::gate::policy::shown(skill)
+            ),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[utoipa::path(post, path = "/api/schedules", tag = "schedules",
+    summary = "Schedule a skill",
+    description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once. Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`. 422 `unknown-skill` / `inactive-skill`, `invalid-field` for a bad interval, input or time, `cron-not-supported` for `cron`.",
+    request_body = CreateSchedule,
+    responses(
+        (status = 201, body = Schedule),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn create_schedule(
+    State(app): State<Arc<App>>,
+    ApiJson(body): ApiJson<CreateSchedule>,
+) -> Result<(StatusCode, Json<Schedule>), ApiError> {
+    let user = user_id(body.user.as_deref())?;
+    let every = match (body.every, &body.cron) {
+        (_, Some(_)) => {
+            return Err(ApiError {
+                field: Some("cron".into()),
+                ..ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "cron-not-supported",
+                    "cron: cron expressions are not supported yet; give `every` (seconds)",
+                )
+            });
+        }
+        (Some(every), None) => crate::schedule::due::check_every(every)
+            .map_err(|reason| ApiError::invalid_field("every", reason))?,
+        (None, None) => return Err(ApiError::invalid_field("every", "is required")),
+    };
+    if body.input.trim().is_empty() {
+        return Err(ApiError::invalid_field("input", "must not be empty"));
+    }
+    if body.input.len() > MAX_MESSAGE_BYTES {
+        return Err(ApiError::invalid_field(
+            "input",
+            format!(
+                "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
+                body.input.len()
+            ),
+        ));
+    }
+    let start_at = body
+        .start_at
+        .as_deref()
+        .map(crate::brain::record::rfc3339::parse)
+        .transpose()
+        .map_err(|reason| ApiError::invalid_field("start_at", reason))?;
+    blocking(move || {
+        check_skill(&app, &body.skill)?;
+        let schedule = app.schedules.create(NewSchedule {
+            skill: body.skill,
+            input: body.input,
+            every,
+            user,
+            start_at,
+        })?;
+        Ok((StatusCode::CREATED, Json(schedule)))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/schedules", tag = "schedules",
+    summary = "Schedules",
+    description = "Schedules, oldest first, paged by cursor.",
+    params(ListParams),
+    responses(
+        (status = 200, body = SchedulePage),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_schedules(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<ListParams>,
+) -> Result<Json<SchedulePage>, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=crate::schedule::store::MAX_PAGE).contains(&limit) {
+        return Err(ApiError::invalid_field("limit", "must be 1 to 500"));
+    }
+    let user = query
+        .user
+        .as_deref()
+        .map(|u| user_id(Some(u)))
+        .transpose()?;
+    blocking(move || {
+        Ok(Json(app.schedules.list(
+            user.as_deref(),
+            limit,
+            query.cursor.as_deref(),
+        )?))
+    })
+    .await
+}
+
+#[utoipa::path(get, path = "/api/schedules/{id}", tag = "schedules",
+    summary = "A schedule",
+    params(("id" = String, Path, description = "Schedule id (`sch_...`)")),
+    responses(
+        (status = 200, body = Schedule),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_schedule(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<Schedule>, ApiError> {
+    blocking(move || {
+        app.schedules
+            .get(&id)?
+            .map(Json)
+            .ok_or_else(|| not_found(&id))
+    })
+    .await
+}
+
+#[utoipa::path(delete, path = "/api/schedules/{id}", tag = "schedules",
+    summary = "Delete a schedule",
+    description = "The schedule never runs again; turns it already opened are not touched.",
+    params(("id" = String, Path, description = "Schedule id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_schedule(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    blocking(move || {
+        if app.schedules.delete(&id)? {
+            Ok(StatusCode::NO_CONTENT)
+        } else {
+            Err(not_found(&id))
+        }
+    })
+    .await
+}

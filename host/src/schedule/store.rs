@@ -1,0 +1,278 @@
+//! The schedules store: `{data_dir}/schedule/schedules.db`, one connection behind a
+//! mutex (schedules are few and every statement is short).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::due;
+use super::schema::{self, SchemaError};
+use crate::brain::clock::Clock;
+
+/// A page of schedules at most.
+pub const MAX_PAGE: usize = 500;
+pub const DEFAULT_PAGE: usize = 50;
+
+/// One schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Schedule {
+    /// `sch_<ulid>`.
+    pub id: String,
+    /// The skill's slug.
+    pub skill: String,
+    /// The message of each run's turn.
+    pub input: String,
+    /// Seconds between runs (at least 60).
+    pub every: u64,
+    /// The user each run's turn is opened for.
+    pub user: String,
+    pub enabled: bool,
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: i64,
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub next_run_at: i64,
+    #[serde(with = "crate::brain::record::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_run_at: Option<i64>,
+    /// The turn the last successful run opened.
+    pub last_turn_id: Option<String>,
+    /// Why the last run failed (`null` when it succeeded).
+    pub last_error: Option<String>,
+}
+
+/// What creating a schedule needs (already validated by the caller, except `every`,
+/// which the store checks too).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSchedule {
+    pub skill: String,
+    pub input: String,
+    pub every: u64,
+    pub user: String,
+    /// The first run; `None` (or a past time) is at once.
+    pub start_at: Option<i64>,
+}
+
+/// A page of schedules, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SchedulePage {
+    pub items: Vec<Schedule>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// How a run went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Fired { turn_id: String },
+    Failed { reason: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("cannot open {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+pub struct Schedules {
+    conn: Mutex<Connection>,
+    clock: Arc<dyn Clock>,
+}
+
+const COLUMNS: &str = "id, skill, input, every_secs, user_id, enabled, created_at, next_run_at, last_run_at, last_turn_id, last_error";
+
+fn row_to_schedule(row: &Row<'_>) -> rusqlite::Result<Schedule> {
+    Ok(Schedule {
+        id: row.get(0)?,
+        skill: row.get(1)?,
+        input: row.get(2)?,
+        every: row.get::<_, i64>(3)?.max(0) as u64,
+        user: row.get(4)?,
+        enabled: row.get(5)?,
+        created_at: row.get(6)?,
+        next_run_at: row.get(7)?,
+        last_run_at: row.get(8)?,
+        last_turn_id: row.get(9)?,
+        last_error: row.get(10)?,
+    })
+}
+
+impl Schedules {
+    /// Opens (creating it and its directory) the database at `path`.
+    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Schedules, ScheduleError> {
+        let open_err = |reason: String| ScheduleError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| open_err(e.to_string()))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(open_err(format!("journal mode is {mode}, WAL is required")));
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        schema::migrate(&mut conn)?;
+        Ok(Schedules {
+            conn: Mutex::new(conn),
+            clock,
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // Each write is one statement: a panic cannot leave a change half-applied.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn create(&self, new: NewSchedule) -> Result<Schedule, ScheduleError> {
+        let every = due::check_every(new.every).map_err(|reason| ScheduleError::Invalid {
+            field: "every",
+            reason,
+        })?;
+        let now = self.now_ms();
+        let schedule = Schedule {
+            id: crate::brain::record::new_id("sch"),
+            skill: new.skill,
+            input: new.input,
+            every,
+            user: new.user,
+            enabled: true,
+            created_at: now,
+            next_run_at: due::first_run(new.start_at, now),
+            last_run_at: None,
+            last_turn_id: None,
+            last_error: None,
+        };
+        self.conn().execute(
+            "INSERT INTO schedules (id, skill, input, every_secs, user_id, enabled, created_at, next_run_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)",
+            params![
+                schedule.id,
+                schedule.skill,
+                schedule.input,
+                schedule.every as i64,
+                schedule.user,
+                schedule.created_at,
+                schedule.next_run_at
+            ],
+        )?;
+        Ok(schedule)
+    }
+
+    pub fn get(&self, id: &str) -> Result<Option<Schedule>, ScheduleError> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1"),
+                [id],
+                row_to_schedule,
+            )
+            .optional()?)
+    }
+
+    /// Schedules by id (oldest first), after `cursor`, of `user` when given.
+    pub fn list(
+        &self,
+        user: Option<&str>,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<SchedulePage, ScheduleError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let conn = self.conn();
+        let mut statement = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM schedules
+             WHERE id > ?1 AND (?2 IS NULL OR user_id = ?2)
+             ORDER BY id LIMIT ?3"
+        ))?;
+        let mut items = statement
+            .query_map(
+                params![cursor.unwrap_or(""), user, limit as i64 + 1],
+                row_to_schedule,
+            )?
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|s| s.id.clone())
+        } else {
+            None
+        };
+        Ok(SchedulePage { items, next_cursor })
+    }
+
+    /// Whether there was such a schedule.
+    pub fn delete(&self, id: &str) -> Result<bool, ScheduleError> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM schedules WHERE id = ?1", [id])?
+            > 0)
+    }
+
+    /// The enabled schedules due at `now`, the most overdue first, at most `limit`.
+    pub fn due(&self, now: i64, limit: usize) -> Result<Vec<Schedule>, ScheduleError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM schedules WHERE enabled = 1 AND next_run_at <= ?1
+             ORDER BY next_run_at, id LIMIT ?2"
+        ))?;
+        let items = statement
+            .query_map(params![now, limit as i64], row_to_schedule)?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(items)
+    }
+
+    /// Records a run of `schedule` at `now` and moves its next run on; the updated
+    /// schedule, or `None` when it was deleted meanwhile.
+    pub fn record(
+        &self,
+        schedule: &Schedule,
+        outcome: &Outcome,
+        now: i64,
+    ) -> Result<Option<Schedule>, ScheduleError> {
+        let next = due::advance(schedule.next_run_at, schedule.every, now);
+        let (turn_id, error) = match outcome {
+            Outcome::Fired { turn_id } => (Some(turn_id.as_str()), None),
+            Outcome::Failed { reason } => (None, Some(reason.as_str())),
+        };
+        let conn = self.conn();
+        let changed = conn.execute(
+            "UPDATE schedules SET next_run_at = ?2, last_run_at = ?3,
+                 last_turn_id = COALESCE(?4, last_turn_id), last_error = ?5
+             WHERE id = ?1",
+            params![schedule.id, next, now, turn_id, error],
+        )?;
+        if changed == 0 {
+            return Ok(None);
+        }
+        Ok(conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1"),
+                [&schedule.id],
+                row_to_schedule,
+            )
+            .optional()?)
+    }
+
+    pub fn checkpoint(&self) -> Result<(), ScheduleError> {
+        Ok(self
+            .conn()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+    }
+}

@@ -1,0 +1,177 @@
+//! The schedules store and the runner, on a manual clock.
+
+use std::sync::Arc;
+
+use super::runner::{Failure, run_due};
+use super::*;
+use crate::brain::clock::{Clock, MINUTE_MS, ManualClock};
+use crate::events::{EventBus, EventKind};
+
+const T0: i64 = 1_700_000_000_000;
+
+fn open(dir: &std::path::Path, clock: &ManualClock) -> Schedules {
+    Schedules::open(
+        &dir.join("schedule").join("schedules.db"),
+        Arc::new(clock.clone()),
+    )
+    .expect("open")
+}
+
+fn new(skill: &str, every: u64, start_at: Option<i64>) -> NewSchedule {
+    NewSchedule {
+        skill: skill.into(),
+        input: "rust news".into(),
+        every,
+        user: "default".into(),
+        start_at,
+    }
+}
+
+#[test]
+fn schedule_is_due_at_creation_then_every_interval() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let store = open(dir.path(), &clock);
+    let s = store.create(new("web-search", 60, None)).expect("create");
+    assert!(s.id.starts_with("sch_"), "{}", s.id);
+    assert_eq!(s.next_run_at, T0);
+    assert_eq!(store.due(T0, 10).expect("due"), vec![s.clone()]);
+
+    let events = EventBus::default();
+    let mut rx = events.subscribe();
+    let pass = run_due(&store, &events, |_| Ok("turn_1".into())).expect("run");
+    assert_eq!(pass.fired, 1);
+    let event = rx.try_recv().expect("event");
+    assert_eq!(event.kind, EventKind::ScheduleFired);
+    assert_eq!(event.user, "default");
+    assert_eq!(event.data["schedule_id"], s.id.as_str());
+    assert_eq!(event.data["skill"], "web-search");
+    assert_eq!(event.data["turn_id"], "turn_1");
+    let after = store.get(&s.id).expect("get").expect("there");
+    assert_eq!(after.next_run_at, T0 + MINUTE_MS);
+    assert_eq!(after.last_run_at, Some(T0));
+    assert_eq!(after.last_turn_id.as_deref(), Some("turn_1"));
+
+    // Nothing until the minute is up.
+    clock.advance(MINUTE_MS - 1);
+    let pass = run_due(&store, &events, |_| panic!("not due")).expect("run");
+    assert_eq!(pass, Default::default());
+    clock.advance(1);
+    let pass = run_due(&store, &events, |_| Ok("turn_2".into())).expect("run");
+    assert_eq!(pass.fired, 1);
+
+    // Deleted: never again.
+    assert!(store.delete(&s.id).expect("delete"));
+    assert!(!store.delete(&s.id).expect("delete twice"));
+    clock.advance(10 * MINUTE_MS);
+    let pass = run_due(&store, &events, |_| panic!("deleted")).expect("run");
+    assert_eq!(pass, Default::default());
+}
+
+#[test]
+fn schedule_start_at_defers_the_first_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let store = open(dir.path(), &clock);
+    let s = store
+        .create(new("web-search", 120, Some(T0 + 5 * MINUTE_MS)))
+        .expect("create");
+    assert!(store.due(T0, 10).expect("due").is_empty());
+    clock.set(T0 + 5 * MINUTE_MS);
+    assert_eq!(store.due(clock.now_ms(), 10).expect("due").len(), 1);
+    // Refused intervals.
+    for every in [0, 59] {
+        assert!(matches!(
+            store.create(new("web-search", every, None)),
+            Err(ScheduleError::Invalid { field: "every", .. })
+        ));
+    }
+    assert_eq!(store.list(None, 50, None).expect("list").items, vec![s]);
+}
+
+#[test]
+fn schedule_failed_run_is_announced_and_the_schedule_stays() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let store = open(dir.path(), &clock);
+    let s = store.create(new("gone", 60, None)).expect("create");
+    let events = EventBus::default();
+    let mut rx = events.subscribe();
+    let pass = run_due(&store, &events, |_| {
+        Err(Failure {
+            code: "skill-missing".into(),
+            reason: "no installed skill named `gone`".into(),
+        })
+    })
+    .expect("run");
+    assert_eq!(pass.failed, 1);
+    let event = rx.try_recv().expect("event");
+    assert_eq!(event.kind, EventKind::ScheduleFailed);
+    assert_eq!(event.data["code"], "skill-missing");
+    assert_eq!(event.data["schedule_id"], s.id.as_str());
+    let after = store.get(&s.id).expect("get").expect("stays");
+    assert!(after.enabled);
+    assert_eq!(after.next_run_at, T0 + MINUTE_MS);
+    assert!(
+        after
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("gone"))
+    );
+    assert_eq!(after.last_turn_id, None);
+    // Retried at the next slot, not on every pass.
+    assert!(store.due(T0 + 1, 10).expect("due").is_empty());
+}
+
+#[test]
+fn schedules_survive_a_reopen_and_page_by_cursor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let created: Vec<Schedule> = {
+        let store = open(dir.path(), &clock);
+        let mut created = Vec::new();
+        for i in 0..5 {
+            let mut n = new("web-search", 60 + i, None);
+            n.user = if i % 2 == 0 { "default" } else { "alice" }.into();
+            created.push(store.create(n).expect("create"));
+        }
+        let first = created[0].clone();
+        store
+            .record(
+                &first,
+                &Outcome::Fired {
+                    turn_id: "turn_x".into(),
+                },
+                T0,
+            )
+            .expect("record");
+        store.checkpoint().expect("checkpoint");
+        created
+    };
+    let store = open(dir.path(), &clock);
+    let first = store.get(&created[0].id).expect("get").expect("kept");
+    assert_eq!(first.last_turn_id.as_deref(), Some("turn_x"));
+    assert_eq!(first.next_run_at, T0 + MINUTE_MS);
+    assert_eq!(
+        store.get(&created[1].id).expect("get"),
+        Some(created[1].clone())
+    );
+
+    let mut ids: Vec<String> = created.iter().map(|s| s.id.clone()).collect();
+    ids.sort();
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store.list(None, 2, cursor.as_deref()).expect("list");
+        seen.extend(page.items.iter().map(|s| s.id.clone()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids);
+    let alice = store.list(Some("alice"), 50, None).expect("list");
+    assert_eq!(alice.items.len(), 2);
+    assert!(alice.items.iter().all(|s| s.user == "alice"));
+    assert!(store.get("sch_nope").expect("get").is_none());
+}
