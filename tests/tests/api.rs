@@ -79,7 +79,12 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/turns/{id}/end"),
     ("POST", "/api/turns/{id}/authorize"),
     ("POST", "/api/turns/{id}/tools/{name}"),
+    ("POST", "/api/turns/{id}/scripts/{name}"),
     ("GET", "/api/audit"),
+    ("GET", "/api/schedules"),
+    ("POST", "/api/schedules"),
+    ("GET", "/api/schedules/{id}"),
+    ("DELETE", "/api/schedules/{id}"),
 ];
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use engram_e2e::{Daemon, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
-const BUILTINS: [&str; 3] = ["screenshot", "tweet-notifier", "web-search"];
+const BUILTINS: [&str; 4] = ["screenshot", "tweet-notifier", "web-search", "word-stats"];
 
 fn daemon() -> (tempfile::TempDir, Daemon) {
     let data = tempfile::tempdir().expect("tempdir");
@@ -75,13 +75,13 @@ fn write_skill(dir: &Path, description: &str) {
 }
 
 #[test]
-fn a_fresh_daemon_lists_the_three_builtins_active_and_the_template_apart() {
+fn a_fresh_daemon_lists_the_four_builtins_active_and_the_template_apart() {
     let (data, daemon) = daemon();
     let listed = list(&daemon);
     assert_eq!(slugs(&listed), BUILTINS);
     assert_eq!(
         listed["counts"],
-        json!({"installed": 3, "active": 3, "inactive": 0, "broken": 0})
+        json!({"installed": 4, "active": 4, "inactive": 0, "broken": 0})
     );
     assert_eq!(listed["template"], "_template");
     assert_eq!(listed["problems"], json!([]));
@@ -114,10 +114,28 @@ fn a_fresh_daemon_lists_the_three_builtins_active_and_the_template_apart() {
             "send_message"
         ])
     );
+    assert_eq!(
+        item(&listed, "word-stats")["allowed_tools"],
+        json!(["read_skill_file"])
+    );
     let root = skills_dir(&data);
-    for name in ["_template", "web-search", "tweet-notifier", "screenshot"] {
+    for name in [
+        "_template",
+        "web-search",
+        "tweet-notifier",
+        "screenshot",
+        "word-stats",
+    ] {
         assert!(root.join(name).join("SKILL.md").is_file(), "{name}");
     }
+    // word-stats ships its reference and its script, listed with its detail.
+    let word_stats = ok(daemon.get("/api/skills/word-stats"), 200);
+    assert_eq!(
+        word_stats["references"],
+        json!(["references/writing-guide.md"])
+    );
+    assert_eq!(word_stats["scripts"], json!(["scripts/word-stats.wasm"]));
+    assert!(root.join("word-stats/scripts/word-stats.wasm").is_file());
 
     // The detail: the listing's fields, resources, and the body only when asked for.
     let detail = ok(daemon.get("/api/skills/web-search"), 200);
@@ -151,7 +169,10 @@ fn a_fresh_daemon_lists_the_three_builtins_active_and_the_template_apart() {
     assert!(daemon.stop().success());
     let daemon = Daemon::start(&mut engram(data.path()));
     let listed = list(&daemon);
-    assert_eq!(slugs(&listed), ["tweet-notifier", "web-search"]);
+    assert_eq!(
+        slugs(&listed),
+        ["tweet-notifier", "web-search", "word-stats"]
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("web-search/SKILL.md")).expect("read"),
         edited
@@ -209,7 +230,10 @@ fn skills_are_deactivated_activated_and_deleted_with_events() {
     assert_eq!(event["data"]["slug"], "tweet-notifier");
     assert_eq!(event["data"]["source"], "seed");
     assert!(!skills_dir(&data).join("tweet-notifier").exists());
-    assert_eq!(slugs(&list(&daemon)), ["screenshot", "web-search"]);
+    assert_eq!(
+        slugs(&list(&daemon)),
+        ["screenshot", "web-search", "word-stats"]
+    );
 
     // Gone is gone: every route answers 404 for it, and nothing changes on disk.
     let before = snapshot(&skills_dir(&data));
@@ -270,7 +294,8 @@ fn the_scan_picks_up_manual_skills_and_drops_vanished_ones() {
             "my-tool",
             "screenshot",
             "tweet-notifier",
-            "web-search"
+            "web-search",
+            "word-stats"
         ]
     );
     let tool = item(&listed, "my-tool");

@@ -491,3 +491,222 @@ fn every_turn_route_needs_the_token() {
         );
     }
 }
+
+fn script(daemon: &Daemon, turn: &str, name: &str, args: Value) -> engram_e2e::Response {
+    daemon.call(
+        "POST",
+        &format!("/api/turns/{turn}/scripts/{name}"),
+        &json!({ "args": args }).to_string(),
+    )
+}
+
+const CRAMPED: &str = "---
+name: cramped
+description: Counts words in its notes with a script given far too little memory, for testing how a stopped script is answered.
+---
+
+# Cramped
+
+Run the word-stats script on references/notes.md.
+";
+
+#[test]
+fn a_turn_runs_the_scripts_of_its_invoked_skill_only() {
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("secret.txt"), "top secret").expect("secret");
+    // A skill whose script cannot get the memory it needs (1 MiB).
+    let cramped = data.path().join("skills/cramped");
+    std::fs::create_dir_all(cramped.join("scripts")).expect("mkdir");
+    std::fs::create_dir_all(cramped.join("references")).expect("mkdir");
+    std::fs::write(cramped.join("SKILL.md"), CRAMPED).expect("SKILL.md");
+    std::fs::write(cramped.join("references/notes.md"), "a few words").expect("notes");
+    let word_stats = engram::runtime::builtin::skill_script("word-stats").expect("embedded");
+    std::fs::write(cramped.join("scripts/word-stats.wasm"), word_stats.wasm).expect("wasm");
+    std::fs::write(
+        cramped.join("scripts/word-stats.toml"),
+        "[limits]\nmemory-mib = 1\n",
+    )
+    .expect("toml");
+    let daemon = start(data.path());
+
+    // The built-in word-stats, invoked explicitly, runs its own script on its guide.
+    let turn = open_turn(
+        &daemon,
+        json!({"message": "/word-stats count the guide", "user": "alice"}),
+    );
+    let invoked = &turn["invoked"];
+    assert_eq!(invoked["slug"], "word-stats", "{turn}");
+    assert_eq!(invoked["reason"], "explicit");
+    assert_eq!(invoked["scripts"], json!(["scripts/word-stats.wasm"]));
+    assert_eq!(
+        invoked["references"],
+        json!(["references/writing-guide.md"])
+    );
+    let t = id(&turn);
+    let ran = ok(
+        script(
+            &daemon,
+            &t,
+            "word-stats",
+            json!({"file": "writing-guide.md", "top": 3}),
+        ),
+        200,
+    );
+    assert_eq!(ran["skill"], "word-stats", "{ran}");
+    assert_eq!(ran["script"], "word-stats");
+    assert!(ran["ms"].is_u64(), "{ran}");
+    let output = &ran["output"];
+    let guide = std::fs::read_to_string(
+        data.path()
+            .join("skills/word-stats/references/writing-guide.md"),
+    )
+    .expect("guide");
+    assert_eq!(output["file"], "writing-guide.md", "{ran}");
+    assert_eq!(output["bytes"], guide.len());
+    assert_eq!(output["lines"], guide.lines().count());
+    assert!(output["words"].as_u64().is_some_and(|w| w > 80), "{ran}");
+    assert_eq!(
+        output["top_words"],
+        json!([
+            {"word": "sentence", "count": 4},
+            {"word": "idea", "count": 3},
+            {"word": "reader", "count": 3}
+        ])
+    );
+
+    // The script's own errors are 422 script-failed with its message; a path out of
+    // the skill fails inside the sandbox and leaks nothing.
+    let failed = problem(
+        script(&daemon, &t, "word-stats", json!({})),
+        422,
+        "script-failed",
+    );
+    assert!(
+        failed["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("give `file`")),
+        "{failed}"
+    );
+    let data_dir = data.path().display().to_string();
+    for escape in [
+        "../../../secret.txt",
+        "../../web-search/SKILL.md",
+        "/etc/passwd",
+    ] {
+        let refused = problem(
+            script(&daemon, &t, "word-stats", json!({ "file": escape })),
+            422,
+            "script-failed",
+        );
+        let text = refused.to_string();
+        assert!(text.contains("cannot read"), "{text}");
+        assert!(
+            !text.contains("top secret") && !text.contains(&data_dir),
+            "{text}"
+        );
+    }
+
+    // Unknown and invalid script names.
+    problem(
+        script(&daemon, &t, "nope", json!({})),
+        404,
+        "unknown-script",
+    );
+    for bad in ["Word-Stats", "word_stats", "-x", "a%2Fb", "..%2Fword-stats"] {
+        problem(script(&daemon, &t, bad, json!({})), 422, "invalid-field");
+    }
+    problem(
+        daemon.call(
+            "POST",
+            &format!("/api/turns/{t}/scripts/word-stats"),
+            r#"{"args":{},"nope":1}"#,
+        ),
+        400,
+        "unknown-field",
+    );
+
+    // Only the invoked skill's scripts: a turn without a skill has none, and a turn of
+    // another skill cannot reach word-stats' script.
+    let plain = id(&open_turn(
+        &daemon,
+        json!({"message": "hello there, how are you"}),
+    ));
+    problem(
+        script(
+            &daemon,
+            &plain,
+            "word-stats",
+            json!({"file": "writing-guide.md"}),
+        ),
+        409,
+        "no-skill-invoked",
+    );
+    let other = id(&open_turn(&daemon, json!({"message": "/web-search rust"})));
+    problem(
+        script(
+            &daemon,
+            &other,
+            "word-stats",
+            json!({"file": "writing-guide.md"}),
+        ),
+        404,
+        "unknown-script",
+    );
+    problem(
+        script(&daemon, "turn_nope", "word-stats", json!({})),
+        404,
+        "unknown-turn",
+    );
+
+    // A script stopped by its limits is 422 script-trapped, and the daemon goes on.
+    let cramped_turn = open_turn(&daemon, json!({"message": "/cramped count"}));
+    assert_eq!(cramped_turn["invoked"]["slug"], "cramped", "{cramped_turn}");
+    problem(
+        script(
+            &daemon,
+            &id(&cramped_turn),
+            "word-stats",
+            json!({"file": "notes.md"}),
+        ),
+        422,
+        "script-trapped",
+    );
+    ok(
+        script(
+            &daemon,
+            &t,
+            "word-stats",
+            json!({"file": "writing-guide.md"}),
+        ),
+        200,
+    );
+
+    // An ended turn runs nothing.
+    ok(
+        daemon.call("POST", &format!("/api/turns/{t}/end"), "{}"),
+        200,
+    );
+    problem(
+        script(
+            &daemon,
+            &t,
+            "word-stats",
+            json!({"file": "writing-guide.md"}),
+        ),
+        409,
+        "turn-ended",
+    );
+
+    // And the route needs the token.
+    problem(
+        daemon.request(
+            "POST",
+            &format!("/api/turns/{t}/scripts/word-stats"),
+            None,
+            None,
+            br#"{"args":{}}"#,
+        ),
+        401,
+        "unauthorized",
+    );
+}

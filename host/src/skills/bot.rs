@@ -700,7 +700,7 @@ mod tests {
             assert_eq!(r.status, ReplyStatus::Ok, "{text}: {}", r.text);
             assert!(
                 r.text
-                    .starts_with("3 skills installed (2 active, 1 inactive)"),
+                    .starts_with("4 skills installed (3 active, 1 inactive)"),
                 "{}",
                 r.text
             );
@@ -710,7 +710,10 @@ mod tests {
                 r.text
             );
             let ids: Vec<&str> = r.items.iter().map(|i| i.id.as_str()).collect();
-            assert_eq!(ids, ["screenshot", "tweet-notifier", "web-search"]);
+            assert_eq!(
+                ids,
+                ["screenshot", "tweet-notifier", "web-search", "word-stats"]
+            );
             assert_eq!(r.items[0].active, Some(false));
             // Built-ins have no registry page.
             assert!(r.items.iter().all(|i| i.url.is_none()));
@@ -896,7 +899,7 @@ mod tests {
             .await;
             assert_eq!(r.status, ReplyStatus::NotFound, "{bad}");
         }
-        assert_eq!(library.list().unwrap().skills.len(), 2);
+        assert_eq!(library.list().unwrap().skills.len(), 3);
     }
 
     #[tokio::test]

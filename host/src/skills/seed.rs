@@ -1,6 +1,6 @@
 //! The built-in skills, embedded in the binary from `skills/` at the repository root:
-//! `web-search`, `tweet-notifier` and `screenshot`, and `_template`, a SKILL.md to copy
-//! when writing a skill.
+//! `web-search`, `tweet-notifier`, `screenshot` and `word-stats` (a skill with a
+//! script), and `_template`, a SKILL.md to copy when writing a skill.
 //!
 //! - Seeding writes what is missing and never overwrites: a directory that already has
 //!   a SKILL.md (a built-in the user edited, or anything else) is left exactly as it
@@ -11,10 +11,11 @@
 //!   addressed or routed to. It is written as a plain file, never indexed, and the
 //!   discovery scan skips it (it skips every name starting with `_`). Its `name` is
 //!   `my-skill`, so a copy renamed to `my-skill/` is a valid skill as it stands.
-//! - A built-in may ship skill scripts ([`BUILTIN_SCRIPTS`]): their wasm, embedded by
-//!   the guest build, is written to `scripts/<name>.wasm` with the rest of the skill,
-//!   only when the skill's directory is created. [`example`] is a skill with a script
-//!   that is not seeded yet.
+//! - A built-in may ship skill scripts ([`BUILTIN_SCRIPTS`]) and reference files
+//!   ([`BUILTIN_REFERENCES`]): the scripts' wasm, embedded by the guest build, is
+//!   written to `scripts/<name>.wasm` and the references under `references/` with the
+//!   rest of the skill, only when the skill's directory is created (so never over
+//!   anything). [`example`] is `word-stats`, the built-in with a script.
 //! - `.seeded.json` at the skills root records which built-ins this data directory
 //!   has been given. [`seed_new_builtins`] (every daemon start) seeds only those it
 //!   does not list, so a built-in the user removed stays removed, and one that a
@@ -51,16 +52,17 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "screenshot",
         include_str!("../../../skills/screenshot/SKILL.md"),
     ),
+    (example::SLUG, example::SKILL_MD),
 ];
 /// Skill scripts a built-in ships: `(skill slug, script name)`. The script's wasm (and
 /// its `<name>.toml`, if any) comes from the guest build
 /// (`runtime::builtin::SKILL_SCRIPTS`) and is seeded as `scripts/<name>.wasm`.
-pub const BUILTIN_SCRIPTS: &[(&str, &str)] = &[];
+pub const BUILTIN_SCRIPTS: &[(&str, &str)] = &[(example::SLUG, example::SCRIPT)];
+/// Reference files a built-in ships: `(skill slug, [(path under the skill, text)])`.
+pub const BUILTIN_REFERENCES: &[(&str, &[(&str, &str)])] = &[(example::SLUG, example::REFERENCES)];
 
-/// An example skill with a script, `word-stats` (`skills/word-stats/`): shipped and
-/// tested, but not seeded yet (the end-to-end tests expect three built-ins). Seeding
-/// it is adding it to [`BUILTINS`] and `("word-stats", "word-stats")` to
-/// [`BUILTIN_SCRIPTS`].
+/// The built-in skill with a script, `word-stats` (`skills/word-stats/`): its SKILL.md,
+/// its reference file and its script (`plugins/skill-scripts/word-stats`).
 pub mod example {
     pub const SLUG: &str = "word-stats";
     pub const SKILL_MD: &str = include_str!("../../../skills/word-stats/SKILL.md");
@@ -96,13 +98,18 @@ fn script_files(name: &str) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// Every file a built-in ships besides its SKILL.md.
+/// Every file a built-in ships besides its SKILL.md: references, then scripts.
 fn builtin_files(slug: &str) -> Vec<(String, Vec<u8>)> {
-    BUILTIN_SCRIPTS
+    let references = BUILTIN_REFERENCES
         .iter()
         .filter(|(skill, _)| *skill == slug)
-        .flat_map(|(_, script)| script_files(script))
-        .collect()
+        .flat_map(|(_, files)| files.iter())
+        .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()));
+    let scripts = BUILTIN_SCRIPTS
+        .iter()
+        .filter(|(skill, _)| *skill == slug)
+        .flat_map(|(_, script)| script_files(script));
+    references.chain(scripts).collect()
 }
 
 /// Which built-ins this data directory has been given (see the module documentation).
@@ -297,7 +304,13 @@ mod tests {
         )
     }
 
-    const ALL: [&str; 4] = ["_template", "web-search", "tweet-notifier", "screenshot"];
+    const ALL: [&str; 5] = [
+        "_template",
+        "web-search",
+        "tweet-notifier",
+        "screenshot",
+        "word-stats",
+    ];
 
     #[test]
     fn skills_builtins_pass_the_validator_without_warnings() {
@@ -325,6 +338,7 @@ mod tests {
                     "send_message",
                 ],
             ),
+            ("word-stats", &["read_skill_file"]),
         ];
         assert_eq!(BUILTINS.len(), tools.len());
         for ((name, md), (tool_name, tools)) in BUILTINS.iter().zip(tools) {
@@ -370,7 +384,7 @@ mod tests {
         let index = library.list().unwrap();
         assert_eq!(
             index.skills.keys().collect::<Vec<_>>(),
-            ["screenshot", "tweet-notifier", "web-search"]
+            ["screenshot", "tweet-notifier", "web-search", "word-stats"]
         );
         for (name, md) in BUILTINS {
             let entry = &index.skills[*name];
@@ -380,8 +394,22 @@ mod tests {
             let on_disk = std::fs::read_to_string(root.join(name).join(SKILL_FILE)).unwrap();
             assert_eq!(on_disk, *md);
         }
+        // word-stats comes with its reference and its script.
+        let word_stats = root.join(example::SLUG);
+        for (path, text) in example::REFERENCES {
+            assert_eq!(
+                std::fs::read_to_string(word_stats.join(path)).unwrap(),
+                *text
+            );
+        }
+        assert_eq!(
+            std::fs::read(word_stats.join("scripts/word-stats.wasm")).unwrap(),
+            crate::runtime::builtin::skill_script(example::SCRIPT)
+                .unwrap()
+                .wasm
+        );
         let (catalog, problems) = library.catalog().unwrap();
-        assert_eq!(catalog.len(), 3);
+        assert_eq!(catalog.len(), 4);
         assert!(problems.is_empty(), "{problems:?}");
         // The scan leaves the template alone and finds nothing to change.
         let scan = library.scan().unwrap();
@@ -395,7 +423,10 @@ mod tests {
             assert_eq!(event.data["source"], "seed");
             announced.push(event.data["slug"].as_str().unwrap().to_string());
         }
-        assert_eq!(announced, ["web-search", "tweet-notifier", "screenshot"]);
+        assert_eq!(
+            announced,
+            ["web-search", "tweet-notifier", "screenshot", "word-stats"]
+        );
 
         // Later starts do nothing.
         assert_eq!(seed_new_builtins(&library).unwrap(), None);
@@ -415,7 +446,7 @@ mod tests {
         assert_eq!(
             names(&report),
             (
-                vec!["tweet-notifier", "screenshot"],
+                vec!["tweet-notifier", "screenshot", "word-stats"],
                 vec![
                     ("_template", SkipReason::Exists),
                     ("web-search", SkipReason::Exists)
@@ -436,7 +467,7 @@ mod tests {
         std::fs::write(root.join("tweet-notifier/SKILL.md"), &edited).unwrap();
         let again = seed_builtins(&library).unwrap();
         assert_eq!(again.written, Vec::<String>::new());
-        assert_eq!(again.skipped.len(), 4);
+        assert_eq!(again.skipped.len(), 5);
         assert_eq!(
             std::fs::read_to_string(root.join("tweet-notifier/SKILL.md")).unwrap(),
             edited
@@ -502,7 +533,8 @@ mod tests {
                 vec!["_template", "screenshot"],
                 vec![
                     ("web-search", SkipReason::Exists),
-                    ("tweet-notifier", SkipReason::Exists)
+                    ("tweet-notifier", SkipReason::Exists),
+                    ("word-stats", SkipReason::Exists)
                 ]
             )
         );
@@ -554,6 +586,40 @@ mod tests {
                 "{script}"
             );
         }
+    }
+
+    #[test]
+    fn skills_seeding_never_overwrites_a_builtins_references_or_scripts() {
+        let (_dir, library) = library();
+        seed_new_builtins(&library).unwrap();
+        let dir = library.root().join(example::SLUG);
+        let guide = dir.join("references/writing-guide.md");
+        let script = dir.join("scripts/word-stats.wasm");
+        std::fs::write(&guide, "my own guide\n").unwrap();
+        std::fs::remove_file(&script).unwrap();
+        let report = seed_builtins(&library).unwrap();
+        assert!(report.written.is_empty(), "{report:?}");
+        assert_eq!(std::fs::read_to_string(&guide).unwrap(), "my own guide\n");
+        assert!(!script.exists());
+
+        // A directory without SKILL.md but with the user's files: not a skill, left
+        // alone.
+        library.remove(example::SLUG).unwrap();
+        std::fs::create_dir_all(dir.join("references")).unwrap();
+        std::fs::write(&guide, "mine\n").unwrap();
+        let report = seed_builtins(&library).unwrap();
+        assert_eq!(
+            names(&report).1,
+            [
+                ("_template", SkipReason::Exists),
+                ("web-search", SkipReason::Exists),
+                ("tweet-notifier", SkipReason::Exists),
+                ("screenshot", SkipReason::Exists),
+                ("word-stats", SkipReason::PathTaken)
+            ]
+        );
+        assert_eq!(std::fs::read_to_string(&guide).unwrap(), "mine\n");
+        assert!(!dir.join(SKILL_FILE).exists());
     }
 
     #[test]
