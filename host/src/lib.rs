@@ -13,3 +13,4 @@ pub mod runtime;
 pub mod schedule;
 pub mod server;
 pub mod skills;
+pub mod sqlite;

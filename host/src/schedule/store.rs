@@ -114,18 +114,7 @@ impl Schedules {
             path: path.to_path_buf(),
             reason,
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
-        }
-        let mut conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(|e| open_err(e.to_string()))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(open_err(format!("journal mode is {mode}, WAL is required")));
-        }
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut conn = crate::sqlite::open_wal(path, "NORMAL").map_err(open_err)?;
         schema::migrate(&mut conn)?;
         Ok(Schedules {
             conn: Mutex::new(conn),

@@ -1,0 +1,110 @@
+//! What every SQLite database of Engram shares (the Second Brain, the gate's audit log,
+//! the schedules): opening a file in WAL mode with a busy timeout, and schema
+//! migrations versioned with `PRAGMA user_version`, where each migration runs once in
+//! its own transaction and a database newer than this binary is refused rather than
+//! misread.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error(
+        "{what} has schema version {found}, newer than this engram supports ({supported}); upgrade engram"
+    )]
+    TooNew {
+        what: &'static str,
+        found: i64,
+        supported: i64,
+    },
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Opens (creating it and its directory) the database at `path` in WAL mode, with
+/// `synchronous` (`FULL` where a committed change must survive a power cut, `NORMAL`
+/// where a crash-safe log is enough). The error is a reason for the caller's own
+/// "cannot open" error.
+pub fn open_wal(path: &Path, synchronous: &str) -> Result<Connection, String> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| e.to_string())?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|e| e.to_string())?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(format!("journal mode is {mode}, WAL is required"));
+    }
+    conn.pragma_update(None, "synchronous", synchronous)
+        .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// Brings the schema of `what` up to `migrations.len()`; index + 1 of each migration
+/// is the version it produces.
+pub fn migrate(
+    conn: &mut Connection,
+    migrations: &[&str],
+    what: &'static str,
+) -> Result<(), SchemaError> {
+    let supported = migrations.len() as i64;
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > supported {
+        return Err(SchemaError::TooNew {
+            what,
+            found,
+            supported,
+        });
+    }
+    for (index, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIGRATIONS: &[&str] = &[
+        "CREATE TABLE a (x INTEGER);",
+        "ALTER TABLE a ADD COLUMN y TEXT;",
+    ];
+
+    #[test]
+    fn migrates_once_and_refuses_a_newer_database() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate(&mut conn, &MIGRATIONS[..1], "test").expect("first");
+        migrate(&mut conn, MIGRATIONS, "test").expect("second only");
+        migrate(&mut conn, MIGRATIONS, "test").expect("idempotent");
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .expect("version");
+        assert_eq!(version, 2);
+        assert!(matches!(
+            migrate(&mut conn, &MIGRATIONS[..1], "test"),
+            Err(SchemaError::TooNew {
+                found: 2,
+                supported: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn opens_in_wal_mode_creating_the_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = open_wal(&dir.path().join("a/b/x.db"), "FULL").expect("open");
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .expect("mode");
+        assert_eq!(mode, "wal");
+    }
+}
