@@ -41,18 +41,7 @@ fn main() {
     let packages = out_dir.join("packages");
     let mut builtins = String::from("pub static BUILTINS: &[Builtin] = &[\n");
     for (dir, embedded) in guest_packages(&plugins) {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("package dirs have UTF-8 names")
-            .to_string();
-        let wasm = release.join(format!("{}.wasm", name.replace('-', "_")));
-        if !wasm.is_file() {
-            fail(&format!(
-                "the guest build did not produce {}",
-                wasm.display()
-            ));
-        }
+        let (name, wasm) = built_guest(&dir, &release);
         let package = packages.join(&name);
         std::fs::create_dir_all(&package).expect("create package dir");
         copy(&dir.join("plugin.toml"), &package.join("plugin.toml"));
@@ -72,18 +61,7 @@ fn main() {
     std::fs::create_dir_all(&scripts).expect("create skill-scripts dir");
     builtins.push_str("pub static SKILL_SCRIPTS: &[SkillScript] = &[\n");
     for dir in skill_scripts(&plugins) {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("script dirs have UTF-8 names")
-            .to_string();
-        let wasm = release.join(format!("{}.wasm", name.replace('-', "_")));
-        if !wasm.is_file() {
-            fail(&format!(
-                "the guest build did not produce {}",
-                wasm.display()
-            ));
-        }
+        let (name, wasm) = built_guest(&dir, &release);
         let target = scripts.join(format!("{name}.wasm"));
         copy(&wasm, &target);
         let manifest = dir.join("script.toml");
@@ -275,4 +253,22 @@ fn copy(from: &Path, to: &Path) {
 fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     panic!("{message}");
+}
+
+/// The crate name of the guest in `dir` and the component the guest build produced for
+/// it in `release` (cargo names the artifact after the crate, with underscores).
+fn built_guest(dir: &Path, release: &Path) -> (String, PathBuf) {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("guest dirs have UTF-8 names")
+        .to_string();
+    let wasm = release.join(format!("{}.wasm", name.replace('-', "_")));
+    if !wasm.is_file() {
+        fail(&format!(
+            "the guest build did not produce {}",
+            wasm.display()
+        ));
+    }
+    (name, wasm)
 }
