@@ -4,9 +4,10 @@
 //! its own transaction and a database newer than this binary is refused rather than
 //! misread.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
@@ -42,6 +43,57 @@ pub fn open_wal(path: &Path, synchronous: &str) -> Result<Connection, String> {
     conn.pragma_update(None, "synchronous", synchronous)
         .map_err(|e| e.to_string())?;
     Ok(conn)
+}
+
+/// Read-only connections to one WAL database, kept for reuse. WAL lets readers run
+/// beside the writer and each other, so reads through the pool run in parallel.
+pub struct ReaderPool {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    max_idle: usize,
+}
+
+impl ReaderPool {
+    /// Keeps at most `max_idle` connections open between reads; more may be open
+    /// during a burst.
+    pub fn new(path: &Path, max_idle: usize) -> ReaderPool {
+        ReaderPool {
+            path: path.to_path_buf(),
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+        }
+    }
+
+    /// Runs `f` on a read-only connection. It sees every write committed before the
+    /// call (each statement reads the latest committed state).
+    pub fn read<R, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let idle = self.idle().pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                conn
+            }
+        };
+        let out = f(&conn);
+        let mut idle = self.idle();
+        if idle.len() < self.max_idle {
+            idle.push(conn);
+        }
+        out
+    }
+
+    fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
+        // The vector is only pushed to and popped from: a panic cannot leave it torn.
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Brings the schema of `what` up to `migrations.len()`; index + 1 of each migration

@@ -9,14 +9,14 @@ use std::sync::Mutex;
 use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior, params,
-    params_from_iter,
+    Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params, params_from_iter,
 };
 use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
 use crate::events::{Event, EventBus, EventKind};
+use crate::sqlite::ReaderPool;
 
 /// Read connections kept open between reads; more may be open during a burst.
 const MAX_IDLE_READERS: usize = 8;
@@ -117,9 +117,8 @@ pub struct TextMatch {
 pub struct Store {
     /// The one writer: SQLite takes one write transaction at a time anyway.
     conn: Mutex<Connection>,
-    /// Idle read-only connections. WAL lets readers run beside the writer and each
-    /// other, so reads (search, get, list) use these and run in parallel.
-    readers: Mutex<Vec<Connection>>,
+    /// Reads (search, get, list) run here, in parallel with each other and the writer.
+    readers: ReaderPool,
     path: PathBuf,
     /// Receives `memory.*` events for the history rows each write commits.
     events: EventBus,
@@ -310,7 +309,7 @@ impl Store {
         schema::migrate(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),
-            readers: Mutex::new(Vec::new()),
+            readers: ReaderPool::new(path, MAX_IDLE_READERS),
             path: path.to_path_buf(),
             events,
         })
@@ -414,36 +413,12 @@ impl Store {
         }
     }
 
-    /// Runs `f` on a read-only connection. It sees every write committed before the
-    /// call (each statement reads the latest committed state).
+    /// Runs `f` on a read-only connection (see [`ReaderPool::read`]).
     pub fn read<R>(
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let conn = match self.idle_readers().pop() {
-            Some(conn) => conn,
-            None => self.open_reader()?,
-        };
-        let out = f(&conn);
-        let mut idle = self.idle_readers();
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(conn);
-        }
-        out
-    }
-
-    fn idle_readers(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
-        // The vector is only pushed to and popped from: a panic cannot leave it torn.
-        self.readers.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn open_reader(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        Ok(conn)
+        self.readers.read(f)
     }
 
     /// Flushes the WAL into the main file (at shutdown).

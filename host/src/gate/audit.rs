@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{Connection, OpenFlags, Row, params};
+use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -23,6 +23,7 @@ use super::error::GateError;
 use super::policy::{Decision, ReasonCode, Verdict};
 use super::schema;
 use crate::brain::clock::DAY_MS;
+use crate::sqlite::ReaderPool;
 
 /// Characters of an arguments summary, ellipsis and size note excluded.
 pub const ARGS_SUMMARY_CHARS: usize = 200;
@@ -113,7 +114,7 @@ pub struct AuditPage {
 pub struct AuditLog {
     /// The one writer.
     conn: Mutex<Connection>,
-    readers: Mutex<Vec<Connection>>,
+    readers: ReaderPool,
     path: PathBuf,
     retention: Retention,
     writes: AtomicU64,
@@ -131,7 +132,7 @@ impl AuditLog {
         schema::migrate(&mut conn)?;
         let log = AuditLog {
             conn: Mutex::new(conn),
-            readers: Mutex::new(Vec::new()),
+            readers: ReaderPool::new(path, MAX_IDLE_READERS),
             path: path.to_path_buf(),
             retention,
             writes: AtomicU64::new(0),
@@ -231,24 +232,7 @@ impl AuditLog {
     }
 
     fn read<R>(&self, f: impl FnOnce(&Connection) -> Result<R, GateError>) -> Result<R, GateError> {
-        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => {
-                let conn = Connection::open_with_flags(
-                    &self.path,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                conn.busy_timeout(std::time::Duration::from_secs(5))?;
-                conn
-            }
-        };
-        let out = f(&conn);
-        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(conn);
-        }
-        out
+        self.readers.read(f)
     }
 }
 
