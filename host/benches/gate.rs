@@ -11,8 +11,13 @@
 //!
 //! Nothing is asserted: the figures are printed.
 
+// This bench uses only some of the helpers shared by the benches.
+#[allow(dead_code)]
+mod common;
+
+use common::{percentile, time_n};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use engram::brain::clock::SystemClock;
 use engram::gate::policy::{self, Policy, SkillGrant};
@@ -23,13 +28,6 @@ use engram::paths::DataDir;
 const N: usize = 5_000;
 const THREADS: usize = 4;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn fmt(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
     if us < 1000.0 {
@@ -37,17 +35,6 @@ fn fmt(d: Duration) -> String {
     } else {
         format!("{:.2} ms", us / 1000.0)
     }
-}
-
-fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        f();
-        out.push(t.elapsed());
-    }
-    out.sort();
-    out
 }
 
 fn row(name: &str, samples: &[Duration], baseline: Option<(&str, &[Duration])>) {

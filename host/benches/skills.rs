@@ -12,6 +12,11 @@
 //!
 //! Run with `cargo bench -p engram --bench skills`.
 
+// This bench uses only some of the helpers shared by the benches.
+#[allow(dead_code)]
+mod common;
+
+use common::{percentile, time_n};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -58,14 +63,6 @@ const QUERIES: &[&str] = &[
     "nonexistent zzz",
 ];
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
 fn fmt(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
     if us < 1000.0 {
@@ -73,18 +70,6 @@ fn fmt(d: Duration) -> String {
     } else {
         format!("{:.2} ms", us / 1000.0)
     }
-}
-
-/// Runs `f` `n` times; the sorted durations.
-fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        f();
-        out.push(t.elapsed());
-    }
-    out.sort();
-    out
 }
 
 fn row(name: &str, samples: &[Duration], baseline: Option<&[Duration]>) {

@@ -274,3 +274,25 @@ impl Table {
         }
     }
 }
+
+/// The `p` quantile (0.0..=1.0) of sorted samples, nearest rank.
+#[allow(dead_code)] // brain and api_load keep their own percentile methods
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Runs `f` `n` times; the sorted durations.
+#[allow(dead_code)] // brain and api_load time whole requests, not closures
+pub fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = std::time::Instant::now();
+        f();
+        out.push(t.elapsed());
+    }
+    out.sort();
+    out
+}
