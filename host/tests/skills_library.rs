@@ -641,3 +641,38 @@ fn skills_killed_installs_leave_no_partial_skill() {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }
+
+#[test]
+fn skills_catalog_follows_edits_and_state_changes() {
+    let (_dir, library) = library();
+    library
+        .install(
+            &package(None, skill_md("notes", "1.0.0", "Body."), &[]),
+            source(),
+            false,
+        )
+        .expect("install");
+    let description = |library: &Library| {
+        let (entries, _) = library.catalog().expect("catalog");
+        (entries[0].description.clone(), entries[0].active)
+    };
+    let (before, active) = description(&library);
+    assert!(active);
+    // Asked again with nothing changed: the same answer (from the cache).
+    assert_eq!(description(&library), (before.clone(), true));
+
+    // An edit of the SKILL.md by hand shows at once.
+    let file = library.root().join("notes/SKILL.md");
+    let edited = String::from_utf8(std::fs::read(&file).expect("read"))
+        .expect("utf-8")
+        .replace(&before, "Keeps notes, now with a longer description.");
+    std::fs::write(&file, edited).expect("edit");
+    assert_eq!(
+        description(&library).0,
+        "Keeps notes, now with a longer description."
+    );
+
+    // So does a change of state through the library.
+    library.deactivate("notes").expect("deactivate");
+    assert!(!description(&library).1);
+}

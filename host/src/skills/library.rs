@@ -11,6 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::catalog::{CatalogEntry, InvokedSkill};
 use super::durable::{read_bounded, read_head, sync_dir, unique_name};
@@ -34,12 +35,24 @@ const MAX_RESOURCES: usize = 256;
 const MAX_RESOURCE_ENTRIES: usize = 4096;
 const MAX_RESOURCE_DEPTH: usize = 8;
 
-/// The installed skills. Cheap to construct; holds no state besides its root and,
-/// in the daemon, the event bus it announces committed changes on.
+/// The installed skills. Cheap to construct; holds its root, in the daemon the event
+/// bus it announces committed changes on, and the last catalog it read (shared by
+/// clones).
 #[derive(Debug, Clone)]
 pub struct Library {
     root: PathBuf,
     events: Option<EventBus>,
+    catalog_cache: Arc<Mutex<Option<CachedCatalog>>>,
+}
+
+/// A catalog and what it was read from: the index file's and each SKILL.md's size
+/// and modification time. Every turn asks for the catalog; while nothing on disk
+/// changed, it is answered without reading and parsing every SKILL.md again.
+#[derive(Debug)]
+struct CachedCatalog {
+    stamp: Vec<Option<(std::time::SystemTime, u64)>>,
+    entries: Vec<CatalogEntry>,
+    problems: Vec<ScanProblem>,
 }
 
 /// A held lock on the skills directory; released when dropped (the file is closed).
@@ -51,7 +64,11 @@ impl Library {
     /// Opens (creating if needed) the skills directory at `root`.
     pub fn open(root: PathBuf) -> Result<Library, LibraryError> {
         std::fs::create_dir_all(&root).map_err(LibraryError::io(&root))?;
-        Ok(Library { root, events: None })
+        Ok(Library {
+            root,
+            events: None,
+            catalog_cache: Arc::default(),
+        })
     }
 
     /// Announces every committed change (`skill.installed`, `skill.removed`,
@@ -171,6 +188,25 @@ impl Library {
     pub fn catalog(&self) -> Result<(Vec<CatalogEntry>, Vec<ScanProblem>), LibraryError> {
         let _lock = self.lock(false)?;
         let index = self.load_index()?;
+        let stamp_of = |path: &Path| {
+            std::fs::metadata(path)
+                .and_then(|m| Ok((m.modified()?, m.len())))
+                .ok()
+        };
+        let mut stamp = vec![stamp_of(&self.index_path())];
+        for entry in index.skills.values() {
+            let file = entry
+                .skill_id()
+                .ok()
+                .and_then(|id| find_skill_file(&id.dir_in(&self.root)).ok());
+            stamp.push(file.and_then(|(path, _)| stamp_of(&path)));
+        }
+        let mut cache = self.catalog_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cached) = cache.as_ref()
+            && cached.stamp == stamp
+        {
+            return Ok((cached.entries.clone(), cached.problems.clone()));
+        }
         let mut entries = Vec::new();
         let mut problems = Vec::new();
         for (slug, entry) in index.skills {
@@ -180,6 +216,11 @@ impl Library {
                 Err(error) => problems.push(ScanProblem::new(entry.path, &error)),
             }
         }
+        *cache = Some(CachedCatalog {
+            stamp,
+            entries: entries.clone(),
+            problems: problems.clone(),
+        });
         Ok((entries, problems))
     }
 
