@@ -81,7 +81,14 @@ fn main() {
         .expect("turn");
     let alone = time_n(N * 4, || {
         let d = turns.with(&turn.id, |t| {
-            t.map(|t| policy::decide(&policy, t.skill.as_ref(), "fetch_url"))
+            t.map(|t| {
+                policy::decide(
+                    &policy,
+                    t.skill.as_ref(),
+                    t.approved("fetch_url"),
+                    "fetch_url",
+                )
+            })
         });
         std::hint::black_box(d);
     });

@@ -18,6 +18,7 @@ use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
 use crate::skills::route::Router;
 use crate::skills::{CatalogEntry, Library, seed_new_builtins};
+use crate::tools::HostTools;
 
 pub struct App {
     pub data: DataDir,
@@ -31,8 +32,11 @@ pub struct App {
     pub skills: Library,
     /// The tool-permission gate: turns, grants, the operator's policy (config.yaml
     /// `tools.*`, reread when the file changes) and the audit log. Plugins'
-    /// `tools.invoke` crosses it too.
+    /// `tools.invoke` crosses it too, and runs the host tools through `tools`.
     pub gate: Arc<Gate>,
+    /// The host tools, for `POST /api/turns/{id}/tools/{name}` and (as the gate's
+    /// runner) skill scripts' `tools.invoke`.
+    pub tools: Arc<HostTools>,
     /// The skills router, rebuilt when the catalog changes.
     pub router: SkillRouter,
     /// Scheduled skill runs (`{data_dir}/schedule/schedules.db`); `engram serve`'s
@@ -56,13 +60,22 @@ impl App {
             Arc::new(SystemClock),
             events.clone(),
         ));
+        let skills = Library::open(data.skills_dir())
+            .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
+            .with_events(events.clone());
+        let tools = Arc::new(HostTools::new(
+            memory.clone(),
+            skills.clone(),
+            config.clone(),
+        ));
         let gate = Arc::new(
             Gate::open(
                 &data,
                 Arc::new(ConfigPolicy::new(config.clone())),
                 Arc::new(SystemClock),
             )
-            .context("cannot open the tool gate's audit log")?,
+            .context("cannot open the tool gate's audit log")?
+            .with_runner(tools.clone()),
         );
         let services = HostServices {
             memories: memory.clone(),
@@ -76,9 +89,6 @@ impl App {
         let runtime = Arc::new(Runtime::new(options, services)?);
         let registry = PluginRegistry::new(data.plugins_dir());
         let strategies = Arc::new(Strategies::new(runtime, registry, config.clone())?);
-        let skills = Library::open(data.skills_dir())
-            .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
-            .with_events(events.clone());
         start_skills(&skills);
         let schedules = Arc::new(
             Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
@@ -92,6 +102,7 @@ impl App {
             events,
             skills,
             gate,
+            tools,
             router: SkillRouter::default(),
             schedules,
         })

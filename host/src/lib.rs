@@ -12,5 +12,7 @@ pub mod paths;
 pub mod runtime;
 pub mod schedule;
 pub mod server;
+pub mod shape;
 pub mod skills;
 pub mod sqlite;
+pub mod tools;

@@ -3,12 +3,24 @@
 //! references; a script sees its skill's directory read-only at `/skill` and nothing
 //! else (`..`, absolute paths and symlinks out fail inside the guest, not the host);
 //! limits stop a looping or trapping script and the next call works; `tools.invoke`
-//! reaches the gate with the call's turn id.
+//! reaches the gate with the call's turn id, and with the daemon's wiring (the real
+//! gate, the host tools as its runner) an allowed call runs the tool and a denied one
+//! does not, `fetch_url` included, bounded by the script's deadline.
 
 mod support;
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use engram::brain::clock::SystemClock;
+use engram::brain::open::{MemoryBackend, open_memory};
+use engram::config::{Config, ConfigFile};
+use engram::events::EventBus;
+use engram::gate::{AuditQuery, FixedPolicy, Gate, NewTurn, Policy, SkillGrant};
+use engram::paths::DataDir;
+use engram::tools::HostTools;
 
 use engram::runtime::{
     DenyAllGate, HostServices, KvStore, NoMemories, PluginError, Runtime, RuntimeOptions,
@@ -382,6 +394,7 @@ fn script_names_and_manifests_are_validated() {
         plugin: String::new(),
         user_id: "user-1".into(),
         turn_id: None,
+        deadline: None,
     };
     assert!(matches!(
         runtime.run_skill_tool(&plugin, &caller, &alias, "env"),
@@ -399,4 +412,240 @@ fn script_names_and_manifests_are_validated() {
             .join("word-stats.wasm")
             .is_file()
     );
+}
+
+/// The daemon's wiring in miniature over `data`: the Second Brain, the host tools over
+/// it and the skills library, a real gate (audit log, default policy) with the tools
+/// as its runner, and a runtime whose `tools.invoke` crosses that gate.
+struct Wired {
+    runtime: Arc<Runtime>,
+    gate: Arc<Gate>,
+    memory: Arc<MemoryBackend>,
+}
+
+fn wired(data: &Path, skills_root: &Path) -> Wired {
+    let config = Arc::new(ConfigFile::new(data.join("config.yaml")));
+    let memory = Arc::new(open_memory(
+        data,
+        None,
+        &Config::default(),
+        Arc::new(SystemClock),
+        EventBus::default(),
+    ));
+    assert!(memory.brain().is_some(), "the Second Brain opens");
+    let library = Library::open(skills_root.to_path_buf()).expect("library");
+    let tools = Arc::new(HostTools::new(memory.clone(), library, config));
+    let gate = Arc::new(
+        Gate::open(
+            &DataDir::new(data.to_path_buf()),
+            Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+            Arc::new(SystemClock),
+        )
+        .expect("gate")
+        .with_runner(tools),
+    );
+    Wired {
+        runtime: Arc::new(runtime_with(gate.clone())),
+        gate,
+        memory,
+    }
+}
+
+fn skill_turn(gate: &Gate, allowed_tools: &[&str]) -> String {
+    gate.open_turn(NewTurn {
+        user: "user-1".into(),
+        skill: Some(SkillGrant {
+            skill: example::SLUG.into(),
+            allowed_tools: allowed_tools.iter().map(|t| t.to_string()).collect(),
+        }),
+        ..NewTurn::default()
+    })
+    .expect("turn")
+    .id
+}
+
+fn in_turn(w: &Wired, skill: &Path, turn: &str, command: &str) -> Result<String, String> {
+    w.runtime
+        .run_skill_script(skill, "probe", "user-1", Some(turn), command)
+        .unwrap_or_else(|e| panic!("runtime error for `{command}`: {e}"))
+}
+
+fn remembered(memory: &MemoryBackend, q: &str) -> Vec<String> {
+    memory
+        .brain()
+        .expect("brain")
+        .search("user-1", q, 10)
+        .expect("search")
+        .into_iter()
+        .map(|hit| hit.record.summary)
+        .collect()
+}
+
+#[test]
+fn an_allowed_tools_invoke_runs_the_host_tool_and_a_denied_one_does_not() {
+    let (data, root, skill) = example_skill();
+    add_probe(
+        &skill,
+        Some("[permissions]\ntools = [\"save_memory\", \"search_memory\"]\n"),
+    );
+    let w = wired(data.path(), &root);
+
+    // The invoked skill lists both tools: save_memory (ask) is raised to allow and
+    // really saves, as the turn's user; search_memory finds it.
+    let turn = skill_turn(&w.gate, &["save_memory", "search_memory"]);
+    let saved = in_turn(
+        &w,
+        &skill,
+        &turn,
+        r#"tool save_memory {"type":"preference","summary":"Likes green tea"}"#,
+    )
+    .expect("saved");
+    let record: serde_json::Value =
+        serde_json::from_str(saved.strip_prefix("ok ").expect("ok")).expect("JSON");
+    assert_eq!(record["summary"], "Likes green tea", "{saved}");
+    assert_eq!(record["evidence"], "direct", "{saved}");
+    assert_eq!(remembered(&w.memory, "green tea"), ["Likes green tea"]);
+    let found =
+        in_turn(&w, &skill, &turn, r#"tool search_memory {"q":"green tea"}"#).expect("found");
+    let found: serde_json::Value =
+        serde_json::from_str(found.strip_prefix("ok ").expect("ok")).expect("JSON");
+    assert_eq!(found["items"][0]["memory"]["summary"], "Likes green tea");
+    // The tool's own refusal comes back to the script as the tool's error.
+    let err =
+        in_turn(&w, &skill, &turn, r#"tool search_memory {"q":""}"#).expect_err("empty query");
+    assert!(err.contains("args.q"), "{err}");
+
+    // A skill that does not list save_memory: the gate denies it and nothing is saved.
+    let other = skill_turn(&w.gate, &["search_memory"]);
+    let err = in_turn(
+        &w,
+        &skill,
+        &other,
+        r#"tool save_memory {"type":"preference","summary":"Dislikes coffee"}"#,
+    )
+    .expect_err("denied");
+    assert!(err.contains("not-in-allowed-tools"), "{err}");
+    assert!(remembered(&w.memory, "coffee").is_empty());
+    // Nor once the turn has ended.
+    w.gate.end_turn(&turn).expect("end");
+    let err = in_turn(
+        &w,
+        &skill,
+        &turn,
+        r#"tool save_memory {"type":"preference","summary":"Dislikes coffee"}"#,
+    )
+    .expect_err("ended");
+    assert!(err.contains("turn-ended"), "{err}");
+    assert!(remembered(&w.memory, "coffee").is_empty());
+
+    // Every call was decided and audited as the script's.
+    let page = w.gate.audit().list(&AuditQuery::default()).expect("audit");
+    let codes: Vec<&str> = page.items.iter().map(|e| e.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "turn-ended",
+            "not-in-allowed-tools",
+            "policy-allow",
+            "policy-allow",
+            "skill-grant"
+        ]
+    );
+    assert!(
+        page.items
+            .iter()
+            .all(|e| e.caller == "plugin:skill:word-stats/probe")
+    );
+}
+
+/// A one-connection HTTP server on loopback: answers `body` after `delay`, or never
+/// when `delay` is `None`. Returns its address.
+fn serve_once(body: &'static str, delay: Option<Duration>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        match delay {
+            Some(delay) => {
+                std::thread::sleep(delay);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+            // Hold the connection open, silent, well past any deadline of the test.
+            None => std::thread::sleep(Duration::from_secs(30)),
+        }
+    });
+    format!("http://{addr}/page.txt")
+}
+
+#[test]
+fn fetch_url_from_a_script_runs_on_the_async_runtime_within_the_scripts_deadline() {
+    let (data, root, skill) = example_skill();
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "network:\n  allowPrivate: true\n",
+    )
+    .expect("config");
+    add_probe(
+        &skill,
+        Some("[permissions]\ntools = [\"fetch_url\"]\n[limits]\ntimeout-ms = 500\n"),
+    );
+    let w = wired(data.path(), &root);
+    let turn = skill_turn(&w.gate, &["fetch_url"]);
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    // As the daemon runs a script: on the runtime's blocking pool.
+    let run = |command: String| {
+        let (runtime, skill, turn) = (w.runtime.clone(), skill.clone(), turn.clone());
+        let task = tokio.spawn_blocking(move || {
+            runtime.run_skill_script(&skill, "probe", "user-1", Some(&turn), &command)
+        });
+        tokio.block_on(task).expect("joined")
+    };
+
+    let url = serve_once("hello from the test server", Some(Duration::ZERO));
+    let out = run(format!(r#"tool fetch_url {{"url":"{url}"}}"#))
+        .expect("runs")
+        .expect("fetched");
+    let result: serde_json::Value =
+        serde_json::from_str(out.strip_prefix("ok ").expect("ok")).expect("JSON");
+    assert_eq!(result["status"], 200, "{out}");
+    assert_eq!(result["text"], "hello from the test server", "{out}");
+
+    // A server that never answers: the fetch is cut at the script's 500 ms, not the
+    // fetcher's 10 s, and the script is stopped (or gets the timeout as the error).
+    let silent = serve_once("", None);
+    let started = Instant::now();
+    let outcome = run(format!(r#"tool fetch_url {{"url":"{silent}"}}"#));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}: {outcome:?}");
+    match outcome {
+        Err(PluginError::Timeout { .. }) => {}
+        Ok(Err(message)) => assert!(
+            message.contains("timed out") || message.contains("within"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // Outside any async runtime there is nothing to wait on the network with: a clean
+    // error, not a hang or a panic.
+    let err = in_turn(
+        &w,
+        &skill,
+        &turn,
+        &format!(r#"tool fetch_url {{"url":"{url}"}}"#),
+    )
+    .expect_err("no runtime");
+    assert!(err.contains("async runtime"), "{err}");
 }

@@ -78,6 +78,7 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/turns/{id}"),
     ("POST", "/api/turns/{id}/end"),
     ("POST", "/api/turns/{id}/authorize"),
+    ("POST", "/api/turns/{id}/approvals"),
     ("POST", "/api/turns/{id}/tools/{name}"),
     ("POST", "/api/turns/{id}/scripts/{name}"),
     ("GET", "/api/audit"),

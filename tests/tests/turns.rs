@@ -1,7 +1,8 @@
 //! End-to-end: turns and the tool gate over REST (`/api/turns...`, `/api/audit`) of
 //! the real `engram serve`: routing a message to a skill, the skill's grants living
 //! exactly as long as its turn, the operator's deny beating a grant, the host tools
-//! (memory, fetch_url, read_skill_file) behind the check, and the audit log.
+//! (memory, fetch_url, read_skill_file) behind the check, the operator's approval of
+//! an asked tool for one turn, and the audit log.
 
 use std::path::Path;
 
@@ -472,6 +473,162 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
     );
 }
 
+fn approve(daemon: &Daemon, turn: &str, tool: &str) -> engram_e2e::Response {
+    daemon.call(
+        "POST",
+        &format!("/api/turns/{turn}/approvals"),
+        &json!({ "tool": tool }).to_string(),
+    )
+}
+
+#[test]
+fn an_approval_allows_an_asked_tool_in_its_turn_only() {
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "tools:\n  policy:\n    fetch_url: deny\n",
+    )
+    .expect("config");
+    let daemon = start(data.path());
+    // Turns that invoke no skill, so the policy applies as is (save_memory: ask).
+    let plain_turn = || {
+        let turn = open_turn(
+            &daemon,
+            json!({"message": "hello there, how are you", "user": "alice"}),
+        );
+        assert!(turn["invoked"].is_null(), "{turn}");
+        id(&turn)
+    };
+    let t = plain_turn();
+    let other = plain_turn();
+    let save = json!({"type": "preference", "summary": "Likes green tea"});
+
+    // Ask: 403 approval-required, and the problem says how approval is given.
+    let asked = problem(
+        tool(&daemon, &t, "save_memory", save.clone()),
+        403,
+        "approval-required",
+    );
+    let detail = asked["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&format!("POST /api/turns/{t}/approvals")),
+        "{detail}"
+    );
+    assert_eq!(authorize(&daemon, &t, "save_memory")["decision"], "ask");
+
+    // The user agreed: the operator approves save_memory for this turn.
+    let granted = ok(approve(&daemon, &t, "save_memory"), 201);
+    assert_eq!(granted["turn_id"], t.as_str(), "{granted}");
+    assert_eq!(granted["tool"], "save_memory");
+    assert_eq!(granted["decision"]["decision"], "allow", "{granted}");
+    assert_eq!(granted["decision"]["code"], "approved");
+    assert!(granted["approved_at"].is_string() && granted["expires_at"].is_string());
+    let allowed = authorize(&daemon, &t, "save_memory");
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    assert_eq!(allowed["code"], "approved");
+    let saved = ok(tool(&daemon, &t, "save_memory", save.clone()), 200);
+    assert_eq!(saved["decision"]["code"], "approved", "{saved}");
+    assert_eq!(saved["result"]["summary"], "Likes green tea");
+    // Approving again changes nothing.
+    let again = ok(approve(&daemon, &t, "save_memory"), 201);
+    assert_eq!(again["approved_at"], granted["approved_at"]);
+
+    // The turn shows its approval and the audit log the operator's decision.
+    let view = ok(daemon.get(&format!("/api/turns/{t}")), 200);
+    let approvals = view["turn"]["approvals"].as_array().expect("approvals");
+    assert_eq!(approvals.len(), 1, "{view}");
+    assert_eq!(approvals[0]["tool"], "save_memory");
+    assert_eq!(approvals[0]["approved_at"], granted["approved_at"]);
+    let by_operator: Vec<&Value> = view["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter(|d| d["caller"] == "operator")
+        .collect();
+    assert_eq!(by_operator.len(), 2, "{view}");
+    assert!(by_operator.iter().all(|d| {
+        d["tool"] == "save_memory"
+            && d["decision"] == "allow"
+            && d["code"] == "approved"
+            && d["user"] == "alice"
+            && d["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("operator approved"))
+    }));
+
+    // Another turn open at the same time still asks.
+    problem(
+        tool(&daemon, &other, "save_memory", save.clone()),
+        403,
+        "approval-required",
+    );
+
+    // The turn ends and the approval with it; the next turn asks again.
+    ok(
+        daemon.call("POST", &format!("/api/turns/{t}/end"), "{}"),
+        200,
+    );
+    problem(
+        tool(&daemon, &t, "save_memory", save.clone()),
+        409,
+        "turn-ended",
+    );
+    problem(approve(&daemon, &t, "save_memory"), 409, "turn-ended");
+    let next = plain_turn();
+    problem(
+        tool(&daemon, &next, "save_memory", save),
+        403,
+        "approval-required",
+    );
+
+    // What the gate denies cannot be approved: the operator's deny, a tool outside the
+    // invoked skill's allowed-tools, a tool it does not know.
+    let refused = problem(approve(&daemon, &next, "fetch_url"), 409, "operator-deny");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("cannot be approved")),
+        "{refused}"
+    );
+    assert_eq!(
+        authorize(&daemon, &next, "fetch_url")["code"],
+        "operator-deny"
+    );
+    let web = id(&open_turn(&daemon, json!({"message": "/web-search rust"})));
+    problem(
+        approve(&daemon, &web, "save_memory"),
+        409,
+        "not-in-allowed-tools",
+    );
+    let unknown = problem(approve(&daemon, &next, "made_up_tool"), 422, "unknown-tool");
+    assert_eq!(unknown["field"], "tool");
+    problem(
+        approve(&daemon, "turn_nope", "save_memory"),
+        404,
+        "unknown-turn",
+    );
+    problem(approve(&daemon, &next, ""), 422, "invalid-field");
+    problem(
+        daemon.call(
+            "POST",
+            &format!("/api/turns/{next}/approvals"),
+            r#"{"tool":"save_memory","for":"ever"}"#,
+        ),
+        400,
+        "unknown-field",
+    );
+    // Nothing refused was recorded as an approval.
+    let audit = ok(daemon.get(&format!("/api/audit?turn={next}")), 200);
+    assert!(
+        audit["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .all(|d| d["caller"] != "operator"),
+        "{audit}"
+    );
+}
+
 #[test]
 fn every_turn_route_needs_the_token() {
     let data = tempfile::tempdir().expect("tempdir");
@@ -481,6 +638,7 @@ fn every_turn_route_needs_the_token() {
         ("GET", "/api/turns/turn_x"),
         ("POST", "/api/turns/turn_x/end"),
         ("POST", "/api/turns/turn_x/authorize"),
+        ("POST", "/api/turns/turn_x/approvals"),
         ("POST", "/api/turns/turn_x/tools/fetch_url"),
         ("GET", "/api/audit"),
     ] {

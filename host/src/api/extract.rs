@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use utoipa::IntoParams;
 
 use super::error::ApiError;
+use crate::shape::ShapeError;
 
 /// Largest JSON body accepted (the import endpoint has its own, larger limit).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -61,31 +62,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn shape_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiError {
-    let path = e.path().to_string();
-    let message = e.inner().to_string();
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        let name = rest.split('`').next().unwrap_or_default();
-        let field = if path == "." || path.is_empty() {
-            name.to_string()
-        } else {
-            path
-        };
-        return ApiError {
+    match crate::shape::classify(e) {
+        ShapeError::UnknownField(field) => ApiError {
             field: Some(field.clone()),
             ..ApiError::bad_request("unknown-field", format!("unknown field `{field}`"))
-        };
+        },
+        ShapeError::Invalid { field, message } => ApiError::invalid_field(field, message),
     }
-    let field = if path == "." || path.is_empty() {
-        // A missing field is reported on the whole object; name it from the message.
-        message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next())
-            .unwrap_or("body")
-            .to_string()
-    } else {
-        path
-    };
-    ApiError::invalid_field(field, message)
 }
 
 /// The optional `user` query parameter every Second Brain call takes.

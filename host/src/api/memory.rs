@@ -19,7 +19,7 @@ use super::{blocking, need_brain};
 use crate::app::App;
 use crate::brain::record::{MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
-use crate::brain::{MemoryEdit, NewMemory, SearchResult};
+use crate::brain::{MemoryEdit, NewMemory, SearchHit};
 
 /// Page size when `limit` is not given, and the largest accepted.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -33,22 +33,6 @@ pub struct MemoryPage {
     pub items: Vec<MemoryRecord>,
     /// Pass as `cursor` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
-}
-
-/// Which tier a search result was found in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// Durable or active: available to retrieval.
-    Conscious,
-    /// Out of active recall; recalled when strongly relevant.
-    Subconscious,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SearchHit {
-    pub tier: Tier,
-    pub memory: MemoryRecord,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -142,7 +126,8 @@ pub struct EditMemory {
     pub scope: Option<Scope>,
 }
 
-fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
+/// A list's `limit`: 1 to 500, default 50 (DESIGN §6).
+pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     match limit {
         None => Ok(DEFAULT_LIMIT),
         Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
@@ -150,17 +135,6 @@ fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
             "limit",
             format!("{n} is outside 1..={MAX_LIMIT}"),
         )),
-    }
-}
-
-pub(super) fn hit(result: SearchResult) -> SearchHit {
-    SearchHit {
-        tier: if result.conscious {
-            Tier::Conscious
-        } else {
-            Tier::Subconscious
-        },
-        memory: result.record,
     }
 }
 
@@ -236,7 +210,7 @@ pub async fn search_memories(
             None => need_brain(&app)?.search(&user, &query.q, limit)?,
         };
         Ok(Json(SearchPage {
-            items: found.into_iter().map(hit).collect(),
+            items: found.into_iter().map(SearchHit::from).collect(),
             next_cursor: None,
         }))
     })

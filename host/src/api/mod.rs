@@ -95,6 +95,7 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(turns::get_turn))
         .routes(routes!(turns::end_turn))
         .routes(routes!(turns::authorize))
+        .routes(routes!(turns::approve))
         .routes(routes!(turns::run_tool))
         .routes(routes!(turns::run_script))
         .routes(routes!(turns::audit))

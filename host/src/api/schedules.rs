@@ -1,13 +1,14 @@
 //! `/api/schedules...`: scheduled skill runs (skills spec section 4, "Scheduled").
 //!
 //! A schedule invokes an active skill with a fixed input every `every` seconds (at
-//! least 60). Its first run is at `start_at` (RFC 3339), or at once when that is
-//! absent or past: the daemon's scheduler checks every few seconds, opens a turn
-//! through `POST /api/turns`'s code path (channel `schedule`, the skill invoked), and
+//! least 60), or at the minutes a 5-field `cron` expression matches, in UTC (one of
+//! the two). An interval schedule first runs at `start_at` (RFC 3339), or at once when
+//! that is absent or past; a cron schedule at its first matching minute from then.
+//! The daemon's scheduler checks every few seconds, opens a turn through
+//! `POST /api/turns`'s code path (channel `schedule`, the skill invoked), and
 //! announces `schedule.fired {schedule_id, skill, turn_id}` on `GET /api/events`;
 //! a run whose skill is gone or inactive announces `schedule.failed {schedule_id,
-//! skill, code, reason}` and the schedule stays for its next slot. `cron` is not
-//! supported yet (422 `cron-not-supported`).
+//! skill, code, reason}` and the schedule stays for its next slot.
 
 use std::sync::Arc;
 
@@ -22,8 +23,9 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, user_id};
 use crate::app::App;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::schedule::cron::Cron;
 use crate::schedule::store::DEFAULT_PAGE;
-use crate::schedule::{NewSchedule, Schedule, ScheduleError, SchedulePage};
+use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};
 use crate::skills::LibraryError;
 
 /// `POST /api/schedules`.
@@ -32,15 +34,19 @@ use crate::skills::LibraryError;
 pub struct CreateSchedule {
     /// The slug of an installed, active skill.
     pub skill: String,
-    /// Seconds between runs, 60 to 31622400.
+    /// Seconds between runs, 60 to 31622400. Give this or `cron`.
     pub every: Option<u64>,
-    /// A 5-field cron expression: not supported yet (422 `cron-not-supported`).
+    /// A 5-field cron expression, `minute hour day-of-month month day-of-week`,
+    /// evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT`
+    /// (0 and 7 are Sunday); when both day fields are restricted, either matches.
+    /// Give this or `every`.
     pub cron: Option<String>,
     /// The message of each run's turn (at most 64 KiB, not empty).
     pub input: String,
     /// Default `default`.
     pub user: Option<String>,
-    /// The first run (RFC 3339); absent or past: at once.
+    /// The first run (RFC 3339); absent or past: at once. With `cron`: the first
+    /// matching minute at or after it.
     pub start_at: Option<String>,
 }
 
@@ -94,7 +100,7 @@ fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
 
 #[utoipa::path(post, path = "/api/schedules", tag = "schedules",
     summary = "Schedule a skill",
-    description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once. Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`. 422 `unknown-skill` / `inactive-skill`, `invalid-field` for a bad interval, input or time, `cron-not-supported` for `cron`.",
+    description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once; or, with `cron` instead, at each minute the 5-field expression matches, evaluated in UTC (`minute hour day-of-month month day-of-week`; `*`, lists, ranges, steps, month and weekday names; when both day fields are restricted, a day matching either runs). Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`; missed runs are skipped. 422 `unknown-skill` / `inactive-skill`; `invalid-field` for a bad interval, input or time, for both or neither of `every` and `cron`, and for a bad or never-firing cron expression (`field: cron`, the detail names the cron field at fault).",
     request_body = CreateSchedule,
     responses(
         (status = 201, body = Schedule),
@@ -106,20 +112,29 @@ pub async fn create_schedule(
     ApiJson(body): ApiJson<CreateSchedule>,
 ) -> Result<(StatusCode, Json<Schedule>), ApiError> {
     let user = user_id(body.user.as_deref())?;
-    let every = match (body.every, &body.cron) {
-        (_, Some(_)) => {
-            return Err(ApiError {
-                field: Some("cron".into()),
-                ..ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "cron-not-supported",
-                    "cron: cron expressions are not supported yet; give `every` (seconds)",
-                )
-            });
+    // Checked here as well as in the store so that a bad cadence is reported before
+    // the skill is looked up.
+    let cadence = match (body.every, body.cron) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_field(
+                "cron",
+                "give either `every` or `cron`, not both",
+            ));
         }
-        (Some(every), None) => crate::schedule::due::check_every(every)
-            .map_err(|reason| ApiError::invalid_field("every", reason))?,
-        (None, None) => return Err(ApiError::invalid_field("every", "is required")),
+        (Some(every), None) => NewCadence::Every(
+            crate::schedule::due::check_every(every)
+                .map_err(|reason| ApiError::invalid_field("every", reason))?,
+        ),
+        (None, Some(cron)) => {
+            Cron::parse(&cron).map_err(|e| ApiError::invalid_field("cron", e.to_string()))?;
+            NewCadence::Cron(cron.trim().to_string())
+        }
+        (None, None) => {
+            return Err(ApiError::invalid_field(
+                "every",
+                "is required: give `every` (seconds) or `cron` (a 5-field cron expression, UTC)",
+            ));
+        }
     };
     if body.input.trim().is_empty() {
         return Err(ApiError::invalid_field("input", "must not be empty"));
@@ -144,7 +159,7 @@ pub async fn create_schedule(
         let schedule = app.schedules.create(NewSchedule {
             skill: body.skill,
             input: body.input,
-            every,
+            cadence,
             user,
             start_at,
         })?;

@@ -7,64 +7,51 @@
 //! for the message: the memory block, the skills catalog, the invoked skill's body and
 //! files, and what each of its tools is granted. Every tool call of the turn is then
 //! checked against the gate: `authorize` for the agent's own tools (it runs them
-//! itself), `tools/{name}` for the host's tools (checked, then run here). `end` closes
-//! the turn and revokes its grants; a turn not ended expires (`tools.turnTtlMinutes`).
+//! itself), `tools/{name}` for the host's tools (checked, then run by
+//! [`crate::tools`], as a script's `tools.invoke` is). `approvals` is the operator's
+//! yes to a tool the gate asks about, for the turn only. `end` closes the turn and
+//! revokes its grants and approvals; a turn not ended expires
+//! (`tools.turnTtlMinutes`).
 //! `scripts/{name}` runs a script of the invoked skill (and of no other): invoking the
 //! skill is the permission, so the run itself is no gate decision, but each of the
 //! script's `tools.invoke` calls is one, under the turn's grants.
 //!
 //! Answers of `tools/{name}` when the gate does not allow the call: 403 with the
 //! gate's reason code (`operator-deny`, `not-in-allowed-tools`, `unknown-tool`, ...),
-//! 403 `approval-required` when the answer is ask (the agent asks its user; approvals
-//! are not part of the API yet), 404 `unknown-turn`, 409 `turn-ended` or
-//! `turn-expired`. `authorize` always answers 200 with the decision. Every decision of
-//! both is written to the audit log (`GET /api/audit`).
+//! 403 `approval-required` when the answer is ask (the agent asks its user, and
+//! `POST /api/turns/{id}/approvals {tool}` approves it for the turn), 404
+//! `unknown-turn`, 409 `turn-ended` or `turn-expired`. `authorize` always answers 200
+//! with the decision. Every decision of both, and every approval, is written to the
+//! audit log (`GET /api/audit`).
 
-use std::io::Read;
-use std::path::{Component, Path as FsPath, PathBuf};
+use std::path::Path as FsPath;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use engram_strategies::model::{Evidence, Role};
+use engram_strategies::model::Role;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, parse_json, user_id};
-use super::memory::{SearchHit, hit};
+use super::extract::{ApiJson, ApiQuery, user_id};
 use crate::app::App;
-use crate::brain::NewMemory;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::retrieve::Retrieval;
 use crate::gate::{
     AuditEntry, AuditPage, AuditQuery, Decision, GateError, NewTurn, ReasonCode, SkillGrant, Turn,
     TurnState, Verdict, policy,
 };
-use crate::skills::net::{self, FetchError, NetPolicy};
+use crate::skills::net::FetchError;
 use crate::skills::route::Reason;
 use crate::skills::{CatalogEntry, InvokedSkill};
+use crate::tools::{HostTool, ToolError};
 
 /// Skills listed in a turn's catalog at most (the router's candidates first).
 pub const MAX_CATALOG: usize = 50;
-/// The host tools `POST /api/turns/{id}/tools/{name}` runs.
-pub const HOST_TOOLS: [&str; 4] = [
-    "fetch_url",
-    "read_skill_file",
-    "save_memory",
-    "search_memory",
-];
-/// `fetch_url`: the largest body fetched, and the most text returned of it.
-pub const FETCH_MAX_BYTES: usize = 2 * 1024 * 1024;
-pub const FETCH_MAX_TEXT_CHARS: usize = 100_000;
-/// `read_skill_file`: the most bytes returned of a file.
-pub const READ_MAX_BYTES: u64 = 256 * 1024;
-/// `search_memory`: default and largest `limit`.
-const SEARCH_DEFAULT: usize = 10;
-const SEARCH_MAX: usize = 50;
 const MAX_TOOL_NAME: usize = 128;
 
 // ---- request and answer shapes ----------------------------------------------------
@@ -183,6 +170,32 @@ pub struct Authorize {
     pub args: Value,
 }
 
+/// `POST /api/turns/{id}/approvals`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approve {
+    /// The tool the user agreed to, as the gate names it (`fetch_url`, `send_message`,
+    /// ...).
+    pub tool: String,
+}
+
+/// `POST /api/turns/{id}/approvals` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovalGranted {
+    pub turn_id: String,
+    pub tool: String,
+    /// The recorded approval (decision `allow`, code `approved`).
+    pub decision: Decision,
+    /// When the tool was first approved in this turn.
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub approved_at: i64,
+    /// The approval ends with the turn: when it is ended, or at this time.
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: i64,
+}
+
 /// `POST /api/turns/{id}/tools/{name}`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -253,6 +266,20 @@ impl From<GateError> for ApiError {
             GateError::TurnEnded(_) => {
                 ApiError::new(StatusCode::CONFLICT, "turn-ended", e.to_string())
             }
+            GateError::TurnExpired(_) => {
+                ApiError::new(StatusCode::CONFLICT, "turn-expired", e.to_string())
+            }
+            GateError::UnknownTool(_) => ApiError {
+                field: Some("tool".into()),
+                ..ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "unknown-tool",
+                    e.to_string(),
+                )
+            },
+            GateError::NotApprovable { code, .. } => {
+                ApiError::new(StatusCode::CONFLICT, code.as_str(), e.to_string())
+            }
             GateError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             GateError::TooManyTurns { .. } => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -264,13 +291,71 @@ impl From<GateError> for ApiError {
     }
 }
 
-/// A decision that does not allow the call, as the tools route answers it.
-fn refusal(decision: &Decision) -> ApiError {
+/// A host tool's failure: a bad argument is 422 naming `args.<field>` (400 for an
+/// unknown one), a refused address or URL 422 and an unreachable or failing server
+/// 502, both with the fetcher's code; the host's own failures are a 500.
+impl From<ToolError> for ApiError {
+    fn from(e: ToolError) -> ApiError {
+        let detail = e.to_string();
+        match e {
+            ToolError::UnknownArg { field } => ApiError {
+                field: Some(field),
+                ..ApiError::bad_request("unknown-field", detail)
+            },
+            ToolError::InvalidArg { field, reason } => ApiError::invalid_field(field, reason),
+            ToolError::NotAHostTool(name) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not-a-host-tool",
+                format!(
+                    "`{name}` is not a host tool: the agent runs it itself after POST /api/turns/{{id}}/authorize; host tools are {}",
+                    HostTool::names()
+                ),
+            ),
+            ToolError::NoSkillInvoked => {
+                ApiError::new(StatusCode::CONFLICT, "no-skill-invoked", detail)
+            }
+            ToolError::NoSuchFile(_) => ApiError::not_found(detail),
+            ToolError::OutsideSkillDir(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "outside-skill-dir", detail)
+            }
+            ToolError::Fetch(fetch) => {
+                let status = match &fetch {
+                    FetchError::BadUrl { .. }
+                    | FetchError::Scheme { .. }
+                    | FetchError::PrivateAddress { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+                    _ => StatusCode::BAD_GATEWAY,
+                };
+                ApiError::new(status, fetch.code(), detail)
+            }
+            ToolError::Store(e) => e.into(),
+            ToolError::Facts(e) => e.into(),
+            ToolError::Library(e) => e.into(),
+            ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
+                ApiError::internal("host tool", &detail)
+            }
+        }
+    }
+}
+
+/// A decision that does not allow the call, as the tools route answers it. An ask
+/// says how to get past it: the user's approval, through the approvals route.
+fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
     let (status, code) = match (decision.verdict, decision.code) {
         (_, ReasonCode::UnknownTurn) => (StatusCode::NOT_FOUND, "unknown-turn"),
         (_, ReasonCode::TurnEnded) => (StatusCode::CONFLICT, "turn-ended"),
         (_, ReasonCode::TurnExpired) => (StatusCode::CONFLICT, "turn-expired"),
-        (Verdict::Ask, _) => (StatusCode::FORBIDDEN, "approval-required"),
+        (Verdict::Ask, _) => {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "approval-required",
+                format!(
+                    "{}: ask the user; once they agree, POST /api/turns/{}/approvals {{\"tool\": \"{}\"}} approves it for this turn, then call again",
+                    decision.reason,
+                    policy::shown(turn_id),
+                    policy::shown(tool)
+                ),
+            );
+        }
         (_, code) => (StatusCode::FORBIDDEN, code.as_str()),
     };
     ApiError::new(status, code, decision.reason.clone())
@@ -401,7 +486,8 @@ fn open_turn_blocking(
                 .allowed_tools
                 .iter()
                 .map(|tool| {
-                    let decision = policy::decide(&policy, Some(grant), tool);
+                    // A new turn has no approvals yet.
+                    let decision = policy::decide(&policy, Some(grant), false, tool);
                     GrantView {
                         tool: tool.clone(),
                         decision: decision.verdict,
@@ -569,7 +655,7 @@ pub async fn end_turn(
 
 #[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
     summary = "May the agent call this tool now?",
-    description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
+    description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first; their yes is given with POST /api/turns/{id}/approvals, after which the tool is allowed for the rest of the turn) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
     params(("id" = String, Path, description = "Turn id")),
     request_body = Authorize,
     responses(
@@ -605,7 +691,7 @@ fn check_tool_name(name: &str, field: &str) -> Result<(), ApiError> {
 
 #[utoipa::path(post, path = "/api/turns/{id}/tools/{name}", tag = "turns",
     summary = "Run a host tool in a turn",
-    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
     params(
         ("id" = String, Path, description = "Turn id"),
         ("name" = String, Path, description = "Host tool name"),
@@ -626,14 +712,9 @@ pub async fn run_tool(
     ApiJson(body): ApiJson<ToolCall>,
 ) -> Result<Json<ToolResult>, ApiError> {
     check_tool_name(&name, "name")?;
-    let args = match body.args {
-        Value::Null => Value::Object(Default::default()),
-        Value::Object(map) => Value::Object(map),
-        _ => return Err(ApiError::invalid_field("args", "must be an object")),
-    };
     let (decision, turn) = {
         let app = app.clone();
-        let (id, name, args) = (id.clone(), name.clone(), args.to_string());
+        let (id, name, args) = (id.clone(), name.clone(), body.args.to_string());
         blocking(move || {
             let decision = app.gate.decide(&id, &name, &args);
             Ok((decision, app.gate.turn(&id).map(|(turn, _)| turn)))
@@ -641,31 +722,53 @@ pub async fn run_tool(
         .await?
     };
     if !decision.is_allowed() {
-        return Err(refusal(&decision));
+        return Err(refusal(&decision, &id, &name));
     }
     let turn = turn.ok_or_else(|| GateError::UnknownTurn(id.clone()))?;
-    let result = match name.as_str() {
-        "fetch_url" => fetch_url(&app, args).await?,
-        "save_memory" => blocking(move || save_memory(&app, &turn, args)).await?,
-        "search_memory" => blocking(move || search_memory(&app, &turn, args)).await?,
-        "read_skill_file" => blocking(move || read_skill_file(&app, &turn, args)).await?,
-        other => {
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "not-a-host-tool",
-                format!(
-                    "`{}` is not a host tool: the agent runs it itself after POST /api/turns/{{id}}/authorize; host tools are {}",
-                    policy::shown(other),
-                    HOST_TOOLS.join(", ")
-                ),
-            ));
-        }
-    };
+    let tool =
+        HostTool::parse(&name).ok_or_else(|| ToolError::NotAHostTool(policy::shown(&name)))?;
+    // `fetch_url` waits on the network from the blocking pool too: `call` is the one
+    // implementation scripts use as well, and it blocks.
+    let result = blocking(move || Ok(app.tools.call(&turn, tool, body.args, None)?)).await?;
     Ok(Json(ToolResult {
         tool: name,
         decision,
         result,
     }))
+}
+
+#[utoipa::path(post, path = "/api/turns/{id}/approvals", tag = "turns",
+    summary = "Approve a tool for the rest of a turn",
+    description = "The operator's (the user's) yes to a tool the gate answers ask for: from now until the turn ends or expires, calls of `tool` in this turn (the agent's, and its scripts' `tools.invoke`) are allowed, with code `approved`; the next turn asks again. The approval is written to the audit log (caller `operator`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    params(("id" = String, Path, description = "Turn id")),
+    request_body = Approve,
+    responses(
+        (status = 201, body = ApprovalGranted),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn approve(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Approve>,
+) -> Result<(StatusCode, Json<ApprovalGranted>), ApiError> {
+    check_tool_name(&body.tool, "tool")?;
+    blocking(move || {
+        let approved = app.gate.approve(&id, &body.tool)?;
+        Ok((
+            StatusCode::CREATED,
+            Json(ApprovalGranted {
+                turn_id: approved.turn.id,
+                tool: approved.approval.tool,
+                decision: approved.decision,
+                approved_at: approved.approval.approved_at,
+                expires_at: approved.turn.expires_at,
+            }),
+        ))
+    })
+    .await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/scripts/{name}", tag = "turns",
@@ -869,199 +972,4 @@ pub async fn audit(
         })?))
     })
     .await
-}
-
-// ---- host tools ---------------------------------------------------------------------
-
-/// Reads a tool's arguments into `T` (deny unknown fields); errors name `args.<field>`.
-fn tool_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ApiError> {
-    let bytes = serde_json::to_vec(&args).map_err(|e| ApiError::internal("tool args", &e))?;
-    parse_json(&bytes).map_err(|mut e| {
-        if let Some(field) = &e.field {
-            let field = format!("args.{field}");
-            e.detail = format!(
-                "{field}: {}",
-                e.detail
-                    .split_once(": ")
-                    .map_or(e.detail.as_str(), |(_, d)| d)
-            );
-            e.field = Some(field);
-        }
-        e
-    })
-}
-
-fn save_memory(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
-    let mut new: NewMemory = tool_args(args)?;
-    // What the agent saves during a turn, it was told by the user.
-    new.evidence = Some(Evidence::Direct);
-    let record = match app.memory.facts() {
-        Some(facts) => facts.add(&turn.user, new)?,
-        None => super::need_brain(app)?.add(&turn.user, new)?,
-    };
-    serde_json::to_value(record).map_err(|e| ApiError::internal("save_memory", &e))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchArgs {
-    q: String,
-    limit: Option<usize>,
-}
-
-#[derive(Serialize)]
-struct SearchResultView {
-    items: Vec<SearchHit>,
-}
-
-fn search_memory(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
-    let args: SearchArgs = tool_args(args)?;
-    if args.q.trim().is_empty() || args.q.len() > 1000 {
-        return Err(ApiError::invalid_field("args.q", "must be 1 to 1000 bytes"));
-    }
-    let limit = match args.limit {
-        None => SEARCH_DEFAULT,
-        Some(n) if (1..=SEARCH_MAX).contains(&n) => n,
-        Some(_) => {
-            return Err(ApiError::invalid_field(
-                "args.limit",
-                format!("must be 1 to {SEARCH_MAX}"),
-            ));
-        }
-    };
-    let found = match app.memory.facts() {
-        Some(facts) => facts.search(&turn.user, &args.q, limit)?,
-        None => super::need_brain(app)?.search(&turn.user, &args.q, limit)?,
-    };
-    serde_json::to_value(SearchResultView {
-        items: found.into_iter().map(hit).collect(),
-    })
-    .map_err(|e| ApiError::internal("search_memory", &e))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FetchArgs {
-    url: String,
-}
-
-async fn fetch_url(app: &App, args: Value) -> Result<Value, ApiError> {
-    let args: FetchArgs = tool_args(args)?;
-    if args.url.len() > 4096 {
-        return Err(ApiError::invalid_field(
-            "args.url",
-            "longer than 4096 bytes",
-        ));
-    }
-    let allow_private = app.config.current().network.allow_private.unwrap_or(false);
-    let policy = NetPolicy {
-        max_bytes: FETCH_MAX_BYTES,
-        ..NetPolicy::for_url(allow_private)
-    };
-    let fetched = match net::get(&args.url, &policy).await {
-        Ok(fetched) => fetched,
-        // The server answered: the agent gets the status, not an error.
-        Err(FetchError::Status { url, status }) => {
-            return Ok(serde_json::json!({
-                "url": url, "status": status, "content_type": null,
-                "text": "", "truncated": false, "bytes": 0,
-            }));
-        }
-        Err(e) => {
-            let status = match &e {
-                FetchError::BadUrl { .. }
-                | FetchError::Scheme { .. }
-                | FetchError::PrivateAddress { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-                _ => StatusCode::BAD_GATEWAY,
-            };
-            return Err(ApiError::new(status, e.code(), e.to_string()));
-        }
-    };
-    let text = String::from_utf8_lossy(&fetched.bytes);
-    let truncated = text.chars().nth(FETCH_MAX_TEXT_CHARS).is_some();
-    let text: String = text.chars().take(FETCH_MAX_TEXT_CHARS).collect();
-    Ok(serde_json::json!({
-        "url": fetched.url.to_string(),
-        "status": fetched.status,
-        "content_type": fetched.content_type,
-        "text": text,
-        "truncated": truncated,
-        "bytes": fetched.bytes.len(),
-    }))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadArgs {
-    path: String,
-}
-
-fn read_skill_file(app: &App, turn: &Turn, args: Value) -> Result<Value, ApiError> {
-    let args: ReadArgs = tool_args(args)?;
-    let grant = turn.skill.as_ref().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "no-skill-invoked",
-            "no skill is invoked in this turn, so there is no skill directory to read from",
-        )
-    })?;
-    let entry = app.skills.entry(&grant.skill)?;
-    let dir = entry.skill_id()?.dir_in(app.skills.root());
-    let (text, truncated, size) = read_inside(&dir, &args.path)?;
-    Ok(serde_json::json!({
-        "path": args.path,
-        "text": text,
-        "truncated": truncated,
-        "bytes": size,
-    }))
-}
-
-/// Reads `rel` inside `dir`: refuses absolute paths and `..`, and any path that,
-/// symlinks resolved, leads outside `dir`. The canonical path is what is opened, so a
-/// symlink swapped in between the check and the read would have to replace a
-/// directory of the skill itself, which only the skills directory's owner can do.
-pub fn read_inside(dir: &FsPath, rel: &str) -> Result<(String, bool, u64), ApiError> {
-    let invalid = |reason: &str| ApiError::invalid_field("args.path", reason);
-    if rel.is_empty() || rel.len() > 1024 || rel.chars().any(char::is_control) {
-        return Err(invalid("must be 1 to 1024 printable bytes"));
-    }
-    let path = FsPath::new(rel);
-    if path.is_absolute() {
-        return Err(invalid("must be relative to the skill's directory"));
-    }
-    let mut joined = PathBuf::from(dir);
-    for component in path.components() {
-        match component {
-            Component::Normal(part) => joined.push(part),
-            Component::CurDir => {}
-            _ => return Err(invalid("must stay inside the skill's directory (no `..`)")),
-        }
-    }
-    let not_found = || ApiError::not_found(format!("no file `{rel}` in the skill's directory"));
-    let root = dir
-        .canonicalize()
-        .map_err(|e| ApiError::internal("skill directory", &e))?;
-    let real = joined.canonicalize().map_err(|_| not_found())?;
-    if !real.starts_with(&root) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "outside-skill-dir",
-            format!("`{rel}` leads outside the skill's directory (a symlink?); refused"),
-        ));
-    }
-    let meta = std::fs::metadata(&real).map_err(|_| not_found())?;
-    if !meta.is_file() {
-        return Err(invalid("is not a file"));
-    }
-    let file = std::fs::File::open(&real).map_err(|e| ApiError::internal("read_skill_file", &e))?;
-    let mut bytes = Vec::new();
-    file.take(READ_MAX_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ApiError::internal("read_skill_file", &e))?;
-    let truncated = meta.len() > READ_MAX_BYTES;
-    Ok((
-        String::from_utf8_lossy(&bytes).into_owned(),
-        truncated,
-        meta.len(),
-    ))
 }

@@ -119,6 +119,36 @@ pub struct SearchResult {
     pub conscious: bool,
 }
 
+/// Which tier a search result was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Durable or active: available to retrieval.
+    Conscious,
+    /// Out of active recall; recalled when strongly relevant.
+    Subconscious,
+}
+
+/// A search result as the API and the `search_memory` tool show it.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct SearchHit {
+    pub tier: Tier,
+    pub memory: MemoryRecord,
+}
+
+impl From<SearchResult> for SearchHit {
+    fn from(result: SearchResult) -> SearchHit {
+        SearchHit {
+            tier: if result.conscious {
+                Tier::Conscious
+            } else {
+                Tier::Subconscious
+            },
+            memory: result.record,
+        }
+    }
+}
+
 pub struct Brain {
     store: Store,
     clock: Arc<dyn Clock>,

@@ -64,7 +64,8 @@ pub struct NewEntry<'a> {
     pub turn_id: Option<&'a str>,
     pub user: Option<&'a str>,
     pub skill: Option<&'a str>,
-    /// `agent` (REST) or `plugin:<name>` (WASM `tools.invoke`).
+    /// `agent` (REST), `plugin:<name>` (WASM `tools.invoke`) or `operator` (an
+    /// approval).
     pub caller: &'a str,
     pub tool: &'a str,
     pub decision: &'a Decision,

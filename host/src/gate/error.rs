@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::policy::ReasonCode;
 use super::schema::SchemaError;
 
 #[derive(Debug, thiserror::Error)]
@@ -11,6 +12,19 @@ pub enum GateError {
     UnknownTurn(String),
     #[error("turn `{0}` has already ended")]
     TurnEnded(String),
+    #[error("turn `{0}` has expired")]
+    TurnExpired(String),
+    /// An approval names a tool the gate does not know.
+    #[error("`{0}` is not a tool the gate knows")]
+    UnknownTool(String),
+    /// An approval for a tool the gate denies in the turn: an approval lifts ask,
+    /// never a deny. `code` is the deny's reason code.
+    #[error("`{tool}` cannot be approved: {reason}; an approval only lifts ask, never a deny")]
+    NotApprovable {
+        tool: String,
+        code: ReasonCode,
+        reason: String,
+    },
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error("{open} turns are open, the most the gate keeps at once; end some or let them expire")]
@@ -29,6 +43,9 @@ impl GateError {
         match self {
             GateError::UnknownTurn(_) => "unknown-turn",
             GateError::TurnEnded(_) => "turn-ended",
+            GateError::TurnExpired(_) => "turn-expired",
+            GateError::UnknownTool(_) => "unknown-tool",
+            GateError::NotApprovable { code, .. } => code.as_str(),
             GateError::Invalid { .. } => "invalid",
             GateError::TooManyTurns { .. } => "too-many-turns",
             GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",

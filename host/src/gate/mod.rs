@@ -4,7 +4,7 @@
 //!
 //! - `catalog`: the tools the gate knows, their default levels; unknown `allowed-tools`
 //! - `policy`: the operator's levels and the decision rules (a pure function)
-//! - `turns`: turns and their grants, in memory, with expiry
+//! - `turns`: turns, their grants and the operator's approvals, in memory, with expiry
 //! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
 //!
 //! [`Gate`] ties them together and is shared between threads (REST handlers on the
@@ -20,13 +20,14 @@ pub mod turns;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub use audit::{AuditEntry, AuditLog, AuditPage, AuditQuery, Retention, summarize_args};
 pub use catalog::{CATALOG, ToolKind, ToolSpec, UnknownTool};
 pub use error::GateError;
 pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
 pub use schema::SchemaError;
-pub use turns::{NewTurn, Turn, TurnState};
+pub use turns::{Approval, NewTurn, Turn, TurnState};
 
 use crate::brain::clock::Clock;
 use crate::config::{Config, ConfigFile};
@@ -85,12 +86,33 @@ impl PolicySource for ConfigPolicy {
     }
 }
 
-/// Runs a host tool once the gate allowed it (save_memory, search_memory, fetch_url,
-/// read_skill_file). The services that run them are wired in with the REST layer;
-/// without a runner, an allowed call from a plugin fails with "not available".
+/// Runs a host tool once the gate allowed a plugin's call of it (save_memory,
+/// search_memory, fetch_url, read_skill_file): the daemon attaches
+/// `crate::tools::HostTools`; without a runner, an allowed call fails cleanly.
 pub trait ToolRunner: Send + Sync {
-    fn run(&self, turn: &Turn, tool: &str, args_json: &str) -> Result<String, String>;
+    /// `deadline`: when the calling plugin's time is up; the run must not outlast it.
+    fn run(
+        &self,
+        turn: &Turn,
+        tool: &str,
+        args_json: &str,
+        deadline: Option<Instant>,
+    ) -> Result<String, String>;
 }
+
+/// What [`Gate::approve`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approved {
+    /// The turn, its approvals included.
+    pub turn: Turn,
+    /// The tool's approval in the turn (the first, if it was approved before).
+    pub approval: Approval,
+    /// The recorded decision: allow, code `approved`.
+    pub decision: Decision,
+}
+
+/// The audit log's caller for the operator's approvals.
+const OPERATOR: &str = "operator";
 
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +201,65 @@ impl Gate {
         Some((turn, state))
     }
 
+    /// The operator approves `tool` for the open turn `turn_id`: from now until the
+    /// turn ends or expires, the gate answers allow where it would ask. A tool the
+    /// gate denies in the turn (operator deny, not in the invoked skill's
+    /// `allowed-tools`) cannot be approved, nor one it does not know. The approval is
+    /// written to the audit log (caller `operator`, code `approved`) before it takes
+    /// effect: one that cannot be recorded is not given.
+    pub fn approve(&self, turn_id: &str, tool: &str) -> Result<Approved, GateError> {
+        let now = self.clock.now_ms();
+        let policy = self.policy.policy();
+        let (turn, state) = self
+            .turn(turn_id)
+            .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
+        match state {
+            TurnState::Open => {}
+            TurnState::Ended => return Err(GateError::TurnEnded(turn.id)),
+            TurnState::Expired => return Err(GateError::TurnExpired(turn.id)),
+        }
+        let without = policy::decide(&policy, turn.skill.as_ref(), false, tool);
+        match (without.verdict, without.code) {
+            (Verdict::Deny, ReasonCode::UnknownTool) => {
+                return Err(GateError::UnknownTool(policy::shown(tool)));
+            }
+            (Verdict::Deny, code) => {
+                return Err(GateError::NotApprovable {
+                    tool: policy::shown(tool),
+                    code,
+                    reason: without.reason,
+                });
+            }
+            (Verdict::Allow | Verdict::Ask, _) => {}
+        }
+        let decision = Decision::new(
+            Verdict::Allow,
+            ReasonCode::Approved,
+            format!(
+                "the operator approved `{}` for this turn only",
+                policy::shown(tool)
+            ),
+        );
+        self.audit.record(&audit::NewEntry {
+            at: now,
+            turn_id: Some(&turn.id),
+            user: Some(&turn.user),
+            skill: turn.skill.as_ref().map(|s| s.skill.as_str()),
+            caller: OPERATOR,
+            tool,
+            decision: &decision,
+            args_summary: "",
+        })?;
+        // The turn may have closed since the check; then the recorded approval
+        // granted nothing, which the turn's state says.
+        let (turn, approval) = self.turns.approve(turn_id, tool, now)?;
+        Ok(Approved {
+            turn,
+            approval,
+            decision,
+        })
+    }
+
     /// The entries of a skill's `allowed-tools` that will grant nothing under the
     /// policy in force (for reporting at install).
     pub fn unknown_tools(&self, allowed_tools: &[String]) -> Vec<UnknownTool> {
@@ -235,7 +316,9 @@ impl Gate {
                             ReasonCode::UserMismatch,
                             "the turn belongs to another user",
                         ),
-                        TurnState::Open => policy::decide(&policy, turn.skill.as_ref(), tool),
+                        TurnState::Open => {
+                            policy::decide(&policy, turn.skill.as_ref(), turn.approved(tool), tool)
+                        }
                     };
                     (
                         decision,
@@ -315,10 +398,10 @@ impl ToolGate for Gate {
             .ok_or_else(|| ToolDenied::Failed("the turn is gone".into()))?;
         match &self.runner {
             Some(runner) => runner
-                .run(&turn, tool, args_json)
+                .run(&turn, tool, args_json, caller.deadline)
                 .map_err(ToolDenied::Failed),
             None => Err(ToolDenied::Failed(format!(
-                "`{}` is allowed but cannot be run from a plugin yet",
+                "`{}` is allowed, but no host tool runner is attached to run it for a plugin",
                 policy::shown(tool)
             ))),
         }

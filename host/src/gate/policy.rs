@@ -116,8 +116,8 @@ impl SkillGrant {
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Allow,
-    /// The user must approve this call (the agent asks, then calls again with the
-    /// approval; approvals are a later step of the REST wiring).
+    /// The user must approve this call: the agent asks them, the approval is given
+    /// for the turn (`Gate::approve`), and the call is made again.
     Ask,
     Deny,
 }
@@ -150,6 +150,9 @@ pub enum ReasonCode {
     /// The level is ask and the turn's invoked skill lists the tool: allowed for this
     /// turn only.
     SkillGrant,
+    /// The level is ask and the operator approved the tool for this turn: allowed for
+    /// this turn only. Also the code of the approval itself in the audit log.
+    Approved,
     /// The operator denies the tool; no skill can lift that.
     OperatorDeny,
     /// A skill is invoked in this turn and does not list the tool.
@@ -174,10 +177,11 @@ pub enum ReasonCode {
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 13] = [
+    pub const ALL: [ReasonCode; 14] = [
         ReasonCode::PolicyAllow,
         ReasonCode::PolicyAsk,
         ReasonCode::SkillGrant,
+        ReasonCode::Approved,
         ReasonCode::OperatorDeny,
         ReasonCode::NotInAllowedTools,
         ReasonCode::UnknownTool,
@@ -195,6 +199,7 @@ impl ReasonCode {
             ReasonCode::PolicyAllow => "policy-allow",
             ReasonCode::PolicyAsk => "policy-ask",
             ReasonCode::SkillGrant => "skill-grant",
+            ReasonCode::Approved => "approved",
             ReasonCode::OperatorDeny => "operator-deny",
             ReasonCode::NotInAllowedTools => "not-in-allowed-tools",
             ReasonCode::UnknownTool => "unknown-tool",
@@ -254,14 +259,16 @@ pub fn shown(tool: &str) -> String {
     out
 }
 
-/// The decision for `tool` in an open turn whose invoked skill (if any) is `skill`.
+/// The decision for `tool` in an open turn whose invoked skill (if any) is `skill`,
+/// `approved` when the operator approved the tool for that turn.
 ///
-/// 1. An operator deny always wins, whatever a skill lists.
+/// 1. An operator deny always wins, whatever a skill lists or an approval says.
 /// 2. A tool neither the catalog nor the operator names is denied.
 /// 3. While a skill is invoked, only its `allowed-tools` may be called; those at ask
 ///    are raised to allow (for this turn: the grant lives in the turn).
-/// 4. With no skill invoked, the level applies as is.
-pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> Decision {
+/// 4. With no skill invoked, the level applies as is, except that an approval raises
+///    ask to allow (for this turn: the approval lives in the turn too).
+pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool: &str) -> Decision {
     let name = shown(tool);
     let Some(level) = policy.level(tool) else {
         return Decision::deny(
@@ -294,6 +301,11 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> Decisi
                 shown(&grant.skill)
             ),
         ),
+        (ToolLevel::Ask, None) if approved => Decision::new(
+            Verdict::Allow,
+            ReasonCode::Approved,
+            format!("the operator approved `{name}` for this turn"),
+        ),
         (ToolLevel::Ask, None) => Decision::new(
             Verdict::Ask,
             ReasonCode::PolicyAsk,
@@ -314,7 +326,12 @@ mod tests {
     }
 
     fn code(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> (Verdict, ReasonCode) {
-        let d = decide(policy, skill, tool);
+        let d = decide(policy, skill, false, tool);
+        (d.verdict, d.code)
+    }
+
+    fn approved(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> (Verdict, ReasonCode) {
+        let d = decide(policy, skill, true, tool);
         (d.verdict, d.code)
     }
 
@@ -369,12 +386,44 @@ mod tests {
     fn an_operator_deny_beats_a_skill_grant() {
         let policy = Policy::default().with_level("fetch_url", ToolLevel::Deny);
         let web = grant("web-search", &["fetch_url"]);
-        let d = decide(&policy, Some(&web), "fetch_url");
+        let d = decide(&policy, Some(&web), false, "fetch_url");
         assert_eq!(
             (d.verdict, d.code),
             (Verdict::Deny, ReasonCode::OperatorDeny)
         );
         assert!(d.reason.contains("fetch_url"), "{}", d.reason);
+    }
+
+    #[test]
+    fn an_approval_lifts_ask_and_nothing_else() {
+        let policy = Policy::default().with_level("send_message", ToolLevel::Deny);
+        assert_eq!(
+            approved(&policy, None, "fetch_url"),
+            (Verdict::Allow, ReasonCode::Approved)
+        );
+        // Already allowed: the policy's word stands.
+        assert_eq!(
+            approved(&policy, None, "search_memory"),
+            (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+        // Never over an operator deny, an unknown tool or a skill's allowed-tools.
+        assert_eq!(
+            approved(&policy, None, "send_message"),
+            (Verdict::Deny, ReasonCode::OperatorDeny)
+        );
+        assert_eq!(
+            approved(&policy, None, "Read"),
+            (Verdict::Deny, ReasonCode::UnknownTool)
+        );
+        let web = grant("web-search", &["fetch_url"]);
+        assert_eq!(
+            approved(&policy, Some(&web), "save_memory"),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        assert_eq!(
+            approved(&policy, Some(&web), "fetch_url"),
+            (Verdict::Allow, ReasonCode::SkillGrant)
+        );
     }
 
     #[test]

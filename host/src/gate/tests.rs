@@ -381,7 +381,13 @@ fn the_audit_log_survives_reopening_the_gate() {
 struct Echo;
 
 impl ToolRunner for Echo {
-    fn run(&self, turn: &Turn, tool: &str, args_json: &str) -> Result<String, String> {
+    fn run(
+        &self,
+        turn: &Turn,
+        tool: &str,
+        args_json: &str,
+        _deadline: Option<std::time::Instant>,
+    ) -> Result<String, String> {
         Ok(format!("{}:{tool}:{args_json}", turn.user))
     }
 }
@@ -399,6 +405,7 @@ fn plugin_calls_cross_the_same_gate() {
         plugin: "p".into(),
         user_id: user.into(),
         turn_id: turn_id.map(str::to_string),
+        deadline: None,
     };
     let denied = |r: Result<String, ToolDenied>, code: &str| match r {
         Err(ToolDenied::Denied(reason)) => assert!(reason.starts_with(code), "{reason}"),
@@ -489,4 +496,140 @@ fn full_turn_table_is_refused_not_evicted() {
         verdict(&gate, &a, "fetch_url"),
         (Verdict::Allow, ReasonCode::SkillGrant)
     );
+}
+
+#[test]
+fn an_approval_allows_an_asked_tool_in_its_turn_only() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "alice", None);
+    let other = turn(&f.gate, "alice", None);
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    f.clock.advance(1_000);
+    let approved = f.gate.approve(&t.id, "fetch_url").expect("approve");
+    let decision = &approved.decision;
+    assert_eq!(
+        (decision.verdict, decision.code),
+        (Verdict::Allow, ReasonCode::Approved)
+    );
+    assert!(decision.reason.contains("operator"), "{}", decision.reason);
+    let approval = Approval {
+        tool: "fetch_url".into(),
+        approved_at: T0 + 1_000,
+    };
+    assert_eq!(approved.approval, approval);
+    assert_eq!(approved.turn.approvals, [approval]);
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Allow, ReasonCode::Approved)
+    );
+    // Only that tool, only that turn.
+    assert_eq!(
+        verdict(&f.gate, &t, "save_memory"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    assert_eq!(
+        verdict(&f.gate, &other, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    // A plugin in the turn may use it too: the operator said yes for the turn.
+    let caller = ToolCaller {
+        plugin: "p".into(),
+        user_id: "alice".into(),
+        turn_id: Some(t.id.clone()),
+        deadline: None,
+    };
+    assert!(matches!(
+        ToolGate::invoke(&f.gate, &caller, "fetch_url", "{}"),
+        Err(ToolDenied::Failed(_))
+    ));
+    // Ended: gone with the turn; the next turn asks again.
+    f.gate.end_turn(&t.id).expect("end");
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Deny, ReasonCode::TurnEnded)
+    );
+    let next = turn(&f.gate, "alice", None);
+    assert_eq!(
+        verdict(&f.gate, &next, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    assert!(matches!(
+        f.gate.approve(&t.id, "fetch_url"),
+        Err(GateError::TurnEnded(_))
+    ));
+    // Expired: gone too, and no longer approvable.
+    f.gate.approve(&next.id, "fetch_url").expect("approve");
+    f.clock.advance(10 * MINUTE_MS);
+    assert_eq!(
+        verdict(&f.gate, &next, "fetch_url"),
+        (Verdict::Deny, ReasonCode::TurnExpired)
+    );
+    assert!(matches!(
+        f.gate.approve(&next.id, "fetch_url"),
+        Err(GateError::TurnExpired(_))
+    ));
+    assert!(matches!(
+        f.gate.approve("turn_nope", "fetch_url"),
+        Err(GateError::UnknownTurn(_))
+    ));
+
+    // The approvals are in the audit log, as the operator's.
+    let page = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            turn_id: Some(t.id.clone()),
+            ..AuditQuery::default()
+        })
+        .expect("list");
+    let approval = page
+        .items
+        .iter()
+        .find(|e| e.caller == "operator")
+        .expect("the approval is audited");
+    assert_eq!(approval.tool, "fetch_url");
+    assert_eq!(approval.decision, Verdict::Allow);
+    assert_eq!(approval.code, ReasonCode::Approved);
+    assert_eq!(approval.user.as_deref(), Some("alice"));
+    assert!(
+        approval.reason.contains("operator approved"),
+        "{}",
+        approval.reason
+    );
+}
+
+#[test]
+fn a_denied_or_unknown_tool_cannot_be_approved() {
+    let f = fixture(Policy::default().with_level("fetch_url", ToolLevel::Deny));
+    let plain = turn(&f.gate, "u", None);
+    match f.gate.approve(&plain.id, "fetch_url") {
+        Err(e @ GateError::NotApprovable { .. }) => {
+            assert_eq!(e.code(), "operator-deny");
+            assert!(e.to_string().contains("never a deny"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        verdict(&f.gate, &plain, "fetch_url"),
+        (Verdict::Deny, ReasonCode::OperatorDeny)
+    );
+    assert!(matches!(
+        f.gate.approve(&plain.id, "Read"),
+        Err(GateError::UnknownTool(_))
+    ));
+    // While a skill is invoked, a tool outside its allowed-tools stays denied.
+    let web = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
+    assert!(matches!(
+        f.gate.approve(&web.id, "save_memory"),
+        Err(GateError::NotApprovable {
+            code: ReasonCode::NotInAllowedTools,
+            ..
+        })
+    ));
+    // Nothing refused was recorded as approved.
+    let page = f.gate.audit().list(&AuditQuery::default()).expect("list");
+    assert!(page.items.iter().all(|e| e.caller != "operator"));
 }

@@ -9,6 +9,9 @@
 //! bounded: closed turns (ended or expired) are kept a while so that a late call gets
 //! an accurate reason, swept when the map fills, and past the cap of open turns a new
 //! turn is refused rather than an open one evicted.
+//!
+//! The operator's approvals (tools raised from ask to allow) live in the turn as well,
+//! so they end with it exactly as grants do.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -45,7 +48,17 @@ pub enum TurnState {
     Expired,
 }
 
-/// One turn: who, where, the invoked skill and its grant, and its lifetime.
+/// A tool the operator approved for one turn.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Approval {
+    pub tool: String,
+    #[serde(with = "crate::brain::record::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub approved_at: i64,
+}
+
+/// One turn: who, where, the invoked skill and its grant, the operator's approvals,
+/// and its lifetime.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Turn {
     /// `turn_<ulid>`.
@@ -56,6 +69,9 @@ pub struct Turn {
     /// The skill invoked in this turn, whose `allowed-tools` are the only tools that
     /// may be called in it.
     pub skill: Option<SkillGrant>,
+    /// Tools the operator approved for this turn (ask raised to allow until it
+    /// closes), first approval first.
+    pub approvals: Vec<Approval>,
     #[serde(with = "crate::brain::record::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub opened_at: i64,
@@ -76,6 +92,11 @@ impl Turn {
         } else {
             TurnState::Open
         }
+    }
+
+    /// Whether the operator approved `tool` for this turn.
+    pub fn approved(&self, tool: &str) -> bool {
+        self.approvals.iter().any(|a| a.tool == tool)
     }
 
     /// When the turn stopped granting anything (it may still be open at `now_ms`).
@@ -179,6 +200,7 @@ impl Turns {
             conversation_id: new.conversation_id,
             channel: new.channel,
             skill: new.skill,
+            approvals: Vec::new(),
             opened_at: now_ms,
             expires_at: now_ms.saturating_add(ttl_ms.max(0)),
             ended_at: None,
@@ -214,6 +236,40 @@ impl Turns {
         }
         turn.ended_at = Some(now_ms);
         Ok(turn.clone())
+    }
+
+    /// Records the operator's approval of `tool` in the open turn `id` (once: a
+    /// repeated approval keeps the first) and answers the turn and the approval. The
+    /// caller has checked that the tool can be approved; this checks only that the
+    /// turn is still open.
+    pub fn approve(
+        &self,
+        id: &str,
+        tool: &str,
+        now_ms: i64,
+    ) -> Result<(Turn, Approval), GateError> {
+        let mut map = self.lock();
+        let turn = map
+            .turns
+            .get_mut(id)
+            .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
+        match turn.state(now_ms) {
+            TurnState::Open => {}
+            TurnState::Ended => return Err(GateError::TurnEnded(id.to_string())),
+            TurnState::Expired => return Err(GateError::TurnExpired(id.to_string())),
+        }
+        let approval = match turn.approvals.iter().find(|a| a.tool == tool) {
+            Some(first) => first.clone(),
+            None => {
+                let approval = Approval {
+                    tool: tool.to_string(),
+                    approved_at: now_ms,
+                };
+                turn.approvals.push(approval.clone());
+                approval
+            }
+        };
+        Ok((turn.clone(), approval))
     }
 
     /// A copy of the turn (its state is [`Turn::state`] at the time of asking).
@@ -280,6 +336,38 @@ mod tests {
             Err(GateError::UnknownTurn(_))
         ));
         assert_eq!(turns.get(&t.id).and_then(|t| t.ended_at), Some(2_000));
+    }
+
+    #[test]
+    fn approvals_live_in_the_open_turn_only() {
+        let turns = Turns::default();
+        let t = turns.open(new("u"), 0, 1_000).expect("open");
+        let (approved, _) = turns.approve(&t.id, "fetch_url", 10).expect("approve");
+        assert!(approved.approved("fetch_url") && !approved.approved("save_memory"));
+        // Twice: one approval, the first.
+        let first = Approval {
+            tool: "fetch_url".into(),
+            approved_at: 10,
+        };
+        let (again, approval) = turns.approve(&t.id, "fetch_url", 20).expect("again");
+        assert_eq!(approval, first);
+        assert_eq!(again.approvals, [first]);
+        // Another turn does not see it.
+        let other = turns.open(new("u"), 0, 1_000).expect("open");
+        assert!(turns.get(&other.id).is_some_and(|o| o.approvals.is_empty()));
+        assert!(matches!(
+            turns.approve(&t.id, "save_memory", 1_000),
+            Err(GateError::TurnExpired(_))
+        ));
+        turns.end(&other.id, 30).expect("end");
+        assert!(matches!(
+            turns.approve(&other.id, "fetch_url", 40),
+            Err(GateError::TurnEnded(_))
+        ));
+        assert!(matches!(
+            turns.approve("turn_nope", "fetch_url", 40),
+            Err(GateError::UnknownTurn(_))
+        ));
     }
 
     #[test]

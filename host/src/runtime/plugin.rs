@@ -333,8 +333,9 @@ impl Runtime {
 
     /// Runs a skill script with its skill's directory preopened read-only at `/skill`
     /// (and nothing else: no env, no args, no sockets). `caller` gives the user and
-    /// the turn its `tools.invoke` calls are gated under (its `plugin` is ignored: the
-    /// gate sees the script's own name). The outer error is the runtime's (trap,
+    /// the turn its `tools.invoke` calls are gated under (its `plugin` and `deadline`
+    /// are ignored: the gate sees the script's own name, and its tool calls the run's
+    /// own deadline). The outer error is the runtime's (trap,
     /// timeout, ...); the inner one is the script's own error message.
     pub fn run_skill_tool(
         &self,

@@ -82,6 +82,8 @@ impl Runtime {
             plugin: plugin.qualified_name().to_string(),
             user_id: user_id.to_string(),
             turn_id: turn_id.map(str::to_string),
+            // The store sets the run's own deadline.
+            deadline: None,
         };
         self.run_skill_tool(&plugin, &caller, skill_dir, args_json)
     }

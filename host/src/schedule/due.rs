@@ -1,5 +1,7 @@
 //! When a schedule runs: pure arithmetic on milliseconds, no clock of its own.
 
+use super::cron::Cron;
+
 /// The shortest interval, in seconds.
 pub const MIN_EVERY_SECS: u64 = 60;
 /// The longest interval, in seconds (a leap year).
@@ -13,6 +15,39 @@ pub fn check_every(every: u64) -> Result<u64, String> {
         ));
     }
     Ok(every)
+}
+
+/// How often a schedule runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cadence {
+    /// Every so many seconds, on the grid of the first run.
+    Every(u64),
+    /// At the minutes a cron expression matches, in UTC.
+    Cron(Cron),
+}
+
+impl Cadence {
+    /// The first run of a new schedule created at `now`: for an interval, `start_at`
+    /// or at once (see [`first_run`]); for a cron expression, the first minute it
+    /// matches at or after that time. `None` only when a cron expression has no time
+    /// left before year 9999.
+    pub fn first_run(&self, start_at: Option<i64>, now: i64) -> Option<i64> {
+        let earliest = first_run(start_at, now);
+        match self {
+            Cadence::Every(_) => Some(earliest),
+            Cadence::Cron(cron) => cron.next_after(earliest.saturating_sub(1)),
+        }
+    }
+
+    /// The next run after a run at `now` of a schedule that was due at
+    /// `next_run_at`. Missed runs are skipped in both cases: the interval's next slot
+    /// (see [`advance`]), or the expression's first match after `now`.
+    pub fn next_run(&self, next_run_at: i64, now: i64) -> Option<i64> {
+        match self {
+            Cadence::Every(every) => Some(advance(next_run_at, *every, now)),
+            Cadence::Cron(cron) => cron.next_after(now.max(next_run_at)),
+        }
+    }
 }
 
 /// Whether a schedule whose next run is `next_run_at` is due at `now`.
@@ -71,5 +106,24 @@ mod tests {
         assert_eq!(first_run(None, 1_000), 1_000);
         assert_eq!(first_run(Some(500), 1_000), 1_000);
         assert_eq!(first_run(Some(5_000), 1_000), 5_000);
+    }
+
+    #[test]
+    fn schedule_cron_cadence_runs_on_matching_minutes_only() {
+        const MIN: i64 = 60_000;
+        let cron = Cadence::Cron(Cron::parse("*/15 * * * *").expect("parse"));
+        // Created on a matching minute: that minute; between two: the next one.
+        assert_eq!(cron.first_run(None, 0), Some(0));
+        assert_eq!(cron.first_run(None, 1), Some(15 * MIN));
+        // start_at moves the first run to the first match at or after it.
+        assert_eq!(cron.first_run(Some(16 * MIN), 0), Some(30 * MIN));
+        assert_eq!(cron.first_run(Some(30 * MIN), 0), Some(30 * MIN));
+        // After a run (on time or late), the first match after now: missed ones
+        // are skipped.
+        assert_eq!(cron.next_run(15 * MIN, 15 * MIN + 500), Some(30 * MIN));
+        assert_eq!(cron.next_run(15 * MIN, 61 * MIN), Some(75 * MIN));
+        let every = Cadence::Every(60);
+        assert_eq!(every.first_run(Some(5_000), 1_000), Some(5_000));
+        assert_eq!(every.next_run(0, 5_000), Some(60_000));
     }
 }

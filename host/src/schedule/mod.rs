@@ -1,7 +1,8 @@
 //! Scheduled skill invocations (skills spec section 4, "Scheduled: a scheduled task
-//! can run the skill"). A schedule names a skill, an input and an interval; the
-//! daemon's scheduler loop ([`runner`]) opens a turn with the skill invoked whenever
-//! one is due, through the same code path as `POST /api/turns`.
+//! can run the skill"). A schedule names a skill, an input, and an interval or a
+//! 5-field cron expression evaluated in UTC ([`cron`]); the daemon's scheduler loop
+//! ([`runner`]) opens a turn with the skill invoked whenever one is due, through the
+//! same code path as `POST /api/turns`.
 //!
 //! Schedules live in `{data_dir}/schedule/schedules.db` (SQLite, WAL, versioned
 //! schema): firing updates a row every time, which a transaction does atomically and
@@ -9,12 +10,15 @@
 //! injected [`Clock`](crate::brain::clock::Clock), so due computation is tested by
 //! moving a clock.
 
+pub mod cron;
 pub mod due;
 pub mod runner;
 pub mod schema;
 pub mod store;
 
-pub use store::{NewSchedule, Outcome, Schedule, ScheduleError, SchedulePage, Schedules};
+pub use store::{
+    NewCadence, NewSchedule, Outcome, Schedule, ScheduleError, SchedulePage, Schedules,
+};
 
 #[cfg(test)]
 mod tests;

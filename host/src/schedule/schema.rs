@@ -23,6 +23,34 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX schedules_by_next_run ON schedules (enabled, next_run_at);
     "#,
+    // 2: a schedule runs every `every_secs` or at the times of a `cron` expression,
+    // exactly one of them. SQLite cannot relax a NOT NULL in place, so the table is
+    // rebuilt (rows copied as they are: every existing schedule is an interval one).
+    r#"
+    CREATE TABLE schedules_v2 (
+        id           TEXT PRIMARY KEY,
+        skill        TEXT NOT NULL,
+        input        TEXT NOT NULL,
+        every_secs   INTEGER CHECK (every_secs >= 60),
+        cron         TEXT,
+        user_id      TEXT NOT NULL,
+        enabled      INTEGER NOT NULL DEFAULT 1,
+        created_at   INTEGER NOT NULL,
+        next_run_at  INTEGER NOT NULL,
+        last_run_at  INTEGER,
+        last_turn_id TEXT,
+        last_error   TEXT,
+        CHECK ((every_secs IS NULL) <> (cron IS NULL))
+    );
+    INSERT INTO schedules_v2 (id, skill, input, every_secs, user_id, enabled, created_at,
+                              next_run_at, last_run_at, last_turn_id, last_error)
+        SELECT id, skill, input, every_secs, user_id, enabled, created_at,
+               next_run_at, last_run_at, last_turn_id, last_error
+        FROM schedules;
+    DROP TABLE schedules;
+    ALTER TABLE schedules_v2 RENAME TO schedules;
+    CREATE INDEX schedules_by_next_run ON schedules (enabled, next_run_at);
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -46,5 +74,45 @@ mod tests {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn a_version_1_database_keeps_its_schedules() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        crate::sqlite::migrate(&mut conn, &MIGRATIONS[..1], "v1").expect("v1");
+        conn.execute(
+            "INSERT INTO schedules (id, skill, input, every_secs, user_id, enabled, created_at, next_run_at, last_turn_id)
+             VALUES ('sch_1', 'web-search', 'news', 3600, 'alice', 1, 10, 20, 'turn_1')",
+            [],
+        )
+        .expect("insert");
+        migrate(&mut conn).expect("migrate");
+        let row: (String, Option<i64>, Option<String>, String, i64, Option<String>) = conn
+            .query_row(
+                "SELECT skill, every_secs, cron, user_id, next_run_at, last_turn_id FROM schedules WHERE id = 'sch_1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            )
+            .expect("kept");
+        assert_eq!(
+            row,
+            (
+                "web-search".into(),
+                Some(3600),
+                None,
+                "alice".into(),
+                20,
+                Some("turn_1".into())
+            )
+        );
+        // Exactly one of the two cadences.
+        for (every, cron) in [(None, None), (Some(60), Some("* * * * *"))] {
+            let result = conn.execute(
+                "INSERT INTO schedules (id, skill, input, every_secs, cron, user_id, created_at, next_run_at)
+                 VALUES ('sch_x', 's', 'i', ?1, ?2, 'u', 0, 0)",
+                rusqlite::params![every, cron],
+            );
+            assert!(result.is_err(), "{every:?} {cron:?}");
+        }
     }
 }

@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::due;
+use super::cron::Cron;
+use super::due::{self, Cadence};
 use super::schema::{self, SchemaError};
 use crate::brain::clock::Clock;
 
@@ -25,8 +26,11 @@ pub struct Schedule {
     pub skill: String,
     /// The message of each run's turn.
     pub input: String,
-    /// Seconds between runs (at least 60).
-    pub every: u64,
+    /// Seconds between runs (at least 60); `null` for a cron schedule.
+    pub every: Option<u64>,
+    /// The 5-field cron expression the runs follow, in UTC; `null` for an interval
+    /// schedule.
+    pub cron: Option<String>,
     /// The user each run's turn is opened for.
     pub user: String,
     pub enabled: bool,
@@ -45,13 +49,38 @@ pub struct Schedule {
     pub last_error: Option<String>,
 }
 
-/// What creating a schedule needs (already validated by the caller, except `every`,
-/// which the store checks too).
+impl Schedule {
+    /// How the schedule runs, from its stored form. An expression that no longer
+    /// parses can only come from an edited database; the error says why.
+    pub fn cadence(&self) -> Result<Cadence, String> {
+        match (&self.cron, self.every) {
+            (Some(text), _) => Cron::parse(text)
+                .map(Cadence::Cron)
+                .map_err(|e| format!("the stored cron expression `{text}` {e}")),
+            (None, Some(every)) => Ok(Cadence::Every(every)),
+            (None, None) => {
+                Err("the schedule has neither an interval nor a cron expression".into())
+            }
+        }
+    }
+}
+
+/// How a new schedule runs, as requested.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewCadence {
+    /// Seconds between runs.
+    Every(u64),
+    /// A 5-field cron expression (UTC).
+    Cron(String),
+}
+
+/// What creating a schedule needs (already validated by the caller, except the
+/// cadence, which the store checks too).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSchedule {
     pub skill: String,
     pub input: String,
-    pub every: u64,
+    pub cadence: NewCadence,
     pub user: String,
     /// The first run; `None` (or a past time) is at once.
     pub start_at: Option<i64>,
@@ -89,21 +118,22 @@ pub struct Schedules {
     clock: Arc<dyn Clock>,
 }
 
-const COLUMNS: &str = "id, skill, input, every_secs, user_id, enabled, created_at, next_run_at, last_run_at, last_turn_id, last_error";
+const COLUMNS: &str = "id, skill, input, every_secs, cron, user_id, enabled, created_at, next_run_at, last_run_at, last_turn_id, last_error";
 
 fn row_to_schedule(row: &Row<'_>) -> rusqlite::Result<Schedule> {
     Ok(Schedule {
         id: row.get(0)?,
         skill: row.get(1)?,
         input: row.get(2)?,
-        every: row.get::<_, i64>(3)?.max(0) as u64,
-        user: row.get(4)?,
-        enabled: row.get(5)?,
-        created_at: row.get(6)?,
-        next_run_at: row.get(7)?,
-        last_run_at: row.get(8)?,
-        last_turn_id: row.get(9)?,
-        last_error: row.get(10)?,
+        every: row.get::<_, Option<i64>>(3)?.map(|s| s.max(0) as u64),
+        cron: row.get(4)?,
+        user: row.get(5)?,
+        enabled: row.get(6)?,
+        created_at: row.get(7)?,
+        next_run_at: row.get(8)?,
+        last_run_at: row.get(9)?,
+        last_turn_id: row.get(10)?,
+        last_error: row.get(11)?,
     })
 }
 
@@ -132,32 +162,56 @@ impl Schedules {
     }
 
     pub fn create(&self, new: NewSchedule) -> Result<Schedule, ScheduleError> {
-        let every = due::check_every(new.every).map_err(|reason| ScheduleError::Invalid {
-            field: "every",
-            reason,
-        })?;
+        let (cadence, every, cron) = match new.cadence {
+            NewCadence::Every(every) => {
+                let every = due::check_every(every).map_err(|reason| ScheduleError::Invalid {
+                    field: "every",
+                    reason,
+                })?;
+                (Cadence::Every(every), Some(every), None)
+            }
+            NewCadence::Cron(text) => {
+                let cron = Cron::parse(&text).map_err(|e| ScheduleError::Invalid {
+                    field: "cron",
+                    reason: e.to_string(),
+                })?;
+                (Cadence::Cron(cron), None, Some(text))
+            }
+        };
         let now = self.now_ms();
+        // A parsed expression fires within any 400 years, so only a `start_at` close
+        // to the calendar's end leaves no first run.
+        let next_run_at =
+            cadence
+                .first_run(new.start_at, now)
+                .ok_or_else(|| ScheduleError::Invalid {
+                    field: "start_at",
+                    reason: "the cron expression has no time at or after it before year 9999"
+                        .into(),
+                })?;
         let schedule = Schedule {
             id: crate::brain::record::new_id("sch"),
             skill: new.skill,
             input: new.input,
             every,
+            cron,
             user: new.user,
             enabled: true,
             created_at: now,
-            next_run_at: due::first_run(new.start_at, now),
+            next_run_at,
             last_run_at: None,
             last_turn_id: None,
             last_error: None,
         };
         self.conn().execute(
-            "INSERT INTO schedules (id, skill, input, every_secs, user_id, enabled, created_at, next_run_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)",
+            "INSERT INTO schedules (id, skill, input, every_secs, cron, user_id, enabled, created_at, next_run_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
             params![
                 schedule.id,
                 schedule.skill,
                 schedule.input,
-                schedule.every as i64,
+                schedule.every.map(|e| e as i64),
+                schedule.cron,
                 schedule.user,
                 schedule.created_at,
                 schedule.next_run_at
@@ -228,24 +282,41 @@ impl Schedules {
     }
 
     /// Records a run of `schedule` at `now` and moves its next run on; the updated
-    /// schedule, or `None` when it was deleted meanwhile.
+    /// schedule, or `None` when it was deleted meanwhile. A schedule with no next run
+    /// (a cron expression past the calendar's end, or one an edited database broke)
+    /// is disabled, with the reason as its `last_error`, rather than retried forever.
     pub fn record(
         &self,
         schedule: &Schedule,
         outcome: &Outcome,
         now: i64,
     ) -> Result<Option<Schedule>, ScheduleError> {
-        let next = due::advance(schedule.next_run_at, schedule.every, now);
-        let (turn_id, error) = match outcome {
+        let next = schedule.cadence().and_then(|cadence| {
+            cadence
+                .next_run(schedule.next_run_at, now)
+                .ok_or_else(|| "the cron expression has no time left before year 9999".into())
+        });
+        let (turn_id, mut error) = match outcome {
             Outcome::Fired { turn_id } => (Some(turn_id.as_str()), None),
-            Outcome::Failed { reason } => (None, Some(reason.as_str())),
+            Outcome::Failed { reason } => (None, Some(reason.clone())),
+        };
+        let (next, enabled) = match next {
+            Ok(next) => (next, true),
+            Err(reason) => {
+                tracing::error!(schedule = %schedule.id, "schedule disabled: {reason}");
+                error = Some(match error {
+                    Some(failed) => format!("{failed}; disabled: {reason}"),
+                    None => format!("disabled: {reason}"),
+                });
+                (schedule.next_run_at, false)
+            }
         };
         let conn = self.conn();
         let changed = conn.execute(
             "UPDATE schedules SET next_run_at = ?2, last_run_at = ?3,
-                 last_turn_id = COALESCE(?4, last_turn_id), last_error = ?5
+                 last_turn_id = COALESCE(?4, last_turn_id), last_error = ?5, enabled = ?6
              WHERE id = ?1",
-            params![schedule.id, next, now, turn_id, error],
+            params![schedule.id, next, now, turn_id, error, enabled],
         )?;
         if changed == 0 {
             return Ok(None);

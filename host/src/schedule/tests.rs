@@ -21,7 +21,7 @@ fn new(skill: &str, every: u64, start_at: Option<i64>) -> NewSchedule {
     NewSchedule {
         skill: skill.into(),
         input: "rust news".into(),
-        every,
+        cadence: NewCadence::Every(every),
         user: "default".into(),
         start_at,
     }
@@ -174,4 +174,120 @@ fn schedules_survive_a_reopen_and_page_by_cursor() {
     assert_eq!(alice.items.len(), 2);
     assert!(alice.items.iter().all(|s| s.user == "alice"));
     assert!(store.get("sch_nope").expect("get").is_none());
+}
+
+#[test]
+fn cron_schedule_runs_at_its_matching_minutes_in_utc() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 2026-03-10T12:03:20Z, a Tuesday.
+    let t0 = crate::brain::record::rfc3339::parse("2026-03-10T12:03:20Z").expect("t0");
+    let at = |text: &str| crate::brain::record::rfc3339::parse(text).expect("time");
+    let clock = ManualClock::new(t0);
+    let store = open(dir.path(), &clock);
+    let s = store
+        .create(NewSchedule {
+            cadence: NewCadence::Cron("*/5 9-17 * * MON-FRI".into()),
+            ..new("web-search", 0, None)
+        })
+        .expect("create");
+    assert_eq!(s.cron.as_deref(), Some("*/5 9-17 * * MON-FRI"));
+    assert_eq!(s.every, None);
+    assert_eq!(s.next_run_at, at("2026-03-10T12:05:00Z"));
+    assert_eq!(store.get(&s.id).expect("get"), Some(s.clone()));
+    assert!(store.due(clock.now_ms(), 10).expect("due").is_empty());
+
+    // Due at 12:05; a run a little late still moves on to 12:10.
+    clock.set(at("2026-03-10T12:05:01Z"));
+    let events = EventBus::default();
+    let pass = run_due(&store, &events, |_| Ok("turn_1".into())).expect("run");
+    assert_eq!(pass.fired, 1);
+    let after = store.get(&s.id).expect("get").expect("there");
+    assert_eq!(after.next_run_at, at("2026-03-10T12:10:00Z"));
+    assert_eq!(after.last_turn_id.as_deref(), Some("turn_1"));
+
+    // Down over the evening: missed runs are skipped, the next is Wednesday 09:00.
+    clock.set(at("2026-03-10T19:30:00Z"));
+    run_due(&store, &events, |_| Ok("turn_2".into())).expect("run");
+    let after = store.get(&s.id).expect("get").expect("there");
+    assert_eq!(after.next_run_at, at("2026-03-11T09:00:00Z"));
+    // Run on Friday at the last slot of the day: Monday morning next.
+    clock.set(at("2026-03-13T17:55:00Z"));
+    run_due(&store, &events, |_| Ok("turn_3".into())).expect("run");
+    let after = store.get(&s.id).expect("get").expect("there");
+    assert_eq!(after.next_run_at, at("2026-03-16T09:00:00Z"));
+
+    // start_at: the first match at or after it.
+    let later = store
+        .create(NewSchedule {
+            cadence: NewCadence::Cron("0 0 1 * *".into()),
+            ..new("web-search", 0, Some(at("2026-05-01T00:00:00Z")))
+        })
+        .expect("create");
+    assert_eq!(later.next_run_at, at("2026-05-01T00:00:00Z"));
+}
+
+#[test]
+fn bad_cron_expressions_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let store = open(dir.path(), &clock);
+    for (expr, words) in [
+        ("0 0 31 2 *", "day-of-month"),
+        ("61 * * * *", "minute"),
+        ("* * * *", "5"),
+    ] {
+        match store.create(NewSchedule {
+            cadence: NewCadence::Cron(expr.into()),
+            ..new("web-search", 0, None)
+        }) {
+            Err(ScheduleError::Invalid {
+                field: "cron",
+                reason,
+            }) => assert!(reason.contains(words), "{expr}: {reason}"),
+            other => panic!("{expr}: {other:?}"),
+        }
+    }
+    let far = crate::brain::record::rfc3339::parse("9999-06-01T00:00:00Z").expect("time");
+    assert!(matches!(
+        store.create(NewSchedule {
+            cadence: NewCadence::Cron("0 0 1 1 *".into()),
+            ..new("web-search", 0, Some(far))
+        }),
+        Err(ScheduleError::Invalid {
+            field: "start_at",
+            ..
+        })
+    ));
+    assert!(store.list(None, 50, None).expect("list").items.is_empty());
+}
+
+#[test]
+fn a_schedule_with_no_next_run_is_disabled_not_retried() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let store = open(dir.path(), &clock);
+    let s = store.create(new("web-search", 60, None)).expect("create");
+    // An expression an edited database broke.
+    let broken = Schedule {
+        every: None,
+        cron: Some("99 * * * *".into()),
+        ..s.clone()
+    };
+    let after = store
+        .record(
+            &broken,
+            &Outcome::Fired {
+                turn_id: "turn_1".into(),
+            },
+            T0,
+        )
+        .expect("record")
+        .expect("there");
+    assert!(!after.enabled);
+    let error = after.last_error.unwrap_or_default();
+    assert!(
+        error.contains("disabled") && error.contains("minute"),
+        "{error}"
+    );
+    assert!(store.due(T0 + 10 * MINUTE_MS, 10).expect("due").is_empty());
 }

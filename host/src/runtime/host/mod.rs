@@ -46,6 +46,9 @@ pub struct CallState {
     pub(crate) user_id: String,
     /// The turn a skill-tool call belongs to, for the gate.
     pub(crate) turn_id: Option<String>,
+    /// When the call's time is up (its timeout from the store's creation, as the
+    /// epoch deadline counts it): host calls made for it are bounded by this.
+    pub(crate) deadline: std::time::Instant,
     pub(crate) services: HostServices,
     pub(crate) limiter: MemoryLimiter,
     wasi: WasiCtx,
@@ -61,14 +64,15 @@ impl CallState {
         turn_id: Option<String>,
         services: HostServices,
         memory_limit_bytes: usize,
-        http_timeout: std::time::Duration,
+        timeout: std::time::Duration,
         wasi: WasiCtx,
     ) -> CallState {
-        let http_filter = http::AllowedHosts::new(plugin.clone(), http_timeout);
+        let http_filter = http::AllowedHosts::new(plugin.clone(), timeout);
         CallState {
             plugin,
             user_id: user_id.to_string(),
             turn_id,
+            deadline: std::time::Instant::now() + timeout,
             services,
             limiter: MemoryLimiter {
                 limit_bytes: memory_limit_bytes,

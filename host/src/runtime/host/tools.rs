@@ -2,15 +2,21 @@
 //! The manifest's `tools` list is checked here first (deny by default); the gate then
 //! applies the operator's policy and the turn's grants.
 
+use std::time::Instant;
+
 use super::CallState;
 use crate::runtime::bindings::tools::{Host, ToolError};
 
-/// Who asks the gate for a tool.
+/// Who asks the gate for a tool, and until when.
 #[derive(Debug, Clone)]
 pub struct ToolCaller {
     pub plugin: String,
     pub user_id: String,
     pub turn_id: Option<String>,
+    /// When the calling plugin's time is up. The epoch deadline only stops guest
+    /// code, not a host call it waits on, so a tool run for the plugin must not
+    /// outlast this (`None`: the caller has no deadline).
+    pub deadline: Option<Instant>,
 }
 
 /// Why the gate refused or failed a call.
@@ -64,6 +70,7 @@ impl Host for CallState {
             plugin: self.plugin.name.clone(),
             user_id: self.user_id.clone(),
             turn_id: self.turn_id.clone(),
+            deadline: Some(self.deadline),
         };
         self.services
             .gate
