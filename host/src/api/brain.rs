@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use engram_strategies::model::Role;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
@@ -153,22 +153,37 @@ fn strategies(app: &App) -> Vec<StrategyStatus> {
         .collect()
 }
 
+/// Query of `GET /api/brain/persons`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct PersonsQuery {
+    /// 1 to 500, default 50.
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    pub user: Option<String>,
+}
+
 #[utoipa::path(get, path = "/api/brain/persons", tag = "brain",
     summary = "List persons",
-    params(UserQuery),
+    description = "Most recently seen first, paged by cursor.",
+    params(PersonsQuery),
     responses(
         (status = 200, body = PersonPage),
         (status = 409, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_persons(
     State(app): State<Arc<App>>,
-    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiQuery(query): ApiQuery<PersonsQuery>,
 ) -> Result<Json<PersonPage>, ApiError> {
     let user = user_id(query.user.as_deref())?;
+    let limit = super::memory::page_limit(query.limit)?;
     blocking(move || {
+        let page = need_brain(&app)?.persons_page(&user, limit, query.cursor.as_deref())?;
         Ok(Json(PersonPage {
-            items: need_brain(&app)?.persons(&user)?,
-            next_cursor: None,
+            items: page.items,
+            next_cursor: page.next_cursor,
         }))
     })
     .await

@@ -108,19 +108,34 @@ fn live_links(
     Ok(rows)
 }
 
+/// Persons of the user, most recently seen first: one (`only`), or a page of at most
+/// `limit` after `cursor` (no limit when `None`).
 fn summaries(
     conn: &Connection,
     user: &str,
     only: Option<&str>,
+    limit: Option<usize>,
+    cursor: Option<&str>,
 ) -> Result<Vec<PersonSummary>, StoreError> {
+    let (after_at, after_id) = match cursor {
+        Some(cursor) => {
+            let (at, id) = q::parse_cursor(cursor)?;
+            (Some(at), Some(id))
+        }
+        None => (None, None),
+    };
     let mut stmt = conn.prepare(
         "SELECT p.id, p.name, p.aliases, p.last_seen,
             (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id
              WHERE l.person_id = p.id AND m.superseded_by IS NULL AND m.dismissed_at IS NULL)
-         FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2) ORDER BY p.last_seen DESC, p.id",
+         FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2)
+           AND (?3 IS NULL OR p.last_seen < ?3 OR (p.last_seen = ?3 AND p.id > ?4))
+         ORDER BY p.last_seen DESC, p.id LIMIT ?5",
     )?;
+    // SQLite reads a negative LIMIT as none.
+    let limit = limit.map_or(-1, |n| n as i64);
     let rows = stmt
-        .query_map(params![user, only], |r| {
+        .query_map(params![user, only, after_at, after_id, limit], |r| {
             let aliases: String = r.get(2)?;
             Ok(PersonSummary {
                 id: r.get(0)?,
@@ -134,15 +149,41 @@ fn summaries(
     Ok(rows)
 }
 
+/// A page of persons and the cursor of the next one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonsPage {
+    pub items: Vec<PersonSummary>,
+    pub next_cursor: Option<String>,
+}
+
 impl Brain {
     /// Every person of the user, most recently seen first.
     pub fn persons(&self, user: &str) -> Result<Vec<PersonSummary>, StoreError> {
-        self.store.read(|c| summaries(c, user, None))
+        self.store.read(|c| summaries(c, user, None, None, None))
+    }
+
+    /// At most `limit` persons after `cursor` (a previous page's `next_cursor`).
+    pub fn persons_page(
+        &self,
+        user: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<PersonsPage, StoreError> {
+        let mut items = self
+            .store
+            .read(|c| summaries(c, user, None, Some(limit + 1), cursor))?;
+        let next_cursor = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|p| q::cursor_after(p.last_seen, &p.id))
+        } else {
+            None
+        };
+        Ok(PersonsPage { items, next_cursor })
     }
 
     pub fn person(&self, user: &str, id: &str) -> Result<PersonDetail, StoreError> {
         self.store.read(|c| {
-            let person = summaries(c, user, Some(id))?
+            let person = summaries(c, user, Some(id), None, None)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| StoreError::NotFound(id.to_string()))?;
@@ -157,7 +198,7 @@ impl Brain {
                 for (other, _, relation) in
                     links.iter().filter(|(p, m, _)| m == memory_id && p != id)
                 {
-                    let name = summaries(c, user, Some(other))?
+                    let name = summaries(c, user, Some(other), None, None)?
                         .into_iter()
                         .next()
                         .map(|s| s.name)
@@ -195,15 +236,24 @@ impl Brain {
     }
 
     pub fn graph(&self, user: &str) -> Result<Graph, StoreError> {
-        let memories = self
-            .list(
+        // The store pages lists; the graph reads pages until it has its maximum.
+        let mut memories = Vec::new();
+        let mut cursor = None;
+        while memories.len() < MAX_GRAPH_MEMORIES {
+            let page = self.list(
                 user,
                 &ListFilter {
-                    limit: MAX_GRAPH_MEMORIES,
+                    limit: MAX_GRAPH_MEMORIES - memories.len(),
+                    cursor,
                     ..ListFilter::default()
                 },
-            )?
-            .items;
+            )?;
+            memories.extend(page.items);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
         let persons = self.persons(user)?;
         let links = self.store.read(|c| live_links(c, user))?;
         let mut graph = Graph::default();

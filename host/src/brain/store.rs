@@ -603,7 +603,7 @@ pub mod q {
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let next_cursor = if items.len() > limit {
             items.truncate(limit);
-            items.last().map(|r| format!("{}.{}", r.updated_at, r.id))
+            items.last().map(|r| cursor_after(r.updated_at, &r.id))
         } else {
             None
         };
@@ -631,7 +631,13 @@ pub mod q {
         Ok(counts)
     }
 
-    fn parse_cursor(cursor: &str) -> Result<(i64, String), StoreError> {
+    /// A page's `next_cursor`: the sort time and id of its last row. Memories and
+    /// persons page the same way (newest first, then by id).
+    pub fn cursor_after(at: i64, id: &str) -> String {
+        format!("{at}.{id}")
+    }
+
+    pub fn parse_cursor(cursor: &str) -> Result<(i64, String), StoreError> {
         let invalid = || StoreError::Invalid {
             field: "cursor",
             reason: format!("`{cursor}` is not a cursor from a previous page"),

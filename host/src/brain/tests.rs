@@ -1575,6 +1575,55 @@ mod persons_and_graph {
             "stable ids and order"
         );
     }
+
+    #[test]
+    fn persons_page_by_cursor_newest_first_without_gaps_or_repeats() {
+        let f = fixture();
+        for name in ["Anna", "Bea", "Cleo", "Dora", "Eve"] {
+            let mut fact = candidate(&format!("User's friend is {name}"), 0.9);
+            fact.memory_type = MemoryType::Relationship;
+            fact.persons = vec![person(name, Some("friend"))];
+            apply(&f, &fact, Ok(Resolution::Add));
+            f.clock.advance(1_000);
+        }
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = f
+                .brain
+                .persons_page("default", 2, cursor.as_deref())
+                .expect("page");
+            assert!(page.items.len() <= 2);
+            seen.extend(page.items.into_iter().map(|p| p.name));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, ["Eve", "Dora", "Cleo", "Bea", "Anna"]);
+        assert!(matches!(
+            f.brain.persons_page("default", 2, Some("not-a-cursor")),
+            Err(StoreError::Invalid {
+                field: "cursor",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_graph_reads_past_one_list_page() {
+        let f = fixture();
+        for i in 0..520 {
+            f.brain
+                .add(
+                    "default",
+                    new(MemoryType::Habit, &format!("Habit number {i}")),
+                )
+                .expect("add");
+        }
+        let graph = f.brain.graph("default").expect("graph");
+        assert_eq!(graph.nodes.len(), 520);
+    }
 }
 
 mod maintenance {
