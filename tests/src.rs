@@ -77,6 +77,26 @@ impl Client {
         content_type: Option<&str>,
         body: &[u8],
     ) -> std::io::Result<Response> {
+        let authorization = token.map(|token| format!("Bearer {token}"));
+        let mut headers = Vec::new();
+        if let Some(authorization) = &authorization {
+            headers.push(("Authorization", authorization.as_str()));
+        }
+        if let Some(content_type) = content_type {
+            headers.push(("Content-Type", content_type));
+        }
+        self.try_request_with(method, path, &headers, body)
+    }
+
+    /// A request with exactly these headers (besides Host, Connection and
+    /// Content-Length): no token unless one is among them.
+    pub fn try_request_with(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<Response> {
         let mut stream = TcpStream::connect(&self.addr)?;
         stream.set_read_timeout(Some(Duration::from_secs(60)))?;
         let mut head = format!(
@@ -84,11 +104,8 @@ impl Client {
             self.addr,
             body.len()
         );
-        if let Some(token) = token {
-            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
-        }
-        if let Some(content_type) = content_type {
-            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("\r\n");
         stream.write_all(head.as_bytes())?;

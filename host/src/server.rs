@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde::Serialize;
 
 use crate::api;
-use crate::api::auth::{TOKEN_ENV, Token};
+use crate::api::auth::{Auth, Sessions, TOKEN_ENV, Token};
 use crate::api::events::Shutdown;
 use crate::app::App;
 use crate::runtime::World;
@@ -56,12 +56,18 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
     })
 }
 
-/// `/healthz` (open, for supervisors and scripts) and the authenticated `/api`.
+/// `/healthz` (open, for supervisors and scripts), the authenticated `/api` and the
+/// dashboard, which logs in with the same token.
 pub fn router(app: Arc<App>, token: Token, shutdown: Shutdown) -> Router {
+    let auth = Auth {
+        token,
+        sessions: Sessions::default(),
+    };
     Router::new()
         .route("/healthz", get(healthz))
         .with_state(app.clone())
-        .merge(api::router(app, token, shutdown))
+        .merge(crate::dashboard::router(app.clone(), auth.clone()))
+        .merge(api::router(app, auth, shutdown))
 }
 
 /// What a running daemon leaves in its data directory so that the CLI can find it.

@@ -1,15 +1,23 @@
-//! Bearer-token authentication of `/api/*` (DESIGN §6). The token is taken from
-//! `ENGRAM_TOKEN`, else read from `{data_dir}/auth-token`, else generated there at first
-//! start (mode 0600, so only the user who runs Engram can read it).
+//! Authentication of `/api/*` (DESIGN §6): a bearer token, or a dashboard session.
+//!
+//! The token is taken from `ENGRAM_TOKEN`, else read from `{data_dir}/auth-token`, else
+//! generated there at first start (mode 0600, so only the user who runs Engram can read
+//! it). The dashboard's login page exchanges the token for a session: a random id in an
+//! HttpOnly, SameSite=Strict cookie, so page scripts never hold the token. A request
+//! authenticated by that cookie that changes something must also carry
+//! `X-Engram-CSRF: 1`, a header no cross-site form can set.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
 
@@ -108,7 +116,7 @@ impl Token {
     }
 
     /// Compares in time independent of where the first difference is.
-    fn matches(&self, candidate: &str) -> bool {
+    pub fn matches(&self, candidate: &str) -> bool {
         let (a, b) = (self.0.as_bytes(), candidate.as_bytes());
         a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
     }
@@ -118,17 +126,117 @@ fn acceptable(token: &str) -> bool {
     token.len() >= MIN_TOKEN_LEN && token.bytes().all(|b| b.is_ascii_graphic())
 }
 
-/// Middleware: refuses a request without the token before any handler sees it.
-pub async fn require_token(State(token): State<Token>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
+/// The dashboard's session cookie.
+pub const SESSION_COOKIE: &str = "engram_session";
+/// The header a cookie-authenticated request that changes something must carry.
+pub const CSRF_HEADER: &str = "x-engram-csrf";
+/// How long a dashboard login lasts.
+pub const SESSION_TTL: Duration = Duration::from_secs(12 * 60 * 60);
+/// Logins kept at once; the oldest is dropped beyond this, so that repeated logins
+/// cannot grow the daemon's memory.
+const MAX_SESSIONS: usize = 64;
+
+/// Dashboard sessions, in memory: a restart logs the dashboard out, which is the safe
+/// side. Only a hash of each id is kept.
+#[derive(Clone, Default)]
+pub struct Sessions(Arc<Mutex<HashMap<[u8; 32], Instant>>>);
+
+impl Sessions {
+    /// Opens a session and returns its id (64 hex characters) for the cookie.
+    pub fn start(&self) -> Result<String, TokenError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
+        let id = hex::encode(bytes);
+        let now = Instant::now();
+        let mut sessions = self.lock();
+        sessions.retain(|_, started| now.duration_since(*started) < SESSION_TTL);
+        if sessions.len() >= MAX_SESSIONS
+            && let Some(oldest) = sessions.iter().min_by_key(|(_, t)| **t).map(|(k, _)| *k)
+        {
+            sessions.remove(&oldest);
+        }
+        sessions.insert(hash(&id), now);
+        Ok(id)
+    }
+
+    pub fn is_valid(&self, id: &str) -> bool {
+        let key = hash(id);
+        let mut sessions = self.lock();
+        match sessions.get(&key) {
+            Some(started) if started.elapsed() < SESSION_TTL => true,
+            Some(_) => {
+                sessions.remove(&key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    pub fn end(&self, id: &str) {
+        self.lock().remove(&hash(id));
+    }
+
+    /// The session a request's cookie names, if it is open.
+    pub fn from_headers<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
+        session_cookie(headers).filter(|id| self.is_valid(id))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Instant>> {
+        // The map holds no invariant a panicking holder could break.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn hash(id: &str) -> [u8; 32] {
+    Sha256::digest(id.as_bytes()).into()
+}
+
+/// The value of the session cookie, if the request carries one.
+pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value)
+}
+
+/// Who may call `/api`: the token holder, or a logged-in dashboard.
+#[derive(Clone)]
+pub struct Auth {
+    pub token: Token,
+    pub sessions: Sessions,
+}
+
+/// Middleware: refuses an unauthenticated request before any handler sees it.
+pub async fn require_auth(State(auth): State<Auth>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
-    match presented {
-        Some(candidate) if token.matches(candidate) => next.run(request).await,
-        _ => ApiError::unauthorized().into_response(),
+    if bearer.is_some_and(|candidate| auth.token.matches(candidate)) {
+        return next.run(request).await;
+    }
+    if auth.sessions.from_headers(headers).is_none() {
+        return ApiError::unauthorized().into_response();
+    }
+    let safe = matches!(*request.method(), Method::GET | Method::HEAD);
+    let marked = headers.get(CSRF_HEADER).is_some_and(|v| v == "1");
+    if safe || marked {
+        next.run(request).await
+    } else {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "csrf-header-missing",
+            "a request authenticated by the dashboard cookie that changes something must carry `X-Engram-CSRF: 1`",
+        )
+        .into_response()
     }
 }
 
@@ -165,6 +273,41 @@ mod tests {
             Token::load_or_create(dir.path(), Some("short".into())),
             Err(TokenError::WeakEnv)
         ));
+    }
+
+    #[test]
+    fn sessions_are_random_revocable_and_read_from_the_cookie_header() {
+        let sessions = Sessions::default();
+        let first = sessions.start().expect("start");
+        let second = sessions.start().expect("start");
+        assert_ne!(first, second);
+        assert_eq!(first.len(), 64);
+        assert!(sessions.is_valid(&first));
+        assert!(!sessions.is_valid("not-a-session"));
+
+        let mut headers = HeaderMap::new();
+        let cookie = format!("theme=dark; {SESSION_COOKIE}={first}; other=1");
+        headers.insert(header::COOKIE, cookie.parse().expect("header"));
+        assert_eq!(sessions.from_headers(&headers), Some(first.as_str()));
+
+        sessions.end(&first);
+        assert!(!sessions.is_valid(&first));
+        assert_eq!(sessions.from_headers(&headers), None);
+        assert!(sessions.is_valid(&second));
+    }
+
+    #[test]
+    fn logins_beyond_the_cap_drop_the_oldest() {
+        let sessions = Sessions::default();
+        let oldest = sessions.start().expect("start");
+        let rest: Vec<String> = (1..MAX_SESSIONS)
+            .map(|_| sessions.start().expect("start"))
+            .collect();
+        assert!(sessions.is_valid(&oldest));
+        let newest = sessions.start().expect("start");
+        assert!(!sessions.is_valid(&oldest));
+        assert!(sessions.is_valid(&newest));
+        assert!(rest.iter().all(|id| sessions.is_valid(id)));
     }
 
     #[test]

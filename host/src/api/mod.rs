@@ -28,7 +28,7 @@ use utoipa_axum::routes;
 
 use crate::app::App;
 use crate::brain::Brain;
-use auth::Token;
+use auth::Auth;
 use error::ApiError;
 
 #[derive(OpenApi)]
@@ -112,7 +112,7 @@ pub fn openapi() -> OpenApiDoc {
 }
 
 /// The `/api` router: authenticated, size-limited, with problem-document fallbacks.
-pub fn router(app: Arc<App>, token: Token, shutdown: events::Shutdown) -> Router {
+pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
     let (router, doc) = routes().split_for_parts();
     router
         .fallback(not_found)
@@ -121,8 +121,8 @@ pub fn router(app: Arc<App>, token: Token, shutdown: events::Shutdown) -> Router
         .layer(Extension(Arc::new(doc)))
         .layer(Extension(shutdown))
         .layer(axum::middleware::from_fn_with_state(
-            token,
-            auth::require_token,
+            auth,
+            auth::require_auth,
         ))
         .with_state(app)
 }

@@ -28,6 +28,7 @@ use axum::routing::get;
 use super::durable::read_bounded;
 use super::feed::Feed;
 use super::id::Slug;
+use crate::html::escape;
 
 /// The largest file served.
 const MAX_SERVED_BYTES: usize = 32 * 1024 * 1024;
@@ -257,22 +258,6 @@ fn html_response(html: String) -> Response {
         html,
     )
         .into_response()
-}
-
-/// Text for HTML element content and attribute values.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,192 @@
+//! /second-brain/memory: add, edit inline, filter by scope, search and delete a
+//! memory, each checked against what the daemon then stores.
+
+use engram_e2e::ok;
+use serde_json::json;
+
+use crate::browser::Browser;
+
+/// The card of the memory whose summary contains `text`.
+fn card(text: &str) -> String {
+    format!("//li[contains(@class,'memory')][.//p[@class='summary'][contains(., '{text}')]]")
+}
+
+#[tokio::test]
+async fn add_edit_filter_search_and_delete_a_memory() {
+    let Some(browser) = Browser::start("memory_page", |_| {}).await else {
+        return;
+    };
+    let daemon = &browser.daemon;
+    let conscious = json!({ "type": "preference", "summary": "Prefers window seats on trains" });
+    ok(
+        daemon.call("POST", "/api/brain/memory", &conscious.to_string()),
+        201,
+    );
+
+    browser.open("/second-brain/memory").await;
+    browser.wait_for_text("ul.memories", "window seats").await;
+
+    // Add.
+    browser.click("details.add > summary").await;
+    browser
+        .fill(
+            "form.add-memory textarea[name=summary]",
+            "Allergic to peanuts",
+        )
+        .await;
+    browser
+        .choose("form.add-memory select[name=type]", "constraint")
+        .await;
+    browser.click("form.add-memory button[type=submit]").await;
+    browser
+        .wait_for_text("ul.memories", "Allergic to peanuts")
+        .await;
+    let stored = ok(daemon.get("/api/brain/memory/search?q=peanuts"), 200);
+    let memory = &stored["items"][0]["memory"];
+    assert_eq!(memory["type"], "constraint");
+    assert_eq!(memory["evidence"], "manual");
+    let id = memory["id"].as_str().expect("id").to_string();
+
+    // Edit inline: summary, importance and scope (to subconscious: the sleep badge).
+    let peanuts = card("Allergic to peanuts");
+    browser
+        .client
+        .find(fantoccini::Locator::XPath(&peanuts))
+        .await
+        .expect("card")
+        .find(fantoccini::Locator::Css("button.edit"))
+        .await
+        .expect("edit button")
+        .click()
+        .await
+        .expect("click edit");
+    browser
+        .fill(
+            "form.memory-edit textarea[name=summary]",
+            "Severely allergic to peanuts",
+        )
+        .await;
+    browser
+        .fill("form.memory-edit input[name=importance]", "0.95")
+        .await;
+    browser
+        .choose("form.memory-edit select[name=scope]", "subconscious")
+        .await;
+    browser.click("form.memory-edit button[type=submit]").await;
+    browser
+        .wait_for_text("ul.memories", "Severely allergic")
+        .await;
+    let edited = ok(daemon.get(&format!("/api/brain/memory/{id}")), 200);
+    assert_eq!(edited["summary"], "Severely allergic to peanuts");
+    assert_eq!(edited["scope"], "subconscious");
+    assert!((edited["importance"].as_f64().expect("importance") - 0.95).abs() < 1e-6);
+    browser
+        .wait_for_text(&format!("li.memory[data-id='{id}'] .badge-sleep"), "asleep")
+        .await;
+
+    // An invalid edit is refused with the server's reason shown, and nothing changes.
+    browser
+        .click(&format!("li.memory[data-id='{id}'] button.edit"))
+        .await;
+    browser
+        .fill("form.memory-edit input[name=confidence]", "")
+        .await;
+    browser
+        .client
+        .execute(
+            "document.querySelector('form.memory-edit input[name=confidence]').removeAttribute('required');\
+             document.querySelector('form.memory-edit input[name=confidence]').value = '7';",
+            vec![],
+        )
+        .await
+        .expect("set an out-of-range value");
+    browser
+        .client
+        .execute(
+            "document.querySelector('form.memory-edit input[name=confidence]').removeAttribute('max');",
+            vec![],
+        )
+        .await
+        .expect("lift the form's own limit so the server's is tested");
+    browser.click("form.memory-edit button[type=submit]").await;
+    browser
+        .wait_for_text("form.memory-edit p.error", "confidence")
+        .await;
+    browser.wait_for_text("#toasts", "Could not save").await;
+    // The refused request is the only thing the console reports.
+    let errors = browser.console_errors().await;
+    assert!(
+        errors.iter().all(|e| e.contains("422")),
+        "unexpected console errors: {errors:#?}"
+    );
+    let unchanged = ok(daemon.get(&format!("/api/brain/memory/{id}")), 200);
+    assert_eq!(unchanged["confidence"], edited["confidence"]);
+    browser
+        .click("form.memory-edit .actions button[type=button]")
+        .await;
+
+    // Filter by scope: the subconscious tier has only the edited memory.
+    browser.click("label[for=scope-subconscious]").await;
+    browser
+        .wait_until(
+            "the subconscious filter",
+            "return location.search.includes('scope=subconscious') && \
+             document.querySelectorAll('ul.memories li.memory').length === 1",
+        )
+        .await;
+    assert_eq!(
+        browser.texts("ul.memories li.memory p.summary").await,
+        vec!["Severely allergic to peanuts".to_string()]
+    );
+    browser.click("label[for=scope-conscious]").await;
+    browser
+        .wait_until(
+            "the conscious filter",
+            "const items = [...document.querySelectorAll('ul.memories li.memory p.summary')].map(e => e.textContent);\
+             return items.length === 1 && items[0].includes('window seats');",
+        )
+        .await;
+    browser.click("label[for=scope-all]").await;
+    browser
+        .wait_until(
+            "all memories",
+            "return document.querySelectorAll('ul.memories li.memory').length === 2",
+        )
+        .await;
+
+    // Search.
+    browser.fill("form.search input[name=q]", "trains").await;
+    browser.click("form.search button[type=submit]").await;
+    browser
+        .wait_until(
+            "search results",
+            "const items = [...document.querySelectorAll('ul.memories li.memory p.summary')].map(e => e.textContent);\
+             return items.length === 1 && items[0].includes('window seats');",
+        )
+        .await;
+    browser
+        .wait_for_text("p.list-summary", "matching “trains”")
+        .await;
+
+    // Delete, after a confirmation; cancelling first keeps it.
+    browser.click("form.search button[type=button]").await;
+    browser
+        .wait_for_text("ul.memories", "Severely allergic")
+        .await;
+    let delete = format!("li.memory[data-id='{id}'] button.delete");
+    browser.click(&delete).await;
+    browser.click("dialog.confirm button[value=cancel]").await;
+    ok(daemon.get(&format!("/api/brain/memory/{id}")), 200);
+    browser.click(&delete).await;
+    browser.click("dialog.confirm button[value=confirm]").await;
+    browser
+        .wait_until(
+            "the card to go",
+            &format!("return !document.querySelector(\"li.memory[data-id='{id}']\")"),
+        )
+        .await;
+    assert_eq!(daemon.get(&format!("/api/brain/memory/{id}")).status, 404);
+
+    browser.assert_no_console_errors("memory page").await;
+    browser.close().await;
+}
