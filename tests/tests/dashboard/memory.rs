@@ -1,9 +1,11 @@
 //! /second-brain/memory: add, edit inline, filter by scope, search and delete a
-//! memory, each checked against what the daemon then stores.
+//! memory, each checked against what the daemon then stores; and the sleep and stale
+//! badges.
 
 use engram_e2e::ok;
 use serde_json::json;
 
+use crate::brain_data::{import, memory};
 use crate::browser::Browser;
 
 /// The card of the memory whose summary contains `text`.
@@ -188,5 +190,56 @@ async fn add_edit_filter_search_and_delete_a_memory() {
     assert_eq!(daemon.get(&format!("/api/brain/memory/{id}")).status, 404);
 
     browser.assert_no_console_errors("memory page").await;
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn subconscious_and_stale_memories_carry_their_badges() {
+    let Some(browser) = Browser::start("memory_badges", |_| {}).await else {
+        return;
+    };
+    let mut asleep = memory(
+        "mem_01aaaaaaaaaaaaaaaaaaaaaaaa",
+        "habit",
+        "Used to play chess on Sundays",
+    );
+    asleep["scope"] = json!("subconscious");
+    let mut stale = memory(
+        "mem_01bbbbbbbbbbbbbbbbbbbbbbbb",
+        "preference",
+        "Liked a phone brand years ago",
+    );
+    stale["stale"] = json!(true);
+    let awake = memory(
+        "mem_01cccccccccccccccccccccccc",
+        "identity",
+        "Works as a nurse",
+    );
+    assert_eq!(import(&browser.daemon, &[asleep, stale, awake]), 3);
+
+    browser.open("/second-brain/memory").await;
+    let badges = |id: &str| format!("li.memory[data-id='{id}'] .badge");
+    browser
+        .wait_for_text(&badges("mem_01aaaaaaaaaaaaaaaaaaaaaaaa"), "")
+        .await;
+    let of = |texts: Vec<String>| texts.join(" ");
+    let asleep_badges = of(browser
+        .texts(&badges("mem_01aaaaaaaaaaaaaaaaaaaaaaaa"))
+        .await);
+    let stale_badges = of(browser
+        .texts(&badges("mem_01bbbbbbbbbbbbbbbbbbbbbbbb"))
+        .await);
+    let awake_badges = of(browser
+        .texts(&badges("mem_01cccccccccccccccccccccccc"))
+        .await);
+    assert!(asleep_badges.contains("asleep"), "{asleep_badges}");
+    assert!(!asleep_badges.contains("stale"), "{asleep_badges}");
+    assert!(stale_badges.contains("stale"), "{stale_badges}");
+    assert!(!stale_badges.contains("asleep"), "{stale_badges}");
+    assert!(
+        !awake_badges.contains("stale") && !awake_badges.contains("asleep"),
+        "{awake_badges}"
+    );
+    browser.assert_no_console_errors("memory badges").await;
     browser.close().await;
 }

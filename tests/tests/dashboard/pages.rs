@@ -95,3 +95,48 @@ async fn a_page_without_a_session_leads_to_the_login_and_back() {
     assert_eq!(cookies, json!(""));
     browser.close().await;
 }
+
+#[tokio::test]
+async fn the_header_pauses_and_resumes_learning_and_follows_changes_live() {
+    let Some(browser) = Browser::start("header", |_| {}).await else {
+        return;
+    };
+    let daemon = &browser.daemon;
+    browser.open("/skills").await;
+    browser
+        .wait_for_text("#brain-status", "learning on · 0 memories")
+        .await;
+
+    browser.click("#learning-toggle").await;
+    browser
+        .wait_for_text("#brain-status", "learning paused")
+        .await;
+    browser
+        .wait_for_text("#learning-toggle", "Resume learning")
+        .await;
+    assert_eq!(
+        ok(daemon.get("/api/brain/status"), 200)["learning_paused"],
+        json!(true)
+    );
+
+    // A change made elsewhere (another client) reaches the header through /api/events.
+    add(daemon, "preference", "Prefers trains to planes");
+    browser
+        .wait_for_text("#brain-status", "1 memories (1 conscious")
+        .await;
+    ok(daemon.call("POST", "/api/brain/learning/resume", ""), 200);
+    browser.wait_for_text("#brain-status", "learning on").await;
+
+    browser.click("#learning-toggle").await;
+    browser
+        .wait_for_text("#brain-status", "learning paused")
+        .await;
+    browser.click("#learning-toggle").await;
+    browser.wait_for_text("#brain-status", "learning on").await;
+    assert_eq!(
+        ok(daemon.get("/api/brain/status"), 200)["learning_paused"],
+        json!(false)
+    );
+    browser.assert_no_console_errors("header").await;
+    browser.close().await;
+}
