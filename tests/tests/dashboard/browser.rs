@@ -6,6 +6,7 @@
 //! so the browser tests can never silently stop running there.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -75,7 +76,9 @@ impl Browser {
         let daemon = Daemon::start(&mut engram(data.path()));
 
         let port = free_port();
+        // Its own process group, which the browser it starts joins: Drop ends them all.
         let driver = Command::new(driver)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -295,13 +298,22 @@ impl Browser {
         self.screenshot(name).await;
     }
 
+    /// Ends the WebDriver session; dropping the browser then stops the processes.
     pub async fn close(self) {
-        let Browser {
-            client, mut driver, ..
-        } = self;
-        let _ = client.close().await;
-        let _ = driver.kill();
-        let _ = driver.wait();
+        let _ = self.client.clone().close().await;
+    }
+}
+
+impl Drop for Browser {
+    /// Stops chromedriver and every Chromium process it started, also when a test
+    /// panics before [`Browser::close`].
+    fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.driver.wait();
     }
 }
 
