@@ -16,8 +16,10 @@
 //!    1,000 skills (the 199 plus 801 synthesised by recombining names and halves of
 //!    descriptions, from a fixed seed).
 //!
-//! The router's weights and minimum were chosen on the even rows of both files; the
-//! odd rows are reported separately as the held-out half. Nothing is asserted.
+//! The router's weights (the semantic part's too) and minimum were chosen on the even
+//! rows of both files; the odd rows are reported separately as the held-out half. The
+//! router without its semantic part (static embeddings distilled from
+//! all-MiniLM-L6-v2) is reported beside it. Nothing is asserted.
 
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
@@ -369,6 +371,15 @@ fn quality(data: &Data, table: &mut Table) {
         },
     );
     let baseline = Bm25::new(&data.tools);
+    // The router without its semantic part (the static embeddings), for comparison.
+    let lexical = Router::with_config(
+        skills(&data.tools),
+        RouterConfig {
+            semantic_weight: 0.0,
+            ..RouterConfig::default()
+        },
+    );
+    let mut lexical_hits = [[0usize; 2]; 2]; // [top-1, top-5] x [whole, held-out]
     let mut whole = Accuracy::default();
     let mut held_out = Accuracy::default();
     // top-1 hits and queries, for merged tools and for the others.
@@ -377,6 +388,22 @@ fn quality(data: &Data, table: &mut Table) {
         let routing = router.route(query);
         let slugs: Vec<&str> = routing.candidates.iter().map(|c| c.slug.as_str()).collect();
         let base = baseline.top(query, TOP_K);
+        let lex: Vec<String> = lexical
+            .route(query)
+            .candidates
+            .into_iter()
+            .map(|c| c.slug)
+            .collect();
+        let (hit1, hit5) = (
+            usize::from(lex.first() == Some(tool)),
+            usize::from(lex.contains(tool)),
+        );
+        lexical_hits[0][0] += hit1;
+        lexical_hits[1][0] += hit5;
+        if row % 2 == 1 {
+            lexical_hits[0][1] += hit1;
+            lexical_hits[1][1] += hit5;
+        }
         let kind = &mut by_kind[usize::from(data.merged.contains(tool))];
         kind[0] += usize::from(slugs.first() == Some(&tool.as_str()));
         kind[1] += 1;
@@ -433,6 +460,19 @@ fn quality(data: &Data, table: &mut Table) {
         held_out.share(held_out.base_top5),
         "",
     );
+    for (k, label) in ["top-1", "top-5"].iter().enumerate() {
+        table.points_row(
+            &format!("{label}, router without the semantic part"),
+            whole.share(lexical_hits[k][0]),
+            "plain BM25",
+            whole.share(if k == 0 {
+                whole.base_top1
+            } else {
+                whole.base_top5
+            }),
+            &format!("held-out {}", percent(held_out.share(lexical_hits[k][1]))),
+        );
+    }
     table.row(
         "queries invoking a skill (minimum applied)",
         &percent(whole.share(whole.invoked)),
@@ -644,6 +684,29 @@ impl Table {
 /// threshold, the false triggers among negatives and the invocations among queries,
 /// on the calibration half and on the held-out (odd) half.
 fn calibration(data: &Data) {
+    println!("semantic weight | top-1 calibration (even rows) | top-1 held-out (odd rows)");
+    for weight in [0.0, 2.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0] {
+        let router = Router::with_config(
+            skills(&data.tools),
+            RouterConfig {
+                semantic_weight: weight,
+                ..RouterConfig::default()
+            },
+        );
+        let mut hits = [[0usize; 2]; 2];
+        for (row, (q, tool)) in data.queries.iter().enumerate() {
+            let r = router.route(q);
+            hits[row % 2][0] += usize::from(r.candidates.first().is_some_and(|c| c.slug == *tool));
+            hits[row % 2][1] += 1;
+        }
+        let share = |h: [usize; 2]| h[0] as f64 / h[1].max(1) as f64;
+        println!(
+            "{weight:>4.1}            | {}                        | {}",
+            percent(share(hits[0])),
+            percent(share(hits[1]))
+        );
+    }
+    println!();
     let router = Router::with_config(
         skills(&data.tools),
         RouterConfig {
@@ -685,7 +748,7 @@ fn calibration(data: &Data) {
          right | held-out (odd rows): same"
     );
     let mut chosen = None;
-    for step in 10..=36 {
+    for step in 50..=120 {
         let t = step as f32 * 0.05;
         let ft = share(&negatives[0], t);
         if chosen.is_none() && ft <= CALIBRATION_FALSE_TRIGGERS {

@@ -15,6 +15,7 @@ mod archive;
 pub mod bot;
 mod catalog;
 mod durable;
+pub mod embed;
 mod error;
 pub mod feed;
 pub mod fetch;
@@ -36,6 +37,7 @@ mod split;
 mod text;
 mod validate;
 mod view;
+pub mod wordpiece;
 mod yaml;
 
 pub use catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
