@@ -151,16 +151,18 @@ fn main() {
         "ceiling: GET /healthz, {} connections, {} s...",
         settings.connections, settings.secs
     );
-    let cpu_before = daemon.cpu();
-    let client_before = cpu_seconds("self");
-    let health = runtime.block_on(run_phase(
-        &workload,
-        Mix::Healthz,
-        settings.connections,
-        duration,
-    ));
-    let health_cpu = daemon.cpu() - cpu_before;
-    let health_client_cpu = cpu_seconds("self") - client_before;
+    // One phase of load, with the CPU time the daemon and this process spent on it.
+    let measured = |mix: Mix| {
+        let cpu_before = daemon.cpu();
+        let client_before = cpu_seconds("self");
+        let phase = runtime.block_on(run_phase(&workload, mix, settings.connections, duration));
+        (
+            phase,
+            daemon.cpu() - cpu_before,
+            cpu_seconds("self") - client_before,
+        )
+    };
+    let (health, health_cpu, health_client_cpu) = measured(Mix::Healthz);
     let mix_name = format!(
         "{}% reads / {}% writes",
         100 - settings.write_percent,
@@ -170,16 +172,7 @@ fn main() {
         "mixed load: {mix_name}, {} connections, {} s...",
         settings.connections, settings.secs
     );
-    let cpu_before = daemon.cpu();
-    let client_before = cpu_seconds("self");
-    let mixed = runtime.block_on(run_phase(
-        &workload,
-        Mix::Mixed,
-        settings.connections,
-        duration,
-    ));
-    let mixed_cpu = daemon.cpu() - cpu_before;
-    let mixed_client_cpu = cpu_seconds("self") - client_before;
+    let (mixed, mixed_cpu, mixed_client_cpu) = measured(Mix::Mixed);
     let memory = daemon.memory();
     let load_exit = daemon.stop();
 

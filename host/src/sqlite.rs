@@ -121,6 +121,18 @@ pub fn migrate(
     Ok(())
 }
 
+/// For each schema's own test (versioning itself is tested below): `migrations`
+/// apply to an empty database and leave it at their version.
+#[cfg(test)]
+pub fn assert_migrations_apply_to_an_empty_database(migrations: &[&str], what: &'static str) {
+    let mut conn = Connection::open_in_memory().expect("open");
+    migrate(&mut conn, migrations, what).expect("migrate");
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("version");
+    assert_eq!(version, migrations.len() as i64, "{what}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{ClientError, DaemonClient, Endpoint, URL_ENV};
+use super::text::{clean, cut};
 use crate::api::auth::TOKEN_ENV;
 use crate::brain::DEFAULT_USER;
 use crate::brain::record::WireName;
@@ -478,24 +479,6 @@ fn path_segment(text: &str) -> String {
 /// The answer as pretty JSON (`--json`).
 pub fn to_json<T: Serialize>(answer: &T) -> String {
     serde_json::to_string_pretty(answer).expect("answers serialise")
-}
-
-/// Text from the daemon made safe for a terminal: control characters (newlines,
-/// escape sequences) become spaces, so a memory cannot rewrite the screen.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// At most `width` characters, the cut marked with an ellipsis.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 /// One memory on one line: `mem_01J... [preference]   durable  Likes green tea`.

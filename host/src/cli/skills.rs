@@ -19,6 +19,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::text::{clean, clean_block, cut};
 use crate::config::{Config, ConfigFile};
 use crate::paths::DataDir;
 use crate::skills::feed::{FeedCategory, FeedSkill};
@@ -270,31 +271,6 @@ fn installed_entries(ctx: &Ctx) -> Vec<IndexEntry> {
         .and_then(|l| l.list().ok())
         .map(|i| i.skills.into_values().collect())
         .unwrap_or_default()
-}
-
-/// One line, control characters made spaces, so registry text cannot drive the
-/// terminal.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// Multi-line text for a terminal: newlines and tabs kept, other controls (escape
-/// sequences) removed.
-fn clean_block(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
-        .collect()
-}
-
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn skill_line(s: &SkillSummary) -> String {

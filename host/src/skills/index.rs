@@ -100,6 +100,14 @@ impl Default for Index {
 }
 
 impl Index {
+    /// Takes the entry of `slug` out of the index, or says that no such skill is
+    /// installed.
+    pub fn take(&mut self, slug: &str) -> Result<IndexEntry, LibraryError> {
+        self.skills
+            .remove(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))
+    }
+
     /// Reads the index; a missing file is an empty index.
     pub(crate) fn load(path: &Path) -> Result<Index, LibraryError> {
         let corrupt = |reason: String| LibraryError::IndexCorrupt {

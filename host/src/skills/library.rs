@@ -113,10 +113,7 @@ impl Library {
     }
 
     pub fn entry(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
-        self.list()?
-            .skills
-            .remove(slug)
-            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))
+        self.list()?.take(slug)
     }
 
     pub fn activate(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
@@ -155,10 +152,7 @@ impl Library {
     pub fn remove(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
         let _lock = self.lock(true)?;
         let mut index = self.load_index()?;
-        let entry = index
-            .skills
-            .remove(slug)
-            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        let entry = index.take(slug)?;
         let id = entry.skill_id()?;
         let dir = id.dir_in(&self.root);
         let trash = if dir.symlink_metadata().is_ok() {
@@ -227,11 +221,7 @@ impl Library {
     /// Reads an active skill's body for use: the step after the catalog.
     pub fn invoke(&self, slug: &str) -> Result<InvokedSkill, LibraryError> {
         let _lock = self.lock(false)?;
-        let entry = self
-            .load_index()?
-            .skills
-            .remove(slug)
-            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        let entry = self.load_index()?.take(slug)?;
         if !entry.active {
             return Err(LibraryError::Inactive(slug.to_string()));
         }

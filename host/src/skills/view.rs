@@ -53,11 +53,7 @@ impl Library {
         with_body: bool,
     ) -> Result<SkillDetail, LibraryError> {
         let _lock = self.lock(false)?;
-        let entry = self
-            .load_index()?
-            .skills
-            .remove(slug)
-            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        let entry = self.load_index()?.take(slug)?;
         let mut skill = self.describe(slug.to_string(), entry);
         let mut resources = Vec::new();
         let mut body = None;
