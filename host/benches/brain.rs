@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engram::brain::Brain;
-use engram::brain::clock::{DAY_MS, ManualClock};
 use engram::brain::ingest::{Applied, MAX_FACTS_PER_CONVERSATION};
 use engram::brain::record::MemoryRecord;
 use engram::brain::retrieve::{Retrieval, query_terms};
@@ -34,6 +33,7 @@ use engram::config::ConfigFile;
 use engram::runtime::registry::PluginRegistry;
 use engram::runtime::strategies::Strategies;
 use engram::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
+use engram::time::{DAY_MS, ManualClock};
 use engram_strategies::model::{Evidence, MemoryType, Role, Scope};
 use rusqlite::{Connection, params};
 use serde_json::Value;

@@ -19,11 +19,11 @@ use common::{percentile, time_n};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engram::brain::clock::SystemClock;
 use engram::gate::policy::{self, Policy, SkillGrant};
 use engram::gate::turns::{NewTurn, Turns};
 use engram::gate::{FixedPolicy, Gate};
 use engram::paths::DataDir;
+use engram::time::SystemClock;
 
 const N: usize = 5_000;
 const THREADS: usize = 4;

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
-use crate::brain::clock::SystemClock;
 use crate::brain::open::{ENV_VAR, MemoryBackend, open_memory};
 use crate::config::ConfigFile;
 use crate::events::EventBus;
@@ -18,6 +17,7 @@ use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
 use crate::skills::route::Router;
 use crate::skills::{CatalogEntry, Library, seed_new_builtins};
+use crate::time::SystemClock;
 use crate::tools::HostTools;
 
 pub struct App {

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use engram::brain::clock::SystemClock;
 use engram::brain::{Brain, NewMemory};
 use engram::events::EventBus;
+use engram::time::SystemClock;
 use engram_strategies::model::MemoryType;
 
 /// Set in the child: the database to write to.

@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use engram::brain::clock::SystemClock;
 use engram::brain::open::{MemoryBackend, open_memory};
 use engram::config::{Config, ConfigFile};
 use engram::events::EventBus;
 use engram::gate::{AuditQuery, FixedPolicy, Gate, NewTurn, Policy, SkillGrant};
 use engram::paths::DataDir;
+use engram::time::SystemClock;
 use engram::tools::HostTools;
 
 use engram::runtime::{

@@ -98,7 +98,7 @@ fn a_run_whose_skill_went_inactive_fails_and_the_schedule_stays() {
     let data = tempfile::tempdir().expect("tempdir");
     let daemon = Daemon::start(&mut engram(data.path()));
     let mut events = daemon.open_stream("/api/events");
-    let start_at = engram::brain::record::rfc3339::format(now_ms() + 3_000);
+    let start_at = engram::time::rfc3339::format(now_ms() + 3_000);
     let schedule = ok(
         create(
             &daemon,
@@ -146,9 +146,8 @@ fn a_cron_schedule_shows_its_expression_and_its_next_matching_minute() {
     let id = schedule["id"].as_str().expect("id").to_string();
     assert_eq!(schedule["cron"], expression, "{schedule}");
     assert!(schedule["every"].is_null(), "{schedule}");
-    let parse = |v: &Value| {
-        engram::brain::record::rfc3339::parse(v.as_str().expect("a time")).expect("RFC 3339")
-    };
+    let parse =
+        |v: &Value| engram::time::rfc3339::parse(v.as_str().expect("a time")).expect("RFC 3339");
     let created = parse(&schedule["created_at"]);
     let next = parse(&schedule["next_run_at"]);
     // The first minute on a multiple of five at or after creation, in UTC.

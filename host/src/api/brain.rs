@@ -112,7 +112,7 @@ pub async fn status(
         }
         let brain = need_brain(&app)?;
         let summaries = brain.summaries(&user)?;
-        let time = |t: Option<i64>| t.map(crate::brain::record::rfc3339::format);
+        let time = |t: Option<i64>| t.map(crate::time::rfc3339::format);
         Ok(Json(BrainStatus {
             enabled: true,
             backend: "sqlite",

@@ -151,7 +151,7 @@ pub async fn create_schedule(
     let start_at = body
         .start_at
         .as_deref()
-        .map(crate::brain::record::rfc3339::parse)
+        .map(crate::time::rfc3339::parse)
         .transpose()
         .map_err(|reason| ApiError::invalid_field("start_at", reason))?;
     blocking(move || {

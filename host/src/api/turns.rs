@@ -45,7 +45,7 @@ use crate::gate::{
     AuditEntry, AuditPage, AuditQuery, Decision, GateError, NewTurn, ReasonCode, SkillGrant, Turn,
     TurnState, Verdict, policy,
 };
-use crate::skills::net::FetchError;
+use crate::net::FetchError;
 use crate::skills::route::Reason;
 use crate::skills::{CatalogEntry, InvokedSkill};
 use crate::tools::{HostTool, ToolError};
@@ -76,7 +76,7 @@ pub struct OpenTurn {
 pub struct TurnOpened {
     pub turn_id: String,
     pub user: String,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub expires_at: i64,
     /// The memories to put before the message, one per line (empty when nothing
@@ -187,11 +187,11 @@ pub struct ApprovalGranted {
     /// The recorded approval (decision `allow`, code `approved`).
     pub decision: Decision,
     /// When the tool was first approved in this turn.
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub approved_at: i64,
     /// The approval ends with the turn: when it is ended, or at this time.
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub expires_at: i64,
 }

@@ -10,11 +10,12 @@ use rusqlite::Transaction;
 use serde::Serialize;
 
 use super::lifecycle::{LifecycleConfig, PruneReport};
-use super::record::{MemoryRecord, rfc3339};
+use super::record::MemoryRecord;
 use super::store::{ListFilter, StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
 use crate::events::{Event, EventKind};
 use crate::runtime::strategies::Strategies;
+use crate::time::rfc3339;
 
 pub const DEFAULT_INTERVAL_MS: i64 = 60 * 60_000;
 /// Most memories given to the consolidator (most recently updated first).

@@ -45,11 +45,11 @@ use std::sync::{Arc, Mutex};
 
 use engram_strategies::model::MemoryType;
 
-use super::clock::Clock;
 use super::record::MemoryRecord;
 use super::store::{Counts, StoreError, validate_record};
 use super::{NewMemory, SearchResult};
 use crate::events::{Event, EventBus, EventKind};
+use crate::time::Clock;
 
 /// Longest line read from the file; a longer one is skipped. A record of this store
 /// is far smaller (summary <= 1000 chars, detail <= 4000 chars).
@@ -528,7 +528,7 @@ fn matched_terms(terms: &[Term], record: &MemoryRecord) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::brain::clock::ManualClock;
+    use crate::time::ManualClock;
     use engram_strategies::model::{Evidence, Scope};
 
     const START: i64 = 1_790_000_000_000;

@@ -20,9 +20,10 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::lifecycle::reinforce;
-use super::record::{MemoryRecord, new_id};
+use super::record::MemoryRecord;
 use super::store::{StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
+use crate::ids::new_id;
 use crate::runtime::strategies::Strategies;
 
 /// Candidates kept per conversation (the specification's limit).

@@ -16,10 +16,10 @@
 
 use rusqlite::params;
 
-use super::clock::DAY_MS;
 use super::record::MemoryRecord;
 use super::store::{StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
+use crate::time::DAY_MS;
 use engram_strategies::model::Scope;
 
 /// Reinforcements after which a memory is durable.

@@ -6,11 +6,11 @@
 use serde::Serialize;
 
 use super::Brain;
-use super::clock::{DAY_MS, MINUTE_MS};
 use super::consolidate::DEFAULT_INTERVAL_MS;
 use super::lifecycle::LifecycleConfig;
 use crate::config::SecondBrainConfig;
 use crate::runtime::strategies::Strategies;
+use crate::time::{DAY_MS, MINUTE_MS};
 
 /// Timings from `memory.secondBrain` in config.yaml, with the specification's defaults.
 #[derive(Debug, Clone, PartialEq)]

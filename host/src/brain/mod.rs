@@ -2,7 +2,6 @@
 //! and lifecycle. This module is the service the API and CLI call; `store` holds the
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
-pub mod clock;
 pub mod consolidate;
 pub mod facts;
 pub mod ingest;
@@ -24,7 +23,7 @@ use serde::Deserialize;
 
 use crate::events::{Event, EventBus, EventKind};
 use crate::runtime::{MemoryQuery, MemorySource};
-use clock::Clock;
+use crate::time::Clock;
 use record::{MemoryRecord, wire, wire_opt};
 use store::{Counts, HistoryEntry, ListFilter, Page, Store, StoreError, q};
 

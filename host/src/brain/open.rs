@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Brain;
-use super::clock::Clock;
 use super::facts::FactsStore;
 use super::store::StoreError;
 use crate::config::Config;
 use crate::events::EventBus;
+use crate::time::Clock;
 
 /// The environment variable that can turn the Second Brain off.
 pub const ENV_VAR: &str = "SECOND_BRAIN_ENABLED";
@@ -193,7 +193,7 @@ pub fn open_memory(
 mod tests {
     use super::*;
     use crate::brain::NewMemory;
-    use crate::brain::clock::ManualClock;
+    use crate::time::ManualClock;
     use engram_strategies::model::MemoryType;
 
     fn clock() -> Arc<dyn Clock> {

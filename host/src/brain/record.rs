@@ -5,6 +5,9 @@
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 
+use crate::ids::new_id;
+use crate::time::rfc3339;
+
 /// The enums of `engram_strategies::model`, named on the wire as in the WIT.
 pub trait WireName: Copy + Sized + 'static {
     const WHAT: &'static str;
@@ -129,49 +132,6 @@ pub mod wire_opt {
                 .map(Some)
                 .ok_or_else(|| D::Error::custom(super::unknown_value::<T>(&name))),
             None => Ok(None),
-        }
-    }
-}
-
-/// Milliseconds <-> RFC 3339 (`2026-11-22T10:00:00.123Z`), lossless at millisecond
-/// precision.
-pub mod rfc3339 {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn format(ms: i64) -> String {
-        jiff::Timestamp::from_millisecond(ms)
-            .map(|t| t.to_string())
-            .unwrap_or_else(|_| ms.to_string())
-    }
-
-    pub fn parse(text: &str) -> Result<i64, String> {
-        text.parse::<jiff::Timestamp>()
-            .map(|t| t.as_millisecond())
-            .map_err(|e| format!("`{text}` is not an RFC 3339 timestamp: {e}"))
-    }
-
-    pub fn serialize<S: Serializer>(ms: &i64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format(*ms))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-        parse(&String::deserialize(d)?).map_err(D::Error::custom)
-    }
-
-    pub mod option {
-        use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-        pub fn serialize<S: Serializer>(ms: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
-            match ms {
-                Some(ms) => s.serialize_str(&super::format(*ms)),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-            Option::<String>::deserialize(d)?
-                .map(|t| super::parse(&t).map_err(D::Error::custom))
-                .transpose()
         }
     }
 }
@@ -337,9 +297,4 @@ pub enum ExportLine {
     Memory(MemoryRecord),
     Person(PersonRecord),
     PersonLink(PersonLink),
-}
-
-/// `mem_01J...`: a prefixed ULID, sortable by creation time.
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
 }

@@ -17,10 +17,10 @@
 
 use engram_strategies::model::Scope;
 
-use super::clock::DAY_MS;
 use super::record::MemoryRecord;
 use super::store::{StoreError, TextMatch, q};
 use super::{ACTOR_SYSTEM, Brain};
+use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
 pub const BUDGET_CHARS: usize = 900;

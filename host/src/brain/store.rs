@@ -52,7 +52,7 @@ pub struct HistoryEntry {
     #[schema(value_type = Option<MemoryRecord>)]
     pub new_value: Option<Value>,
     pub actor: String,
-    #[serde(with = "super::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: i64,
 }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 
-use super::clock::{DAY_MS, ManualClock};
 use super::store::{ListFilter, StoreError};
 use super::*;
+use crate::time::{DAY_MS, ManualClock};
 
 const START: i64 = 1_790_000_000_000;
 
@@ -996,12 +996,12 @@ mod ingestion {
 
     use engram_strategies::model::{Candidate, PersonRef, Resolution, Role};
 
-    use crate::brain::clock::MINUTE_MS;
     use crate::brain::ingest::{Applied, apply_one};
     use crate::config::ConfigFile;
     use crate::runtime::registry::PluginRegistry;
     use crate::runtime::strategies::Strategies;
     use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
+    use crate::time::MINUTE_MS;
 
     /// The real built-in strategies, compiled once per test binary.
     pub(super) fn strategies() -> &'static Strategies {
@@ -1629,9 +1629,9 @@ mod persons_and_graph {
 mod maintenance {
     use super::ingestion::strategies;
     use super::*;
-    use crate::brain::clock::MINUTE_MS;
     use crate::brain::maintenance::{Settings, run};
     use crate::config::SecondBrainConfig;
+    use crate::time::MINUTE_MS;
     use engram_strategies::model::Role;
 
     #[test]

@@ -22,8 +22,8 @@ use serde_json::Value;
 use super::error::GateError;
 use super::policy::{Decision, ReasonCode, Verdict};
 use super::schema;
-use crate::brain::clock::DAY_MS;
 use crate::sqlite::ReaderPool;
+use crate::time::DAY_MS;
 
 /// Characters of an arguments summary, ellipsis and size note excluded.
 pub const ARGS_SUMMARY_CHARS: usize = 200;
@@ -78,7 +78,7 @@ pub struct NewEntry<'a> {
 pub struct AuditEntry {
     /// Increases with every row written; the newest row has the highest.
     pub seq: i64,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: i64,
     pub turn_id: Option<String>,

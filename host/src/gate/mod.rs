@@ -29,10 +29,10 @@ pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
 pub use schema::SchemaError;
 pub use turns::{Approval, NewTurn, Turn, TurnState};
 
-use crate::brain::clock::Clock;
 use crate::config::{Config, ConfigFile};
 use crate::paths::DataDir;
 use crate::runtime::host::{ToolCaller, ToolDenied, ToolGate};
+use crate::time::Clock;
 
 /// Where the audit log lives.
 pub fn audit_path(data_dir: &DataDir) -> PathBuf {

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::catalog;
-use crate::brain::clock::MINUTE_MS;
 use crate::config::{ToolLevel, ToolsConfig};
+use crate::time::MINUTE_MS;
 
 /// How long a turn lives when the operator says nothing.
 pub const DEFAULT_TURN_TTL_MS: i64 = 10 * MINUTE_MS;

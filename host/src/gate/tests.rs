@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::brain::clock::{MINUTE_MS, ManualClock};
 use crate::config::ToolLevel;
+use crate::time::{MINUTE_MS, ManualClock};
 
 const T0: i64 = 1_790_000_000_000;
 

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::error::GateError;
 use super::policy::SkillGrant;
-use crate::brain::clock::MINUTE_MS;
+use crate::time::MINUTE_MS;
 
 /// The most turns kept at once (open and recently closed).
 pub const MAX_TURNS: usize = 10_000;
@@ -52,7 +52,7 @@ pub enum TurnState {
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Approval {
     pub tool: String,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub approved_at: i64,
 }
@@ -72,13 +72,13 @@ pub struct Turn {
     /// Tools the operator approved for this turn (ask raised to allow until it
     /// closes), first approval first.
     pub approvals: Vec<Approval>,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub opened_at: i64,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub expires_at: i64,
-    #[serde(with = "crate::brain::record::rfc3339::option")]
+    #[serde(with = "crate::time::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub ended_at: Option<i64>,
 }
@@ -195,7 +195,7 @@ impl Turns {
     pub fn open(&self, new: NewTurn, now_ms: i64, ttl_ms: i64) -> Result<Turn, GateError> {
         new.check()?;
         let turn = Turn {
-            id: crate::brain::record::new_id("turn"),
+            id: crate::ids::new_id("turn"),
             user: new.user,
             conversation_id: new.conversation_id,
             channel: new.channel,

@@ -17,7 +17,7 @@ use jiff::Timestamp;
 use jiff::civil::{Date, DateTime};
 use jiff::tz::Offset;
 
-use crate::brain::clock::MINUTE_MS;
+use crate::time::MINUTE_MS;
 
 /// Longest expression accepted.
 pub const MAX_CRON_CHARS: usize = 200;
@@ -336,13 +336,13 @@ mod tests {
     use super::*;
 
     fn ms(text: &str) -> i64 {
-        crate::brain::record::rfc3339::parse(text).expect("timestamp")
+        crate::time::rfc3339::parse(text).expect("timestamp")
     }
 
     fn next(expr: &str, after: &str) -> String {
         let cron = Cron::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
         let at = cron.next_after(ms(after)).expect("fires");
-        crate::brain::record::rfc3339::format(at)
+        crate::time::rfc3339::format(at)
     }
 
     fn field_error(expr: &str) -> (Field, String) {

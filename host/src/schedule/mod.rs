@@ -7,7 +7,7 @@
 //! Schedules live in `{data_dir}/schedule/schedules.db` (SQLite, WAL, versioned
 //! schema): firing updates a row every time, which a transaction does atomically and
 //! which a rewritten JSON file would do only by rewriting everything. Time is the
-//! injected [`Clock`](crate::brain::clock::Clock), so due computation is tested by
+//! injected [`Clock`](crate::time::Clock), so due computation is tested by
 //! moving a clock.
 
 pub mod cron;

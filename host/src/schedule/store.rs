@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::cron::Cron;
 use super::due::{self, Cadence};
 use super::schema::{self, SchemaError};
-use crate::brain::clock::Clock;
+use crate::time::Clock;
 
 /// A page of schedules at most.
 pub const MAX_PAGE: usize = 500;
@@ -34,13 +34,13 @@ pub struct Schedule {
     /// The user each run's turn is opened for.
     pub user: String,
     pub enabled: bool,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: i64,
-    #[serde(with = "crate::brain::record::rfc3339")]
+    #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub next_run_at: i64,
-    #[serde(with = "crate::brain::record::rfc3339::option")]
+    #[serde(with = "crate::time::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_run_at: Option<i64>,
     /// The turn the last successful run opened.
@@ -190,7 +190,7 @@ impl Schedules {
                         .into(),
                 })?;
         let schedule = Schedule {
-            id: crate::brain::record::new_id("sch"),
+            id: crate::ids::new_id("sch"),
             skill: new.skill,
             input: new.input,
             every,

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use super::runner::{Failure, run_due};
 use super::*;
-use crate::brain::clock::{Clock, MINUTE_MS, ManualClock};
 use crate::events::{EventBus, EventKind};
+use crate::time::{Clock, MINUTE_MS, ManualClock};
 
 const T0: i64 = 1_700_000_000_000;
 
@@ -180,8 +180,8 @@ fn schedules_survive_a_reopen_and_page_by_cursor() {
 fn cron_schedule_runs_at_its_matching_minutes_in_utc() {
     let dir = tempfile::tempdir().expect("tempdir");
     // 2026-03-10T12:03:20Z, a Tuesday.
-    let t0 = crate::brain::record::rfc3339::parse("2026-03-10T12:03:20Z").expect("t0");
-    let at = |text: &str| crate::brain::record::rfc3339::parse(text).expect("time");
+    let t0 = crate::time::rfc3339::parse("2026-03-10T12:03:20Z").expect("t0");
+    let at = |text: &str| crate::time::rfc3339::parse(text).expect("time");
     let clock = ManualClock::new(t0);
     let store = open(dir.path(), &clock);
     let s = store
@@ -247,7 +247,7 @@ fn bad_cron_expressions_are_refused_naming_the_field() {
             other => panic!("{expr}: {other:?}"),
         }
     }
-    let far = crate::brain::record::rfc3339::parse("9999-06-01T00:00:00Z").expect("time");
+    let far = crate::time::rfc3339::parse("9999-06-01T00:00:00Z").expect("time");
     assert!(matches!(
         store.create(NewSchedule {
             cadence: NewCadence::Cron("0 0 1 1 *".into()),

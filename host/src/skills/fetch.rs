@@ -1,6 +1,6 @@
 //! Installing from a URL of a raw SKILL.md, or from a local file or skill directory.
 //!
-//! A URL goes through [`net::get`](super::net::get) with [`NetPolicy::for_url`]:
+//! A URL goes through [`net::get`](crate::net::get) with [`NetPolicy::for_url`]:
 //! http(s) only, at most 1 MiB (the read stops beyond), 10 s for everything,
 //! redirects followed by hand with each hop checked again, and non-public addresses
 //! refused unless `network.allowPrivate` is set. The bytes then go through the same
@@ -17,10 +17,10 @@ use super::id::SkillId;
 use super::index::{Source, SourceKind};
 use super::install::InstallOutcome;
 use super::library::Library;
-use super::net::{self, NetPolicy};
 use super::package::{RESOURCE_DIRS, SkillPackage};
 use super::registry::{RegistryError, blocking};
 use super::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use crate::net::{self, NetPolicy};
 
 /// Files read from a skill directory at most, and their total size.
 const MAX_DIR_FILES: usize = 256;
@@ -33,7 +33,11 @@ pub async fn fetch_url_package(
     id: Option<SkillId>,
     allow_private: bool,
 ) -> Result<(SkillPackage, Source), RegistryError> {
-    let fetched = net::get(url, &NetPolicy::for_url(allow_private)).await?;
+    let fetched = net::get(
+        url,
+        &NetPolicy::for_url(allow_private, MAX_SKILL_FILE_BYTES),
+    )
+    .await?;
     let html = fetched
         .content_type
         .as_deref()

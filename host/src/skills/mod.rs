@@ -24,7 +24,6 @@ mod id;
 mod index;
 mod install;
 mod library;
-pub mod net;
 mod package;
 mod parse;
 pub mod registry;

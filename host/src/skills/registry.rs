@@ -40,9 +40,9 @@ use super::id::SkillId;
 use super::index::{IndexEntry, Source, SourceKind};
 use super::install::{InstallOutcome, InstallStatus};
 use super::library::Library;
-use super::net::{self, FetchError, NetPolicy};
 use super::package::SkillPackage;
 use super::split::split;
+use crate::net::{self, FetchError, NetPolicy};
 
 /// The public community registry.
 pub const DEFAULT_REGISTRY: &str = "https://skills.mercuryagent.sh";

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, tool_args};
-use crate::skills::net::{self, FetchError, NetPolicy};
+use crate::net::{self, FetchError, NetPolicy};
 
 /// The largest body fetched, and the most text returned of it.
 pub const FETCH_MAX_BYTES: usize = 2 * 1024 * 1024;
@@ -35,9 +35,8 @@ pub(super) async fn fetch_url(
             format!("longer than {MAX_URL_BYTES} bytes"),
         ));
     }
-    let defaults = NetPolicy::for_url(allow_private);
+    let defaults = NetPolicy::for_url(allow_private, FETCH_MAX_BYTES);
     let policy = NetPolicy {
-        max_bytes: FETCH_MAX_BYTES,
         timeout: left.map_or(defaults.timeout, |left| left.min(defaults.timeout)),
         ..defaults
     };

@@ -26,8 +26,8 @@ use crate::brain::store::StoreError;
 use crate::brain::{NewMemory, SearchHit};
 use crate::config::ConfigFile;
 use crate::gate::{ToolRunner, Turn, policy};
+use crate::net::FetchError;
 use crate::shape::ShapeError;
-use crate::skills::net::FetchError;
 use crate::skills::{Library, LibraryError};
 
 pub use fetch::{FETCH_MAX_BYTES, FETCH_MAX_TEXT_CHARS};

@@ -1,22 +1,9 @@
-//! Outbound HTTP for skills (registry requests, installs from a URL), treating every
-//! answer as hostile:
-//!
-//! - `http` and `https` only; a redirect is followed by hand (at most
-//!   [`MAX_REDIRECTS`]) and every hop is checked again as if it were the first, and a
-//!   redirect from `https` to `http` is refused;
-//! - the host is resolved once per hop, every address it resolves to is checked, and
-//!   the connection goes to exactly those addresses (`resolve_to_addrs`), so a DNS
-//!   answer that changes between the check and the connect (rebinding) cannot lead
-//!   anywhere unchecked. Loopback, private, link-local, unique-local, CGNAT,
-//!   unspecified, multicast and reserved addresses ([`is_non_public`]) are refused
-//!   unless `network.allowPrivate` is set, or the hop is to the trusted origin (the
-//!   registry the operator configured, which may well be on a private network);
-//! - one deadline for the whole fetch, redirects included; no proxy from the
-//!   environment (a proxy would resolve names we never checked);
-//! - the body is read chunk by chunk and the read stops as soon as it passes the
-//!   limit (a `Content-Length` over the limit is refused before reading).
+//! The outbound HTTP client: one GET with every rule of the module applied (see
+//! `net/mod.rs`).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
+
+use super::address::is_non_public;
 use std::time::Duration;
 
 use reqwest::Url;
@@ -42,12 +29,13 @@ pub struct NetPolicy {
 }
 
 impl NetPolicy {
-    /// The policy for installing from a URL: 1 MiB, 10 s, no trusted origin.
-    pub fn for_url(allow_private: bool) -> NetPolicy {
+    /// The policy for a URL someone gave us (an install, `fetch_url`): 10 s, at most
+    /// `max_bytes`, no trusted origin.
+    pub fn for_url(allow_private: bool, max_bytes: usize) -> NetPolicy {
         NetPolicy {
             allow_private,
             timeout: URL_TIMEOUT,
-            max_bytes: super::MAX_SKILL_FILE_BYTES,
+            max_bytes,
             trusted_origin: None,
         }
     }
@@ -325,131 +313,12 @@ fn describe(error: &reqwest::Error) -> String {
     text
 }
 
-/// Addresses a URL from outside must not reach: loopback, private (RFC 1918),
-/// link-local, unique-local (fc00::/7), CGNAT (100.64.0.0/10), unspecified, broadcast,
-/// multicast, documentation, benchmarking and reserved ranges, and IPv6 forms that
-/// embed an IPv4 address (mapped, compatible, NAT64, 6to4) when that address is one of
-/// these; Teredo (which hides its address) is refused outright.
-pub fn is_non_public(addr: IpAddr) -> bool {
-    match addr {
-        IpAddr::V4(v4) => v4_non_public(v4),
-        IpAddr::V6(v6) => v6_non_public(v6),
-    }
-}
-
-fn v4_non_public(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    ip.is_unspecified()
-        || a == 0                                   // "this network" 0.0.0.0/8
-        || ip.is_loopback()                         // 127.0.0.0/8
-        || ip.is_private()                          // 10/8, 172.16/12, 192.168/16
-        || ip.is_link_local()                       // 169.254/16
-        || (a == 100 && (64..128).contains(&b))     // CGNAT 100.64/10
-        || (a == 192 && b == 0 && c == 0)           // IETF protocol assignments
-        || (a == 192 && b == 0 && c == 2)           // TEST-NET-1
-        || (a == 198 && b == 51 && c == 100)        // TEST-NET-2
-        || (a == 203 && b == 0 && c == 113)         // TEST-NET-3
-        || (a == 198 && (b == 18 || b == 19))       // benchmarking
-        || (a == 192 && b == 88 && c == 99)         // 6to4 relay anycast
-        || ip.is_multicast()                        // 224/4
-        || a >= 240 // reserved 240/4 and broadcast
-}
-
-fn v6_non_public(ip: Ipv6Addr) -> bool {
-    let seg = ip.segments();
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return v4_non_public(v4);
-    }
-    // IPv4-compatible (deprecated) ::a.b.c.d, but not :: and ::1 themselves.
-    if seg[..6] == [0; 6] && !(ip.is_unspecified() || ip.is_loopback()) {
-        let [a, b] = seg[6].to_be_bytes();
-        let [c, d] = seg[7].to_be_bytes();
-        return v4_non_public(Ipv4Addr::new(a, b, c, d));
-    }
-    // NAT64 64:ff9b::/96 embeds the IPv4 address in the last 32 bits.
-    if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b] = seg[6].to_be_bytes();
-        let [c, d] = seg[7].to_be_bytes();
-        return v4_non_public(Ipv4Addr::new(a, b, c, d));
-    }
-    // 6to4 2002::/16 embeds it in bits 16-48.
-    if seg[0] == 0x2002 {
-        let [a, b] = seg[1].to_be_bytes();
-        let [c, d] = seg[2].to_be_bytes();
-        return v4_non_public(Ipv4Addr::new(a, b, c, d));
-    }
-    ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (seg[0] & 0xfe00) == 0xfc00     // unique-local fc00::/7
-        || (seg[0] & 0xffc0) == 0xfe80     // link-local fe80::/10
-        || (seg[0] & 0xffc0) == 0xfec0     // site-local (deprecated) fec0::/10
-        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || (seg[0] == 0x2001 && seg[1] == 0) // Teredo 2001::/32
-        || seg[0] == 0x0100 && seg[1..4] == [0, 0, 0] // discard-only 100::/64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn skills_net_classifies_addresses() {
-        for private in [
-            "127.0.0.1",
-            "127.8.9.10",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "100.127.255.255",
-            "0.0.0.0",
-            "0.1.2.3",
-            "255.255.255.255",
-            "224.0.0.1",
-            "240.0.0.1",
-            "192.0.2.5",
-            "198.18.0.1",
-            "::",
-            "::1",
-            "fc00::1",
-            "fd12:3456::1",
-            "fe80::1",
-            "fec0::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-            "::127.0.0.1",
-            "64:ff9b::a00:1",
-            "2002:7f00:1::",
-            "2001:db8::1",
-            "2001::1",
-        ] {
-            let ip: IpAddr = private.parse().unwrap();
-            assert!(is_non_public(ip), "{private} should be refused");
-        }
-        for public in [
-            "1.1.1.1",
-            "8.8.8.8",
-            "100.63.255.255",
-            "100.128.0.0",
-            "172.15.255.255",
-            "172.32.0.0",
-            "192.169.0.1",
-            "2606:4700::1111",
-            "::ffff:8.8.8.8",
-            "64:ff9b::808:808",
-            "2002:808:808::",
-        ] {
-            let ip: IpAddr = public.parse().unwrap();
-            assert!(!is_non_public(ip), "{public} should be allowed");
-        }
-    }
-
-    #[test]
-    fn skills_net_accepts_only_http_urls() {
+    fn accepts_only_http_urls() {
         assert!(parse_http_url("https://example.com/a/SKILL.md").is_ok());
         assert!(parse_http_url("http://127.0.0.1:8080/x").is_ok());
         for (bad, code) in [
@@ -496,13 +365,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn skills_net_refuses_private_addresses_and_rechecks_redirects() {
+    async fn refuses_private_addresses_and_rechecks_redirects() {
         let addr = serve(vec![answer("200 OK", "", b"hello")]).await;
         let url = format!("http://{addr}/x");
-        let strict = NetPolicy::for_url(false);
+        let strict = NetPolicy::for_url(false, 1024 * 1024);
         let e = get(&url, &strict).await.unwrap_err();
         assert_eq!(e.code(), "private-address", "{e}");
-        let open = NetPolicy::for_url(true);
+        let open = NetPolicy::for_url(true, 1024 * 1024);
         assert_eq!(get(&url, &open).await.unwrap().bytes, b"hello");
 
         // The trusted origin may be private; its redirect to another host may not.
@@ -511,7 +380,7 @@ mod tests {
         let origin = serve(vec![answer("302 Found", &location, b"")]).await;
         let trusting = NetPolicy {
             trusted_origin: Some(format!("127.0.0.1:{}", origin.port())),
-            ..NetPolicy::for_url(false)
+            ..NetPolicy::for_url(false, 1024 * 1024)
         };
         let e = get(&format!("http://{origin}/r"), &trusting)
             .await
@@ -520,14 +389,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn skills_net_bounds_redirects_schemes_and_size() {
+    async fn bounds_redirects_schemes_and_size() {
         let to_file = serve(vec![answer(
             "301 Moved",
             "Location: file:///etc/passwd\r\n",
             b"",
         )])
         .await;
-        let open = NetPolicy::for_url(true);
+        let open = NetPolicy::for_url(true, 1024 * 1024);
         let e = get(&format!("http://{to_file}/"), &open).await.unwrap_err();
         assert_eq!(e.code(), "bad-redirect", "{e}");
 
@@ -538,7 +407,7 @@ mod tests {
         let big = vec![b'a'; 2000];
         let small = NetPolicy {
             max_bytes: 1000,
-            ..NetPolicy::for_url(true)
+            ..NetPolicy::for_url(true, 1024 * 1024)
         };
         let declared = serve(vec![answer("200 OK", "", &big)]).await;
         let e = get(&format!("http://{declared}/"), &small)

@@ -1,0 +1,26 @@
+//! Outbound HTTP: the one client Engram uses to reach another machine (registry
+//! requests, installs from a URL, the `fetch_url` host tool), treating every answer as
+//! hostile:
+//!
+//! - `http` and `https` only; a redirect is followed by hand (at most
+//!   [`MAX_REDIRECTS`]) and every hop is checked again as if it were the first, and a
+//!   redirect from `https` to `http` is refused;
+//! - the host is resolved once per hop, every address it resolves to is checked, and
+//!   the connection goes to exactly those addresses (`resolve_to_addrs`), so a DNS
+//!   answer that changes between the check and the connect (rebinding) cannot lead
+//!   anywhere unchecked. Loopback, private, link-local, unique-local, CGNAT,
+//!   unspecified, multicast and reserved addresses ([`is_non_public`]) are refused
+//!   unless `network.allowPrivate` is set, or the hop is to the trusted origin (the
+//!   registry the operator configured, which may well be on a private network);
+//! - one deadline for the whole fetch, redirects included; no proxy from the
+//!   environment (a proxy would resolve names we never checked);
+//! - the body is read chunk by chunk and the read stops as soon as it passes the
+//!   limit (a `Content-Length` over the limit is refused before reading).
+
+mod address;
+mod client;
+
+pub use address::is_non_public;
+pub use client::{
+    FetchError, Fetched, MAX_REDIRECTS, NetPolicy, URL_TIMEOUT, get, origin_of, parse_http_url,
+};
