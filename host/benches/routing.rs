@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use engram::skills::route::{RoutableSkill, Router, RouterConfig};
+use engram::routing::{RoutableSkill, Router, RouterConfig};
 use serde_json::Value;
 
 use common::{Rng, Table, ms, ratio};
@@ -679,7 +679,7 @@ impl Table {
 // ---------------------------------------------------------------------------------
 // Calibration
 
-/// The sweep [`MIN_CONFIDENCE`](engram::skills::route::MIN_CONFIDENCE) was chosen
+/// The sweep [`MIN_CONFIDENCE`](engram::routing::MIN_CONFIDENCE) was chosen
 /// from: the best candidate's confidence for every calibration (even) row, then, per
 /// threshold, the false triggers among negatives and the invocations among queries,
 /// on the calibration half and on the held-out (odd) half.

@@ -20,7 +20,7 @@ use common::{percentile, time_n};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use engram::skills::feed::Feed;
+use engram::skills::registry::feed::Feed;
 use engram::skills::registry::{RegistryClient, RegistrySource, RegistryUrl};
 use engram::skills::{InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind};
 
@@ -158,7 +158,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let router = engram::skills::registry_server::router(&mirror()).unwrap();
+    let router = engram::skills::registry::server::router(&mirror()).unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();

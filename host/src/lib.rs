@@ -4,6 +4,7 @@
 pub mod api;
 pub mod app;
 pub mod brain;
+pub mod channels;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
@@ -13,6 +14,7 @@ pub mod html;
 pub mod ids;
 pub mod net;
 pub mod paths;
+pub mod routing;
 pub mod runtime;
 pub mod schedule;
 pub mod server;

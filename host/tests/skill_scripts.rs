@@ -26,7 +26,7 @@ use engram::runtime::{
     DenyAllGate, HostServices, KvStore, NoMemories, PluginError, Runtime, RuntimeOptions,
     ToolCaller, ToolDenied, ToolGate, builtin,
 };
-use engram::skills::seed::example;
+use engram::skills::library::seed::example;
 use engram::skills::{Library, Source, SourceKind};
 use support::guest_package;
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use engram::skills::bot::{ReplyStatus, Role, handle_skills_command};
+use engram::channels::skills_command::{ReplyStatus, Role, handle_skills_command};
 use engram::skills::registry::RegistrySource;
 use engram::skills::{Library, RegistryClient, RegistryUrl};
 
@@ -14,7 +14,7 @@ fn mirror() -> PathBuf {
 
 /// Serves the mirror on a free loopback port; returns the registry URL.
 async fn registry() -> String {
-    let router = engram::skills::registry_server::router(&mirror()).expect("mirror");
+    let router = engram::skills::registry::server::router(&mirror()).expect("mirror");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -7,8 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use engram::skills::{
-    INDEX_FILE, InstallStatus, Library, LibraryError, SkillId, SkillPackage, Source, SourceKind,
-    load_skill_dir,
+    INDEX_FILE, InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind, load_skill_dir,
 };
 
 fn skill_md(name: &str, version: &str, body: &str) -> Vec<u8> {
@@ -355,7 +354,7 @@ fn skills_hostile_names_and_ids_are_refused() {
         "a/\u{7}",
     ] {
         assert!(
-            matches!(SkillId::parse(id), Err(LibraryError::InvalidId { .. })),
+            matches!(SkillId::parse(id), Err(engram::skills::IdError { .. })),
             "{id}"
         );
     }

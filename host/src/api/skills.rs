@@ -26,10 +26,11 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery};
 use crate::app::App;
+use crate::skills::RegistryClient;
+use crate::skills::registry::direct;
 use crate::skills::{
     InstallOutcome, InstallStatus, InstalledSkill, ScanProblem, Slug, SourceKind, Warning,
 };
-use crate::skills::{RegistryClient, fetch};
 
 /// `GET /api/skills`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -301,7 +302,7 @@ pub async fn list_skills(State(app): State<Arc<App>>) -> Result<Json<SkillList>,
             problems: disk.problems.iter().map(|p| problem(p, root)).collect(),
             template: disk
                 .template
-                .then(|| crate::skills::seed::TEMPLATE_DIR.to_string()),
+                .then(|| crate::skills::library::TEMPLATE_DIR.to_string()),
         }))
     })
     .await
@@ -503,7 +504,7 @@ pub async fn install_from_url(
 ) -> Result<Json<InstallResult>, ApiError> {
     let allow_private = app.config.current().network.allow_private.unwrap_or(false);
     let outcome =
-        fetch::install_from_url(&app.skills, &body.url, None, body.force, allow_private).await?;
+        direct::install_from_url(&app.skills, &body.url, None, body.force, allow_private).await?;
     Ok(Json(installed(outcome)?))
 }
 

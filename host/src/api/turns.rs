@@ -46,7 +46,7 @@ use crate::gate::{
     TurnState, Verdict, policy,
 };
 use crate::net::FetchError;
-use crate::skills::route::Reason;
+use crate::routing::Reason;
 use crate::skills::{CatalogEntry, InvokedSkill};
 use crate::tools::{HostTool, ToolError};
 
@@ -434,8 +434,8 @@ fn open_turn_blocking(
     };
     let router = app.router.for_catalog(&entries);
     let routing = match skill {
-        Some(slug) => crate::skills::route::Routing {
-            invoked: Some(crate::skills::route::Invocation {
+        Some(slug) => crate::routing::Routing {
+            invoked: Some(crate::routing::Invocation {
                 slug: slug.to_string(),
                 reason: Reason::Explicit,
                 confidence: f32::INFINITY,
@@ -543,7 +543,7 @@ fn open_turn_blocking(
 
 fn invoked_view(
     app: &App,
-    invocation: crate::skills::route::Invocation,
+    invocation: crate::routing::Invocation,
     skill: InvokedSkill,
 ) -> InvokedView {
     let slug = skill.id.slug().to_string();

@@ -29,7 +29,7 @@ pub fn run(command: RegistryCommand) -> anyhow::Result<ExitCode> {
                 .worker_threads(2)
                 .enable_all()
                 .build()?;
-            runtime.block_on(crate::skills::registry_server::serve(&dir, listen))?;
+            runtime.block_on(crate::skills::registry::server::serve(&dir, listen))?;
             Ok(ExitCode::SUCCESS)
         }
     }

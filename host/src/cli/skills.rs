@@ -22,11 +22,11 @@ use serde_json::{Value, json};
 use super::text::{clean, clean_block, cut};
 use crate::config::{Config, ConfigFile};
 use crate::paths::DataDir;
-use crate::skills::feed::{FeedCategory, FeedSkill};
-use crate::skills::fetch;
-use crate::skills::registry::{
-    FeedOrigin, LoadedFeed, RegistryClient, RegistryError, RegistryUrl, UpdateStatus, human_age,
-};
+use crate::skills::registry::client::{FeedOrigin, LoadedFeed, human_age};
+use crate::skills::registry::direct;
+use crate::skills::registry::feed::{FeedCategory, FeedSkill};
+use crate::skills::registry::update::UpdateStatus;
+use crate::skills::registry::{RegistryClient, RegistryError, RegistryUrl};
 use crate::skills::{IndexEntry, InstallOutcome, Library, SkillId, SourceKind};
 
 #[derive(Debug, Args)]
@@ -543,7 +543,7 @@ async fn install(
         let (result, kind) = if lower.starts_with("http://") || lower.starts_with("https://") {
             ctx.progress(format!("fetching {from}"));
             (
-                fetch::install_from_url(&library, from, id, force, ctx.allow_private()).await,
+                direct::install_from_url(&library, from, id, force, ctx.allow_private()).await,
                 SourceKind::Url,
             )
         } else if from.contains("://") {
@@ -552,7 +552,7 @@ async fn install(
             );
         } else {
             (
-                fetch::install_from_file(&library, Path::new(from), id, force),
+                direct::install_from_file(&library, Path::new(from), id, force),
                 SourceKind::File,
             )
         };
@@ -970,7 +970,7 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
     let library = ctx.library()?;
     let mut seeded = Value::Null;
     if seed_skills {
-        match crate::skills::seed::seed_builtins(&library) {
+        match crate::skills::library::seed::seed_builtins(&library) {
             Ok(report) => {
                 check(
                     "seed",

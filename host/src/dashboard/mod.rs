@@ -83,7 +83,7 @@ fn page(
     }
     let registry = RegistryUrl::resolve(
         None,
-        std::env::var(crate::skills::registry::REGISTRY_ENV)
+        std::env::var(crate::skills::registry::client::REGISTRY_ENV)
             .ok()
             .as_deref(),
         state.app.config.current().skills.registry.as_deref(),

@@ -218,7 +218,7 @@ mod tests {
             assert_eq!(lookup(host).map(|s| s.kind), Some(ToolKind::Host), "{host}");
         }
         // Every tool a built-in skill declares is known, so seeding reports nothing.
-        for (skill, md) in crate::skills::seed::BUILTINS {
+        for (skill, md) in crate::skills::library::seed::BUILTINS {
             let parsed = crate::skills::parse_skill(md.as_bytes()).expect("built-in parses");
             let allowed = parsed.frontmatter.allowed_tools;
             assert!(!allowed.is_empty(), "{skill}");

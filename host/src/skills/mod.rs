@@ -1,58 +1,33 @@
-//! Skills: SKILL.md parsing and validation, and the library of installed skills under
-//! `{data_dir}/skills/` with its `.index.json` (DESIGN.md section 4).
+//! Skills (DESIGN.md section 4): SKILL.md files, the library of installed skills, and
+//! where skills come from. Three parts, each depending only on the ones before it:
 //!
-//! Reading a SKILL.md is a pipeline of small steps, each in its own module:
-//! `split` finds the frontmatter in the raw bytes, `yaml` reads it into a bounded tree,
-//! `fields` picks the fields out of it (top level or `metadata.*`), and `validate`
-//! applies the rules and decides the skill's identity. [`parse_skill`] and
-//! [`load_skill`] run the pipeline. The body is carried as an opaque string and never
-//! interpreted.
+//! - [`format`]: one SKILL.md file -> a validated skill (no I/O);
+//! - [`library`]: `{data_dir}/skills/` and its `.index.json`: discovery, installs,
+//!   activation, removal, the built-ins, what turns and listings show;
+//! - [`registry`]: the registry client and server, installs from a URL or a file,
+//!   updates.
 //!
-//! The library ([`Library`]) keeps skills on disk: discovery, activation, removal and
-//! installs that are all-or-nothing even when the process is killed half-way.
+//! Choosing a skill for a message is `crate::routing`; the chat command `/skills` is
+//! `crate::channels`.
 
-mod archive;
-pub mod bot;
-mod catalog;
-mod durable;
-pub mod embed;
-mod error;
-pub mod feed;
-pub mod fetch;
-mod fields;
-mod id;
-mod index;
-mod install;
-mod library;
-mod package;
-mod parse;
+pub mod format;
+pub mod library;
 pub mod registry;
-pub mod registry_server;
-mod repair;
-pub mod route;
-mod scan;
-pub mod seed;
-mod split;
-mod text;
-mod validate;
-mod view;
-pub mod wordpiece;
-mod yaml;
 
-pub use catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
-pub use error::{LibraryError, SkillError, Warning};
-pub use fields::{Frontmatter, split_tool_list};
-pub use id::{SkillId, Slug, SlugError};
-pub use index::{INDEX_FILE, INDEX_VERSION, Index, IndexEntry, Source, SourceKind};
-pub use install::{InstallOutcome, InstallStatus};
+pub use format::fields::{Frontmatter, split_tool_list};
+pub use format::parse::{ParsedSkill, parse_skill};
+pub use format::validate::{ValidSkill, load_skill, validate, validate_frontmatter};
+pub use format::{IdError, SkillError, SkillId, Slug, SlugError, Warning};
+pub use library::catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
+pub use library::error::{LibraryError, ScanProblem};
+pub use library::index::{INDEX_FILE, INDEX_VERSION, Index, IndexEntry, Source, SourceKind};
+pub use library::install::{InstallOutcome, InstallStatus};
+pub use library::package::{PackagePath, SkillPackage};
+pub use library::scan::{DiskCheck, DroppedEntry, ScanReport};
+pub use library::seed::{SeedReport, SeedSkip, SkipReason, seed_builtins, seed_new_builtins};
+pub use library::view::{InstalledSkill, SkillDetail};
 pub use library::{Library, load_skill_dir};
-pub use package::{PackagePath, SkillPackage};
-pub use parse::{ParsedSkill, parse_skill};
 pub use registry::{RegistryClient, RegistryError, RegistryUrl, skill_page_url};
-pub use scan::{DiskCheck, DroppedEntry, ScanProblem, ScanReport};
-pub use seed::{SeedReport, SeedSkip, SkipReason, seed_builtins, seed_new_builtins};
-pub use validate::{ValidSkill, load_skill, validate, validate_frontmatter};
-pub use view::{InstalledSkill, SkillDetail};
 
 /// A SKILL.md larger than this is refused before it is decoded: a skill is
 /// instructions injected into a model's context, not a data file.

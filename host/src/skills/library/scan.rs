@@ -19,14 +19,14 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::TEMPLATE_DIR;
 use super::durable::unique_name;
-use super::error::LibraryError;
-use super::id::{SkillId, Slug};
+use super::error::{LibraryError, ScanProblem};
 use super::index::{INDEX_FILE, Index, IndexEntry, Source, SourceKind, now};
-use super::library::{Library, STAGING_PREFIX, TRASH_PREFIX, load_skill_dir, trash_origin};
-use super::seed::TEMPLATE_DIR;
-use super::validate::ValidSkill;
+use super::{Library, STAGING_PREFIX, TRASH_PREFIX, load_skill_dir, trash_origin};
 use crate::events::EventKind;
+use crate::skills::format::id::{SkillId, Slug};
+use crate::skills::format::validate::ValidSkill;
 
 /// Directory entries a scan looks at, at most (root and each category together).
 const MAX_SCAN_ENTRIES: usize = 10_000;
@@ -52,26 +52,6 @@ pub struct ScanReport {
 pub struct DroppedEntry {
     pub slug: String,
     pub path: String,
-}
-
-/// A skill directory that could not be used.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScanProblem {
-    /// Relative to the skills root.
-    pub path: String,
-    /// The rule or error code ([`LibraryError::code`]).
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl ScanProblem {
-    pub(super) fn new(path: String, error: &LibraryError) -> ScanProblem {
-        ScanProblem {
-            path,
-            code: error.code(),
-            message: error.to_string(),
-        }
-    }
 }
 
 /// What a scan would find that the index does not say, found without changing
@@ -290,7 +270,7 @@ impl Library {
                     (Ok(_), Err(_)) => report.problems.push(unaddressable(&skill_dir, rel)),
                     (Err(_), _) => {
                         if let Err(error) = SkillId::parse(&rel) {
-                            report.problems.push(ScanProblem::new(rel, &error));
+                            report.problems.push(ScanProblem::new(rel, &error.into()));
                         }
                     }
                 }

@@ -43,7 +43,7 @@
 //!
 //! Meaning: words alone miss paraphrases ("will it rain tomorrow" shares no word with
 //! "weather forecasts"). So every skill also gets a vector, the mean of the static
-//! word embeddings ([`super::embed`], distilled from the sentence-embedding model
+//! word embeddings ([`self::embed`], distilled from the sentence-embedding model
 //! all-MiniLM-L6-v2) of its kept words (name, intents, tags, categories, description,
 //! unstemmed; claims and filler are not among them), L2-normalised, computed when the
 //! router is built. The request's kept words give its vector the same way, and every
@@ -95,15 +95,18 @@
 //! category that is ("any request"). Repeating a topic word does not pay either: BM25
 //! saturates term frequency and normalises by field length.
 
+pub mod embed;
+pub mod wordpiece;
+
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use serde::Serialize;
 
-use super::catalog::CatalogEntry;
-use super::embed;
-use super::fields::Frontmatter;
+use crate::skills::library::catalog::CatalogEntry;
+
+use crate::skills::format::fields::Frontmatter;
 
 /// The confidence (`lexical * sqrt(coverage) + semantic`) the best candidate needs to
 /// be invoked.

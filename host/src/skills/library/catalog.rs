@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::fields::Frontmatter;
-use super::id::SkillId;
 use super::index::IndexEntry;
+use crate::skills::format::fields::Frontmatter;
+use crate::skills::format::id::SkillId;
 
 /// The most characters a summary has, ellipsis included.
 pub const SUMMARY_CHARS: usize = 160;

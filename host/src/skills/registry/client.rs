@@ -27,22 +27,21 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::ser::SerializeStruct;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::archive::{self, ArchiveError, MAX_TARBALL_BYTES};
-use super::durable::{read_bounded, replace_file};
-use super::error::LibraryError;
-use super::feed::{Feed, FeedError, FeedSkill, Lookup, MAX_FEED_BYTES};
-use super::fetch;
-use super::id::SkillId;
-use super::index::{IndexEntry, Source, SourceKind};
-use super::install::{InstallOutcome, InstallStatus};
-use super::library::Library;
-use super::package::SkillPackage;
-use super::split::split;
-use crate::net::{self, FetchError, NetPolicy};
+use super::archive::{self, MAX_TARBALL_BYTES};
+use super::error::{RegistryError, blocking};
+use super::feed::{Feed, FeedSkill, Lookup, MAX_FEED_BYTES};
+use crate::net::{self, NetPolicy};
+use crate::skills::format::id::SkillId;
+use crate::skills::format::split::split;
+use crate::skills::library::Library;
+use crate::skills::library::durable::{read_bounded, replace_file};
+use crate::skills::library::error::LibraryError;
+use crate::skills::library::index::{Source, SourceKind};
+use crate::skills::library::install::InstallOutcome;
+use crate::skills::library::package::SkillPackage;
 
 /// The public community registry.
 pub const DEFAULT_REGISTRY: &str = "https://skills.mercuryagent.sh";
@@ -55,101 +54,6 @@ pub const REGISTRY_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_DETAIL_BYTES: usize = 4 * 1024 * 1024;
 const CACHE_FEED: &str = "feed.json";
 const CACHE_META: &str = "meta.json";
-
-/// Why a registry, URL or file operation failed. Nothing was installed.
-#[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
-    #[error("invalid registry URL {url:?}: {reason}")]
-    BadRegistry { url: String, reason: String },
-    #[error(transparent)]
-    Fetch(#[from] FetchError),
-    #[error("the registry {registry} cannot be reached and no feed is cached: {source}")]
-    Offline {
-        registry: String,
-        #[source]
-        source: FetchError,
-    },
-    #[error("{registry}: {source}")]
-    Feed {
-        registry: String,
-        #[source]
-        source: FeedError,
-    },
-    #[error("no skill `{id}` in the registry {registry}")]
-    NotInRegistry { id: String, registry: String },
-    #[error("`{slug}` is in more than one category ({}); give the full id", candidates.join(", "))]
-    Ambiguous {
-        slug: String,
-        candidates: Vec<String>,
-    },
-    #[error(
-        "SHA-256 MISMATCH for {id}: the registry feed lists {expected}, but the SKILL.md body downloaded from {registry} hashes to {actual}. The file may have been tampered with; nothing was installed."
-    )]
-    ShaMismatch {
-        id: String,
-        registry: String,
-        expected: String,
-        actual: String,
-    },
-    #[error("{id}: the archive from the registry was refused: {source}")]
-    Archive {
-        id: String,
-        #[source]
-        source: ArchiveError,
-    },
-    #[error("{id}: the registry's detail answer is unusable: {reason}")]
-    Detail { id: String, reason: String },
-    #[error("{url}: {reason}")]
-    NotASkill { url: String, reason: String },
-    #[error(transparent)]
-    Library(#[from] LibraryError),
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl RegistryError {
-    /// A stable code for clients.
-    pub fn code(&self) -> &'static str {
-        match self {
-            RegistryError::BadRegistry { .. } => "bad-registry-url",
-            RegistryError::Fetch(e) => e.code(),
-            RegistryError::Offline { .. } => "registry-unreachable",
-            RegistryError::Feed { .. } => "feed-invalid",
-            RegistryError::NotInRegistry { .. } => "not-in-registry",
-            RegistryError::Ambiguous { .. } => "ambiguous-id",
-            RegistryError::ShaMismatch { .. } => "sha-mismatch",
-            RegistryError::Archive { source, .. } => source.code(),
-            RegistryError::Detail { .. } => "detail-invalid",
-            RegistryError::NotASkill { .. } => "not-a-skill",
-            RegistryError::Library(e) => e.code(),
-            RegistryError::Internal(_) => "internal",
-        }
-    }
-}
-
-/// `{"code": "...", "message": "..."}`.
-impl Serialize for RegistryError {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_struct("RegistryError", 2)?;
-        out.serialize_field("code", self.code())?;
-        out.serialize_field("message", &self.to_string())?;
-        out.end()
-    }
-}
-
-/// Runs blocking library work off the async threads.
-pub async fn blocking<T, E>(
-    work: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, RegistryError>
-where
-    T: Send + 'static,
-    E: Into<RegistryError> + Send + 'static,
-{
-    match tokio::task::spawn_blocking(work).await {
-        Ok(result) => result.map_err(Into::into),
-        Err(e) => Err(RegistryError::Internal(e.to_string())),
-    }
-}
 
 /// Where the registry URL in force came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -342,38 +246,13 @@ pub struct RegistryInstall {
     pub page_url: String,
 }
 
-/// What `update` did for one installed skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UpdateStatus {
-    Updated,
-    UpToDate,
-    Skipped,
-    Failed,
-}
-
-#[derive(Debug, Serialize)]
-pub struct UpdateResult {
-    pub slug: String,
-    pub id: String,
-    pub source: SourceKind,
-    pub status: UpdateStatus,
-    pub from_version: Option<String>,
-    pub to_version: Option<String>,
-    /// Why it was skipped.
-    pub reason: Option<String>,
-    pub error: Option<RegistryError>,
-    /// The registry page, for registry skills.
-    pub page_url: Option<String>,
-}
-
 /// The client for one registry.
 #[derive(Debug, Clone)]
 pub struct RegistryClient {
-    registry: RegistryUrl,
+    pub(super) registry: RegistryUrl,
     cache_dir: PathBuf,
     ttl: Duration,
-    allow_private: bool,
+    pub(super) allow_private: bool,
 }
 
 impl RegistryClient {
@@ -535,7 +414,7 @@ impl RegistryClient {
             registry: self.registry.as_str().to_string(),
             source,
         })?;
-        let fetched_at = super::index::now();
+        let fetched_at = crate::skills::library::index::now();
         // A cache that cannot be written only costs a refetch next time.
         if let Err(e) = self.write_cache(&bytes, &fetched_at) {
             tracing::warn!(dir = %self.cache_dir.display(), "registry feed not cached: {e}");
@@ -681,138 +560,6 @@ impl RegistryClient {
     ) -> Result<RegistryInstall, RegistryError> {
         let mut loaded = self.feed().await?;
         self.install_with(&mut loaded, library, id, force).await
-    }
-
-    /// Brings installed skills up to date: all of them, or the one `only` names (slug
-    /// or id). Registry skills from this registry are compared with the feed (fetched
-    /// now, or the stale cache offline) and reinstalled when their sha differs; skills
-    /// from a URL or a file are fetched or read again. Pinned skills, skills from
-    /// another registry, seeded and manual skills are skipped. One failure does not
-    /// stop the others; each result says what happened.
-    pub async fn update(
-        &self,
-        library: &Library,
-        only: Option<&str>,
-    ) -> Result<(Vec<UpdateResult>, Option<LoadedFeed>), RegistryError> {
-        let lib = library.clone();
-        let index = blocking(move || lib.list()).await?;
-        let entries: Vec<(String, IndexEntry)> = match only {
-            Some(id) => {
-                let slug = SkillId::parse(id)?.slug().to_string();
-                let entry = index
-                    .skills
-                    .get(&slug)
-                    .filter(|e| !id.contains('/') || e.id == id)
-                    .cloned()
-                    .ok_or_else(|| LibraryError::NotFound(id.to_string()))?;
-                vec![(slug, entry)]
-            }
-            None => index.skills.into_iter().collect(),
-        };
-        let mut loaded: Option<LoadedFeed> = None;
-        let mut results = Vec::new();
-        for (slug, entry) in entries {
-            let mut result = UpdateResult {
-                slug: slug.clone(),
-                id: entry.id.clone(),
-                source: entry.source.kind,
-                status: UpdateStatus::Skipped,
-                from_version: entry.version.clone(),
-                to_version: entry.version.clone(),
-                reason: None,
-                error: None,
-                page_url: None,
-            };
-            if entry.pinned {
-                result.reason = Some("pinned".into());
-                results.push(result);
-                continue;
-            }
-            let outcome = match entry.source.kind {
-                SourceKind::Registry => {
-                    let from = entry.source.registry.as_deref().unwrap_or_default();
-                    if from != self.registry.as_str() {
-                        result.reason = Some(format!(
-                            "installed from the registry {from}; pass --registry {from} to update it"
-                        ));
-                        results.push(result);
-                        continue;
-                    }
-                    result.page_url = Some(self.registry.skill_page_url(&entry.id));
-                    if loaded.is_none() {
-                        loaded = Some(self.refresh().await?);
-                    }
-                    let feed = loaded.as_mut().expect("loaded above");
-                    match feed.find(&entry.id, &self.registry) {
-                        Ok(skill) if skill.sha == entry.sha256 => {
-                            result.status = UpdateStatus::UpToDate;
-                            results.push(result);
-                            continue;
-                        }
-                        Ok(_) => self
-                            .install_with(feed, library, &entry.id, false)
-                            .await
-                            .map(|r| r.outcome),
-                        Err(RegistryError::NotInRegistry { .. }) => {
-                            result.reason = Some("no longer in the registry".into());
-                            results.push(result);
-                            continue;
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-                SourceKind::Url => match &entry.source.url {
-                    Some(url) => {
-                        let id = entry.skill_id()?;
-                        fetch::install_from_url(library, url, Some(id), false, self.allow_private)
-                            .await
-                    }
-                    None => Err(RegistryError::NotASkill {
-                        url: String::new(),
-                        reason: "the index records no URL for this skill".into(),
-                    }),
-                },
-                SourceKind::File => match &entry.source.url {
-                    Some(path) => {
-                        let id = entry.skill_id()?;
-                        let lib = library.clone();
-                        let path = PathBuf::from(path);
-                        blocking(move || fetch::install_from_file(&lib, &path, Some(id), false))
-                            .await
-                    }
-                    None => Err(RegistryError::NotASkill {
-                        url: String::new(),
-                        reason: "the index records no file for this skill".into(),
-                    }),
-                },
-                SourceKind::Seed | SourceKind::Manual => {
-                    result.reason = Some(format!(
-                        "{} skills have no source to update from",
-                        match entry.source.kind {
-                            SourceKind::Seed => "built-in",
-                            _ => "manually placed",
-                        }
-                    ));
-                    results.push(result);
-                    continue;
-                }
-            };
-            match outcome {
-                Ok(outcome) => {
-                    result.status = match outcome.status {
-                        InstallStatus::AlreadyInstalled => UpdateStatus::UpToDate,
-                        _ => UpdateStatus::Updated,
-                    };
-                    result.to_version = outcome.version;
-                }
-                Err(error) => {
-                    result.status = UpdateStatus::Failed;
-                    result.error = Some(error);
-                }
-            }
-            results.push(result);
-        }
-        Ok((results, loaded))
     }
 }
 

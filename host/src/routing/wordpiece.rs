@@ -181,7 +181,7 @@ fn fold_accent(c: char) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::skills::embed;
+    use crate::routing::embed;
 
     fn tokens(text: &str) -> Vec<&'static str> {
         let vocab: Vec<&'static str> = embed::VOCAB.lines().collect();

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use super::error::LibraryError;
-use super::id::SkillId;
-use super::text::is_hidden;
-use super::validate::{ValidSkill, load_skill};
+use crate::skills::format::id::SkillId;
+use crate::skills::format::text::is_hidden;
+use crate::skills::format::validate::{ValidSkill, load_skill};
 
 /// The directories a skill may ship files in.
 pub const RESOURCE_DIRS: [&str; 2] = ["scripts", "references"];

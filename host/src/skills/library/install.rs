@@ -15,14 +15,15 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::durable::{sync_dir, unique_name, write_new};
-use super::error::{LibraryError, Warning};
-use super::id::SkillId;
+use super::error::LibraryError;
 use super::index::{IndexEntry, Source};
-use super::library::{Library, STAGING_PREFIX};
 use super::package::SkillPackage;
 use super::scan::entry_for;
-use super::validate::ValidSkill;
+use super::{Library, STAGING_PREFIX};
 use crate::events::EventKind;
+use crate::skills::format::error::Warning;
+use crate::skills::format::id::SkillId;
+use crate::skills::format::validate::ValidSkill;
 
 /// What an install did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -197,7 +198,7 @@ impl Library {
         };
         let dir = &staging.dir;
         std::fs::create_dir(dir).map_err(LibraryError::io(dir))?;
-        let skill_md = dir.join(super::SKILL_FILE);
+        let skill_md = dir.join(crate::skills::SKILL_FILE);
         write_new(&skill_md, package.skill_md()).map_err(LibraryError::io(&skill_md))?;
         let mut dirs = vec![dir.to_path_buf()];
         for (path, bytes) in package.files() {

@@ -6,12 +6,12 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::MAX_SKILL_FILE_BYTES;
 use super::error::{SkillError, Warning};
 use super::fields::{Frontmatter, read_fields};
 use super::repair::repair;
 use super::split::split;
 use super::yaml::parse_mapping;
+use crate::skills::MAX_SKILL_FILE_BYTES;
 
 /// A SKILL.md read faithfully, before the rules are applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]

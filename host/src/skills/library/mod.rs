@@ -9,26 +9,44 @@
 //! saved after, so a crash in between is undone by the next discovery scan
 //! (`scan.rs`), which puts the directory back when the index still lists it.
 
+//!
+//! Around the [`Library`]: `index` (the `.index.json` file), `install` (staged installs
+//! renamed into place), `scan` (discovery and crash recovery), `seed` (the built-ins),
+//! `package` (a validated SKILL.md with its files), `catalog` and `view` (what turns
+//! and listings show), `durable` (fsync and rename helpers), `error`.
+
+pub mod catalog;
+pub(crate) mod durable;
+pub mod error;
+pub mod index;
+pub mod install;
+pub mod package;
+pub mod scan;
+pub mod seed;
+pub mod view;
+
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::catalog::{CatalogEntry, InvokedSkill};
-use super::durable::{read_bounded, read_head, sync_dir, unique_name};
-use super::error::{LibraryError, SkillError, Warning};
-use super::fields::Frontmatter;
-use super::id::{SkillId, Slug};
-use super::index::{INDEX_FILE, Index, IndexEntry};
-use super::package::RESOURCE_DIRS;
-use super::parse::parse_head;
-use super::scan::ScanProblem;
-use super::validate::{ValidSkill, load_skill, validate_frontmatter};
-use super::{MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use self::catalog::{CatalogEntry, InvokedSkill};
+use self::durable::{read_bounded, read_head, sync_dir, unique_name};
+use self::index::{INDEX_FILE, Index, IndexEntry};
+use self::package::RESOURCE_DIRS;
 use crate::events::{Event, EventBus, EventKind, HOST_WIDE};
+use crate::skills::format::error::{SkillError, Warning};
+use crate::skills::format::fields::Frontmatter;
+use crate::skills::format::id::{SkillId, Slug};
+use crate::skills::format::parse::parse_head;
+use crate::skills::format::validate::{ValidSkill, load_skill, validate_frontmatter};
+use crate::skills::{MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use error::{LibraryError, ScanProblem};
 
 const LOCK_FILE: &str = ".lock";
-pub(super) const TRASH_PREFIX: &str = ".trash-";
-pub(super) const STAGING_PREFIX: &str = ".staging-";
+/// The template's directory under the skills root: a skill to copy, never listed.
+pub const TEMPLATE_DIR: &str = "_template";
+pub(crate) const TRASH_PREFIX: &str = ".trash-";
+pub(crate) const STAGING_PREFIX: &str = ".staging-";
 /// Files listed as an invoked skill's resources, at most.
 const MAX_RESOURCES: usize = 256;
 /// Directory entries looked at while listing resources, at most.
@@ -136,7 +154,7 @@ impl Library {
             return Ok(entry.clone());
         }
         entry.active = active;
-        entry.updated_at = super::index::now();
+        entry.updated_at = self::index::now();
         let entry = entry.clone();
         index.save(&self.index_path())?;
         let kind = if active {

@@ -18,7 +18,7 @@ use super::fields::Frontmatter;
 use super::id::{Slug, SlugError};
 use super::parse::{ParsedSkill, parse_skill};
 use super::text::{codepoint, is_hidden, strip_hidden};
-use super::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+use crate::skills::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
 /// A skill that passed every rule.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::durable::{read_bounded, replace_file};
 use super::error::LibraryError;
-use super::id::{SkillId, Slug};
+use crate::skills::format::id::{SkillId, Slug};
 
 pub const INDEX_FILE: &str = ".index.json";
 pub const INDEX_VERSION: u32 = 1;
@@ -86,7 +86,7 @@ pub enum SourceKind {
 impl IndexEntry {
     /// Where the entry's skill lives (checked when the index was loaded).
     pub fn skill_id(&self) -> Result<SkillId, LibraryError> {
-        SkillId::parse(&self.path)
+        Ok(SkillId::parse(&self.path)?)
     }
 }
 

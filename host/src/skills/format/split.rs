@@ -5,8 +5,8 @@
 //! scan works on bytes and stops at [`MAX_FRONTMATTER_BYTES`], so a huge or unclosed
 //! file costs no more than that.
 
-use super::MAX_FRONTMATTER_BYTES;
 use super::error::SkillError;
+use crate::skills::MAX_FRONTMATTER_BYTES;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const DELIMITER: &[u8] = b"---";

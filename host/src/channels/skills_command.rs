@@ -24,14 +24,14 @@ use std::future::Future;
 
 use serde::Serialize;
 
-use super::catalog::summarize;
-use super::error::LibraryError;
-use super::id::SkillId;
-use super::index::{IndexEntry, SourceKind};
-use super::install::{InstallOutcome, InstallStatus};
-use super::library::Library;
-use super::text::is_hidden;
 use crate::config::BotChannelConfig;
+use crate::skills::format::id::SkillId;
+use crate::skills::format::text::is_hidden;
+use crate::skills::library::Library;
+use crate::skills::library::catalog::summarize;
+use crate::skills::library::error::LibraryError;
+use crate::skills::library::index::{IndexEntry, SourceKind};
+use crate::skills::library::install::{InstallOutcome, InstallStatus};
 
 /// Registry matches `/skills search` shows.
 pub const SEARCH_RESULTS: usize = 5;
@@ -111,7 +111,7 @@ pub trait RegistryView: Sync {
 
 /// The real registry client behind the handler: feed search and lookup, and the
 /// verified install.
-impl RegistryView for super::registry::RegistryClient {
+impl RegistryView for crate::skills::registry::RegistryClient {
     fn registry_url(&self) -> String {
         self.registry().as_str().to_string()
     }
@@ -144,14 +144,14 @@ impl RegistryView for super::registry::RegistryClient {
         library: &Library,
         id: &str,
     ) -> Result<InstallOutcome, RegistryFailure> {
-        super::registry::RegistryClient::install(self, library, id, false)
+        crate::skills::registry::RegistryClient::install(self, library, id, false)
             .await
             .map(|installed| installed.outcome)
             .map_err(failure)
     }
 }
 
-fn registry_skill(skill: &super::feed::FeedSkill) -> RegistrySkill {
+fn registry_skill(skill: &crate::skills::registry::feed::FeedSkill) -> RegistrySkill {
     RegistrySkill {
         id: skill.id.clone(),
         title: skill
@@ -164,7 +164,7 @@ fn registry_skill(skill: &super::feed::FeedSkill) -> RegistrySkill {
     }
 }
 
-fn failure(e: super::registry::RegistryError) -> RegistryFailure {
+fn failure(e: crate::skills::registry::RegistryError) -> RegistryFailure {
     RegistryFailure {
         code: e.code().to_string(),
         message: e.to_string(),

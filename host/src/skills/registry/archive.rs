@@ -9,10 +9,10 @@
 
 use std::io::Read;
 
-use super::id::SkillId;
-use super::package::RESOURCE_DIRS;
-use super::text::is_hidden;
-use super::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use crate::skills::format::id::SkillId;
+use crate::skills::format::text::is_hidden;
+use crate::skills::library::package::RESOURCE_DIRS;
+use crate::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
 
 /// Compressed tarballs larger than this are not downloaded.
 pub const MAX_TARBALL_BYTES: usize = 8 * 1024 * 1024;

@@ -17,8 +17,8 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, EnumAccess, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::MAX_YAML_NODES;
 use super::error::SkillError;
+use crate::skills::MAX_YAML_NODES;
 
 /// A YAML value. Mapping keys are text; entries keep their order.
 #[derive(Debug, Clone, PartialEq)]

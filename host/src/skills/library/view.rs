@@ -6,10 +6,11 @@
 use serde::Serialize;
 
 use super::catalog::CatalogEntry;
-use super::error::{LibraryError, Warning};
+use super::error::LibraryError;
+use super::error::ScanProblem;
 use super::index::IndexEntry;
-use super::library::{Library, list_resources};
-use super::scan::ScanProblem;
+use super::{Library, list_resources};
+use crate::skills::format::error::Warning;
 
 /// An indexed skill as listings show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

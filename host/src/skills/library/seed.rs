@@ -26,31 +26,29 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::SKILL_FILE;
 use super::durable::{read_bounded, replace_file, sync_dir};
 use super::error::LibraryError;
-use super::id::{SkillId, Slug};
 use super::index::{Source, SourceKind};
-use super::library::Library;
 use super::package::SkillPackage;
+use super::{Library, TEMPLATE_DIR};
+use crate::skills::SKILL_FILE;
+use crate::skills::format::id::{SkillId, Slug};
 
-/// The template's directory under the skills root.
-pub const TEMPLATE_DIR: &str = "_template";
 /// The template's SKILL.md.
-pub const TEMPLATE: &str = include_str!("../../../skills/_template/SKILL.md");
+pub const TEMPLATE: &str = include_str!("../../../../skills/_template/SKILL.md");
 /// The built-in skills: slug and SKILL.md, in seeding order.
 pub const BUILTINS: &[(&str, &str)] = &[
     (
         "web-search",
-        include_str!("../../../skills/web-search/SKILL.md"),
+        include_str!("../../../../skills/web-search/SKILL.md"),
     ),
     (
         "tweet-notifier",
-        include_str!("../../../skills/tweet-notifier/SKILL.md"),
+        include_str!("../../../../skills/tweet-notifier/SKILL.md"),
     ),
     (
         "screenshot",
-        include_str!("../../../skills/screenshot/SKILL.md"),
+        include_str!("../../../../skills/screenshot/SKILL.md"),
     ),
     (example::SLUG, example::SKILL_MD),
 ];
@@ -65,12 +63,12 @@ pub const BUILTIN_REFERENCES: &[(&str, &[(&str, &str)])] = &[(example::SLUG, exa
 /// its reference file and its script (`plugins/skill-scripts/word-stats`).
 pub mod example {
     pub const SLUG: &str = "word-stats";
-    pub const SKILL_MD: &str = include_str!("../../../skills/word-stats/SKILL.md");
+    pub const SKILL_MD: &str = include_str!("../../../../skills/word-stats/SKILL.md");
     pub const SCRIPT: &str = "word-stats";
     /// Its `references/` files: path under the skill and content.
     pub const REFERENCES: &[(&str, &str)] = &[(
         "references/writing-guide.md",
-        include_str!("../../../skills/word-stats/references/writing-guide.md"),
+        include_str!("../../../../skills/word-stats/references/writing-guide.md"),
     )];
 
     /// The example as an installable package: SKILL.md, references and its script.

@@ -25,10 +25,10 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::durable::read_bounded;
 use super::feed::Feed;
-use super::id::Slug;
 use crate::html::escape;
+use crate::skills::format::id::Slug;
+use crate::skills::library::durable::read_bounded;
 
 /// The largest file served.
 const MAX_SERVED_BYTES: usize = 32 * 1024 * 1024;

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Serialize, Serializer};
 
-use super::MAX_NAME_CHARS;
-use super::error::LibraryError;
+use crate::skills::MAX_NAME_CHARS;
 
 /// 1-64 characters: lowercase ASCII letters, digits and single hyphens, not at either end.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -67,6 +66,14 @@ impl fmt::Display for Slug {
     }
 }
 
+/// A skill id that is neither `slug` nor `category/slug`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid skill id {id:?}: {reason}")]
+pub struct IdError {
+    pub id: String,
+    pub reason: String,
+}
+
 /// Where a skill lives: `<slug>/` (flat layout) or `<category>/<slug>/` (registry
 /// layout, and the registry's id form). The slug alone identifies the skill.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -77,8 +84,8 @@ pub enum SkillId {
 
 impl SkillId {
     /// Parses `slug` or `category/slug`.
-    pub fn parse(id: &str) -> Result<SkillId, LibraryError> {
-        let invalid = |reason: String| LibraryError::InvalidId {
+    pub fn parse(id: &str) -> Result<SkillId, IdError> {
+        let invalid = |reason: String| IdError {
             id: id.to_string(),
             reason,
         };
@@ -188,7 +195,11 @@ mod tests {
             "a/\u{202e}b",
         ] {
             let e = SkillId::parse(bad).unwrap_err();
-            assert_eq!(e.code(), "invalid-id", "{bad}");
+            assert_eq!(
+                crate::skills::LibraryError::from(e).code(),
+                "invalid-id",
+                "{bad}"
+            );
         }
     }
 }

@@ -25,8 +25,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::id::SkillId;
-use super::text::strip_hidden;
+use crate::skills::format::id::SkillId;
+use crate::skills::format::text::strip_hidden;
 
 /// The protocol this client speaks.
 pub const SCHEMA: &str = "mercury-skills-registry@1";
@@ -218,7 +218,7 @@ impl Feed {
             category.name = clean(&category.name);
         }
         feed.categories
-            .retain(|c| super::id::Slug::parse(&c.slug).is_ok());
+            .retain(|c| crate::skills::format::id::Slug::parse(&c.slug).is_ok());
         // Counts from the entries actually listed; categories the feed forgot added.
         for category in &mut feed.categories {
             category.count = feed

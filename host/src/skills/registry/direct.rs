@@ -12,15 +12,16 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::{LibraryError, SkillError};
-use super::id::SkillId;
-use super::index::{Source, SourceKind};
-use super::install::InstallOutcome;
-use super::library::Library;
-use super::package::{RESOURCE_DIRS, SkillPackage};
-use super::registry::{RegistryError, blocking};
-use super::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
+use super::error::{RegistryError, blocking};
 use crate::net::{self, NetPolicy};
+use crate::skills::format::error::SkillError;
+use crate::skills::format::id::SkillId;
+use crate::skills::library::Library;
+use crate::skills::library::error::LibraryError;
+use crate::skills::library::index::{Source, SourceKind};
+use crate::skills::library::install::InstallOutcome;
+use crate::skills::library::package::{RESOURCE_DIRS, SkillPackage};
+use crate::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
 
 /// Files read from a skill directory at most, and their total size.
 const MAX_DIR_FILES: usize = 256;
@@ -124,7 +125,7 @@ pub fn install_from_file(
 }
 
 fn read_limited(path: &Path) -> Result<Vec<u8>, RegistryError> {
-    match super::durable::read_bounded(path, MAX_SKILL_FILE_BYTES) {
+    match crate::skills::library::durable::read_bounded(path, MAX_SKILL_FILE_BYTES) {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(size)) => Err(LibraryError::from(SkillError::FileTooLarge {
             size,

@@ -1,0 +1,128 @@
+//! What went wrong in the library ([`LibraryError`]), with a stable code for clients,
+//! and how a listing reports a skill directory it could not use ([`ScanProblem`]).
+
+use std::path::PathBuf;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use crate::skills::format::{IdError, SkillError};
+
+/// A library operation that failed. Nothing on disk changed unless the variant says so.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    #[error(transparent)]
+    Invalid(#[from] SkillError),
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("invalid skill id {id:?}: {reason}")]
+    InvalidId { id: String, reason: String },
+
+    #[error("no installed skill named `{0}`")]
+    NotFound(String),
+
+    #[error("the skill `{0}` is inactive; activate it first")]
+    Inactive(String),
+
+    #[error("{path} is not a valid skills index ({reason}); a discovery scan rebuilds it")]
+    IndexCorrupt { path: PathBuf, reason: String },
+
+    #[error("invalid file path {path:?} in the skill package: {reason}")]
+    PackagePath { path: String, reason: String },
+
+    #[error("the skill package is too large: {reason}")]
+    PackageTooLarge { reason: String },
+
+    #[error(
+        "a skill named `{slug}` is already installed at {existing}; remove it first or use force"
+    )]
+    SlugTaken { slug: String, existing: String },
+
+    #[error("{path} is in the way: it exists and is not a skill directory")]
+    PathTaken { path: PathBuf },
+
+    #[error("{path} leads outside the skills directory")]
+    OutsideRoot { path: PathBuf },
+}
+
+impl LibraryError {
+    /// A stable code for clients; a refused SKILL.md reports the rule it broke.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LibraryError::Invalid(e) => e.rule(),
+            LibraryError::Io { .. } => "io",
+            LibraryError::InvalidId { .. } => "invalid-id",
+            LibraryError::NotFound(_) => "not-found",
+            LibraryError::Inactive(_) => "inactive",
+            LibraryError::IndexCorrupt { .. } => "index-corrupt",
+            LibraryError::PackagePath { .. } => "package-path",
+            LibraryError::PackageTooLarge { .. } => "package-too-large",
+            LibraryError::SlugTaken { .. } => "slug-taken",
+            LibraryError::PathTaken { .. } => "path-taken",
+            LibraryError::OutsideRoot { .. } => "outside-root",
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> LibraryError {
+        let path = path.to_path_buf();
+        move |source| LibraryError::Io { path, source }
+    }
+}
+
+/// `{"code": "...", "message": "..."}`.
+impl Serialize for LibraryError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("LibraryError", 2)?;
+        out.serialize_field("code", self.code())?;
+        out.serialize_field("message", &self.to_string())?;
+        out.end()
+    }
+}
+
+impl From<IdError> for LibraryError {
+    fn from(e: IdError) -> LibraryError {
+        LibraryError::InvalidId {
+            id: e.id,
+            reason: e.reason,
+        }
+    }
+}
+
+/// A skill directory that could not be used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanProblem {
+    /// Relative to the skills root.
+    pub path: String,
+    /// The rule or error code ([`LibraryError::code`]).
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ScanProblem {
+    pub(crate) fn new(path: String, error: &LibraryError) -> ScanProblem {
+        ScanProblem {
+            path,
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_skill_md_reports_its_rule_as_the_library_code() {
+        let l = LibraryError::from(SkillError::NameMissing);
+        assert_eq!(l.code(), "name-missing");
+        assert_eq!(serde_json::to_value(&l).unwrap()["code"], "name-missing");
+    }
+}

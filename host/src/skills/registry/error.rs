@@ -1,0 +1,112 @@
+//! Why a registry, URL or file install failed ([`RegistryError`], with a stable code
+//! for clients), and [`blocking`], which runs the library's file-system work off the
+//! async threads for every install path.
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use super::archive::ArchiveError;
+use super::feed::FeedError;
+use crate::net::FetchError;
+use crate::skills::LibraryError;
+
+/// Why a registry, URL or file operation failed. Nothing was installed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("invalid registry URL {url:?}: {reason}")]
+    BadRegistry { url: String, reason: String },
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("the registry {registry} cannot be reached and no feed is cached: {source}")]
+    Offline {
+        registry: String,
+        #[source]
+        source: FetchError,
+    },
+    #[error("{registry}: {source}")]
+    Feed {
+        registry: String,
+        #[source]
+        source: FeedError,
+    },
+    #[error("no skill `{id}` in the registry {registry}")]
+    NotInRegistry { id: String, registry: String },
+    #[error("`{slug}` is in more than one category ({}); give the full id", candidates.join(", "))]
+    Ambiguous {
+        slug: String,
+        candidates: Vec<String>,
+    },
+    #[error(
+        "SHA-256 MISMATCH for {id}: the registry feed lists {expected}, but the SKILL.md body downloaded from {registry} hashes to {actual}. The file may have been tampered with; nothing was installed."
+    )]
+    ShaMismatch {
+        id: String,
+        registry: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("{id}: the archive from the registry was refused: {source}")]
+    Archive {
+        id: String,
+        #[source]
+        source: ArchiveError,
+    },
+    #[error("{id}: the registry's detail answer is unusable: {reason}")]
+    Detail { id: String, reason: String },
+    #[error("{url}: {reason}")]
+    NotASkill { url: String, reason: String },
+    #[error(transparent)]
+    Library(#[from] LibraryError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl RegistryError {
+    /// A stable code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::BadRegistry { .. } => "bad-registry-url",
+            RegistryError::Fetch(e) => e.code(),
+            RegistryError::Offline { .. } => "registry-unreachable",
+            RegistryError::Feed { .. } => "feed-invalid",
+            RegistryError::NotInRegistry { .. } => "not-in-registry",
+            RegistryError::Ambiguous { .. } => "ambiguous-id",
+            RegistryError::ShaMismatch { .. } => "sha-mismatch",
+            RegistryError::Archive { source, .. } => source.code(),
+            RegistryError::Detail { .. } => "detail-invalid",
+            RegistryError::NotASkill { .. } => "not-a-skill",
+            RegistryError::Library(e) => e.code(),
+            RegistryError::Internal(_) => "internal",
+        }
+    }
+}
+
+/// `{"code": "...", "message": "..."}`.
+impl Serialize for RegistryError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("RegistryError", 2)?;
+        out.serialize_field("code", self.code())?;
+        out.serialize_field("message", &self.to_string())?;
+        out.end()
+    }
+}
+
+/// Runs blocking library work off the async threads.
+pub async fn blocking<T, E>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, RegistryError>
+where
+    T: Send + 'static,
+    E: Into<RegistryError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.map_err(Into::into),
+        Err(e) => Err(RegistryError::Internal(e.to_string())),
+    }
+}
+
+impl From<crate::skills::IdError> for RegistryError {
+    fn from(e: crate::skills::IdError) -> RegistryError {
+        RegistryError::Library(e.into())
+    }
+}
