@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engram::routing::{RoutableSkill, Router, RouterConfig};
+use engram_strategies::analyser;
 use serde_json::Value;
 
 use common::{Rng, Table, ms, ratio};
@@ -233,39 +234,28 @@ fn synthetic(tools: &[(String, String)], total: usize) -> Vec<(String, String)> 
 // ---------------------------------------------------------------------------------
 // The baseline: plain BM25 over name + description
 
-const BASELINE_STOP_WORDS: &str = "i me my myself we our ours ourselves you your yours yourself \
-    yourselves he him his himself she her hers herself it its itself they them their theirs \
-    themselves what which who whom this that these those am is are was were be been being have \
-    has had having do does did doing a an the and but if or because as until while of at by for \
-    with about against between into through during before after above below to from up down in \
-    out on off over under again further then once here there when where why how all any both \
-    each few more most other some such no nor not only own same so than too very s t can will \
-    just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma \
-    mightn mustn needn shan shouldn wasn weren won wouldn";
-
 struct Bm25 {
     slugs: Vec<String>,
     terms: HashMap<String, u32>,
     idf: Vec<f32>,
     postings: Vec<Vec<(u32, f32)>>,
-    stop: HashSet<&'static str>,
 }
 
 impl Bm25 {
-    fn tokens(stop: &HashSet<&str>, text: &str) -> Vec<String> {
-        text.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty() && !stop.contains(w))
-            .map(str::to_string)
+    /// Words without stop words, unstemmed: the analyser's tokenizer and stop list,
+    /// none of the router's weighting.
+    fn tokens(text: &str) -> Vec<String> {
+        analyser::words(text)
+            .into_iter()
+            .filter(|w| !analyser::is_stop_word(w))
             .collect()
     }
 
     fn new(tools: &[(String, String)]) -> Bm25 {
-        let stop: HashSet<&'static str> = BASELINE_STOP_WORDS.split_whitespace().collect();
         let (k1, b) = (1.2f32, 0.75f32);
         let docs: Vec<Vec<String>> = tools
             .iter()
-            .map(|(slug, d)| Bm25::tokens(&stop, &format!("{} {d}", slug.replace('-', " "))))
+            .map(|(slug, d)| Bm25::tokens(&format!("{} {d}", slug.replace('-', " "))))
             .collect();
         let n = docs.len() as f32;
         let avg = docs.iter().map(Vec::len).sum::<usize>() as f32 / n;
@@ -306,7 +296,6 @@ impl Bm25 {
             terms,
             idf,
             postings,
-            stop,
         }
     }
 
@@ -314,7 +303,7 @@ impl Bm25 {
     fn top(&self, query: &str, k: usize) -> Vec<&str> {
         let mut score = vec![0f32; self.slugs.len()];
         let mut seen = HashSet::new();
-        for t in Bm25::tokens(&self.stop, query) {
+        for t in Bm25::tokens(query) {
             if !seen.insert(t.clone()) {
                 continue;
             }

@@ -38,6 +38,7 @@
 //! Every record carries its `user_id` and every call is scoped to one user: a user
 //! never sees, finds or deletes another user's facts.
 
+use engram_strategies::analyser;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -57,13 +58,6 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// Most results a list or a search returns.
 pub const MAX_LIMIT: usize = 500;
-
-/// Query words ignored by `search` when the query has other words: they occur in
-/// almost every fact and would make everything match.
-const QUERY_STOP_WORDS: &[&str] = &[
-    "a", "an", "the", "is", "are", "was", "were", "be", "of", "to", "in", "on", "at", "and", "or",
-    "for", "with", "what", "which", "who", "does", "do", "did", "my", "me", "i",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum FactsError {
@@ -491,19 +485,19 @@ struct Term {
 /// The distinct words of the query (lower-cased), without function words when
 /// anything else is left.
 fn query_terms(text: &str) -> Vec<Term> {
-    let mut words = engram_strategies::text::words(text);
+    let mut words = analyser::words(text);
     words.sort();
     words.dedup();
     let content: Vec<String> = words
         .iter()
-        .filter(|w| !QUERY_STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !analyser::is_stop_word(w) && !analyser::is_request_phrasing(w))
         .cloned()
         .collect();
     let words = if content.is_empty() { words } else { content };
     words
         .into_iter()
         .map(|word| Term {
-            stem: engram_strategies::text::stem(&word),
+            stem: analyser::stem(&word),
             word,
         })
         .collect()
@@ -511,14 +505,11 @@ fn query_terms(text: &str) -> Vec<Term> {
 
 /// How many of the terms occur in the record's summary or detail.
 fn matched_terms(terms: &[Term], record: &MemoryRecord) -> usize {
-    let mut words = engram_strategies::text::words(&record.summary);
+    let mut words = analyser::words(&record.summary);
     if let Some(detail) = &record.detail {
-        words.extend(engram_strategies::text::words(detail));
+        words.extend(analyser::words(detail));
     }
-    let stems: Vec<String> = words
-        .iter()
-        .map(|w| engram_strategies::text::stem(w))
-        .collect();
+    let stems: Vec<String> = words.iter().map(|w| analyser::stem(w)).collect();
     terms
         .iter()
         .filter(|t| words.contains(&t.word) || stems.contains(&t.stem))

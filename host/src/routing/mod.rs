@@ -102,6 +102,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
+use engram_strategies::analyser::{self, stem};
 use serde::Serialize;
 
 use crate::skills::library::catalog::CatalogEntry;
@@ -948,23 +949,6 @@ fn claim_share(text: &str) -> f32 {
 // ---------------------------------------------------------------------------------
 // Text
 
-/// English stop words and request phrasing: how something is asked, not what about.
-const STOP_WORDS: &str = "\
-    a about above after again against all also am an and any are aren as at be because been \
-    before being below between both but by can cannot could couldn d did didn do does doesn \
-    doing don down during each either else etc even ever every few for from further get \
-    gets getting got had hadn has hasn have haven having he her here hers herself him \
-    himself his how however i if in into is isn it its itself just let lets ll m many may \
-    maybe me might mine more most much must mustn my myself need needs no nor not now o of \
-    off on once one only or other others otherwise our ours ourselves out over own per \
-    please quite rather re really s same say says shall shan she should shouldn since so \
-    some still such sure t than that the their theirs them themselves then there these they \
-    this those though through thus to too under until up upon us ve very via want wants was \
-    wasn way we well were weren what whatever when where whether which while who whom whose \
-    why will with within without won would wouldn y yes yet you your yours yourself \
-    yourselves hi hello hey thanks thank kindly help helps helping like know tell give show \
-    provide find something anything thing things lot lots im ive id youre";
-
 /// Words that name the thing being routed to rather than a topic.
 const FILLER_WORDS: &str = "tool tools skill skills plugin plugins app apps";
 
@@ -975,45 +959,26 @@ const CLAIM_WORDS: &str = "\
     ignoring override overrides instead never default exclusively whenever absolutely \
     highest top first best use used using uses all any every other others";
 
-static STOP: LazyLock<HashSet<&'static str>> =
-    LazyLock::new(|| STOP_WORDS.split_whitespace().collect());
 static FILLER: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| FILLER_WORDS.split_whitespace().collect());
 static CLAIMS: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| CLAIM_WORDS.split_whitespace().collect());
 
-/// Lowercased words: runs of letters and digits; with `camel`, also split where
+/// Lowercased words (see [`analyser::words`]); with `camel`, also split where
 /// `camelCase` or `HTTPServer` changes case.
 fn words(text: &str, camel: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            continue;
-        }
-        if camel && !current.is_empty() && c.is_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                out.push(std::mem::take(&mut current));
-            }
-        }
-        current.extend(c.to_lowercase());
+    if camel {
+        analyser::identifier_words(text)
+    } else {
+        analyser::words(text)
     }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
 }
 
 fn keep(word: &str) -> bool {
     word.chars().nth(1).is_some()
         && word.chars().any(char::is_alphabetic)
-        && !STOP.contains(word)
+        && !analyser::is_stop_word(word)
+        && !analyser::is_request_phrasing(word)
         && !FILLER.contains(word)
         && !CLAIMS.contains(word)
 }
@@ -1062,208 +1027,6 @@ impl Hasher for KeyHasher {
     }
     fn write_u64(&mut self, v: u64) {
         self.0 = v;
-    }
-}
-
-/// Invariant words Porter would otherwise mangle (`news` -> `new`).
-const INVARIANT: &[&str] = &["news", "sky", "bias", "atlas", "cosmos", "always"];
-
-/// The Porter (1980) stemmer on lowercase ASCII words; other words are left as they
-/// are.
-fn stem(word: &str) -> String {
-    if word.len() <= 2 || !word.bytes().all(|b| b.is_ascii_lowercase()) || INVARIANT.contains(&word)
-    {
-        return word.to_string();
-    }
-    let mut w: Vec<u8> = word.as_bytes().to_vec();
-    porter::step1ab(&mut w);
-    porter::step1c(&mut w);
-    porter::step2(&mut w);
-    porter::step3(&mut w);
-    porter::step4(&mut w);
-    porter::step5(&mut w);
-    String::from_utf8(w).unwrap_or_else(|_| word.to_string())
-}
-
-mod porter {
-    fn is_consonant(w: &[u8], i: usize) -> bool {
-        match w[i] {
-            b'a' | b'e' | b'i' | b'o' | b'u' => false,
-            b'y' => i == 0 || !is_consonant(w, i - 1),
-            _ => true,
-        }
-    }
-
-    /// The number of vowel-consonant sequences in `w`.
-    fn measure(w: &[u8]) -> usize {
-        let n = w.len();
-        let mut i = 0;
-        while i < n && is_consonant(w, i) {
-            i += 1;
-        }
-        let mut m = 0;
-        while i < n {
-            while i < n && !is_consonant(w, i) {
-                i += 1;
-            }
-            if i >= n {
-                break;
-            }
-            while i < n && is_consonant(w, i) {
-                i += 1;
-            }
-            m += 1;
-        }
-        m
-    }
-
-    fn has_vowel(w: &[u8]) -> bool {
-        (0..w.len()).any(|i| !is_consonant(w, i))
-    }
-
-    fn double_consonant(w: &[u8]) -> bool {
-        let n = w.len();
-        n >= 2 && w[n - 1] == w[n - 2] && is_consonant(w, n - 1)
-    }
-
-    /// consonant-vowel-consonant, the last not w, x or y.
-    fn cvc(w: &[u8]) -> bool {
-        let n = w.len();
-        n >= 3
-            && is_consonant(w, n - 3)
-            && !is_consonant(w, n - 2)
-            && is_consonant(w, n - 1)
-            && !matches!(w[n - 1], b'w' | b'x' | b'y')
-    }
-
-    fn ends(w: &[u8], suffix: &str) -> bool {
-        w.ends_with(suffix.as_bytes())
-    }
-
-    fn replace(w: &mut Vec<u8>, suffix: &str, with: &str) {
-        w.truncate(w.len() - suffix.len());
-        w.extend_from_slice(with.as_bytes());
-    }
-
-    pub(super) fn step1ab(w: &mut Vec<u8>) {
-        if ends(w, "sses") || ends(w, "ies") {
-            w.truncate(w.len() - 2);
-        } else if !ends(w, "ss") && ends(w, "s") {
-            w.pop();
-        }
-        let mut again = false;
-        if ends(w, "eed") {
-            if measure(&w[..w.len() - 3]) > 0 {
-                w.pop();
-            }
-        } else if ends(w, "ed") && has_vowel(&w[..w.len() - 2]) {
-            w.truncate(w.len() - 2);
-            again = true;
-        } else if ends(w, "ing") && has_vowel(&w[..w.len() - 3]) {
-            w.truncate(w.len() - 3);
-            again = true;
-        }
-        if again {
-            if ends(w, "at") || ends(w, "bl") || ends(w, "iz") {
-                w.push(b'e');
-            } else if double_consonant(w) && !matches!(w[w.len() - 1], b'l' | b's' | b'z') {
-                w.pop();
-            } else if measure(w) == 1 && cvc(w) {
-                w.push(b'e');
-            }
-        }
-    }
-
-    pub(super) fn step1c(w: &mut [u8]) {
-        let n = w.len();
-        if n > 1 && w[n - 1] == b'y' && has_vowel(&w[..n - 1]) {
-            w[n - 1] = b'i';
-        }
-    }
-
-    fn rule_list(w: &mut Vec<u8>, rules: &[(&str, &str)]) {
-        for (suffix, with) in rules {
-            if ends(w, suffix) {
-                if measure(&w[..w.len() - suffix.len()]) > 0 {
-                    replace(w, suffix, with);
-                }
-                return;
-            }
-        }
-    }
-
-    pub(super) fn step2(w: &mut Vec<u8>) {
-        rule_list(
-            w,
-            &[
-                ("ational", "ate"),
-                ("tional", "tion"),
-                ("enci", "ence"),
-                ("anci", "ance"),
-                ("izer", "ize"),
-                ("abli", "able"),
-                ("alli", "al"),
-                ("entli", "ent"),
-                ("eli", "e"),
-                ("ousli", "ous"),
-                ("ization", "ize"),
-                ("ation", "ate"),
-                ("ator", "ate"),
-                ("alism", "al"),
-                ("iveness", "ive"),
-                ("fulness", "ful"),
-                ("ousness", "ous"),
-                ("aliti", "al"),
-                ("iviti", "ive"),
-                ("biliti", "ble"),
-            ],
-        );
-    }
-
-    pub(super) fn step3(w: &mut Vec<u8>) {
-        rule_list(
-            w,
-            &[
-                ("icate", "ic"),
-                ("ative", ""),
-                ("alize", "al"),
-                ("iciti", "ic"),
-                ("ical", "ic"),
-                ("ful", ""),
-                ("ness", ""),
-            ],
-        );
-    }
-
-    pub(super) fn step4(w: &mut Vec<u8>) {
-        const SUFFIXES: [&str; 19] = [
-            "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion",
-            "ou", "ism", "ate", "iti", "ous", "ive", "ize",
-        ];
-        for suffix in SUFFIXES {
-            if ends(w, suffix) {
-                let stem = &w[..w.len() - suffix.len()];
-                if measure(stem) > 1
-                    && (suffix != "ion" || matches!(stem.last(), Some(b's' | b't')))
-                {
-                    w.truncate(stem.len());
-                }
-                return;
-            }
-        }
-    }
-
-    pub(super) fn step5(w: &mut Vec<u8>) {
-        if ends(w, "e") {
-            let stem = &w[..w.len() - 1];
-            let m = measure(stem);
-            if m > 1 || (m == 1 && !cvc(stem)) {
-                w.pop();
-            }
-        }
-        if measure(w) > 1 && double_consonant(w) && w[w.len() - 1] == b'l' {
-            w.pop();
-        }
     }
 }
 
@@ -1322,30 +1085,10 @@ mod tests {
     }
 
     #[test]
-    fn route_porter_stems_like_the_reference() {
-        for (word, stemmed) in [
-            ("caresses", "caress"),
-            ("ponies", "poni"),
-            ("agreed", "agre"),
-            ("motoring", "motor"),
-            ("hopping", "hop"),
-            ("relational", "relat"),
-            ("generalizations", "gener"),
-            ("oscillators", "oscil"),
-            ("happy", "happi"),
-            ("forecasts", "forecast"),
-            ("news", "news"),
-            ("électricité", "électricité"),
-        ] {
-            assert_eq!(stem(word), stemmed, "{word}");
-        }
-    }
-
-    #[test]
     fn route_words_split_names_and_drop_noise() {
         assert_eq!(words("WeatherTool", true), ["weather", "tool"]);
         assert_eq!(words("HTTPServer v2", true), ["http", "server", "v2"]);
-        assert_eq!(words("NFTs and don't", false), ["nfts", "and", "don", "t"]);
+        assert_eq!(words("NFTs and don't", false), ["nfts", "and", "do", "not"]);
         assert_eq!(
             content_words("Please help me find the best PDF tool, always!", false),
             ["pdf"]

@@ -214,7 +214,7 @@ fn time_of_day_patterns<'a>(memories: &[&'a Memory]) -> Vec<Pattern<'a>> {
         .iter()
         .filter(|m| m.memory_type == MemoryType::Habit && is_positive(m));
     for habit in habits {
-        let words = text::words(&habit.summary);
+        let words = crate::analyser::words(&habit.summary);
         for part in DayPart::ALL {
             let mentioned = part
                 .terms()
@@ -459,7 +459,12 @@ const DOMAINS: &[(&str, &str, &[&str])] = &[
 fn interest_patterns<'a>(memories: &[&'a Memory]) -> Vec<Pattern<'a>> {
     let domain_stems: Vec<BTreeSet<String>> = DOMAINS
         .iter()
-        .map(|(_, _, words)| words.iter().map(|word| text::stem(word)).collect())
+        .map(|(_, _, words)| {
+            words
+                .iter()
+                .map(|word| crate::analyser::stem(word))
+                .collect()
+        })
         .collect();
     let mut likes_by_domain: BTreeMap<usize, Vec<&Memory>> = BTreeMap::new();
     let likes = memories

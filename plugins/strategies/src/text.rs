@@ -1,5 +1,6 @@
-//! Text helpers shared by the strategies and by the host: canonicalisation, a small
-//! stemmer, negation detection and the fact comparisons the conflict rules rest on.
+//! Fact comparison, shared by the strategies and the host: negation detection and the
+//! comparisons the conflict rules rest on, over the words and stems of
+//! [`crate::analyser`].
 //!
 //! Everything here works on one-sentence fact summaries ("User likes coffee",
 //! "User does not like coffee", "User's sister is Anna"). A summary is reduced to a
@@ -9,6 +10,8 @@
 //! each other when their cores match but their polarities differ.
 
 use std::collections::BTreeSet;
+
+use crate::analyser::{self, stem, words};
 
 /// Jaccard similarity of two cores at or above which they count as the same fact.
 /// High enough that small cores (two or three words) must match exactly, so that
@@ -26,207 +29,9 @@ pub struct Fact {
     pub negative: bool,
 }
 
-/// Lower-cases `s`, expands English contractions ("don't" -> "do not", "can't" ->
-/// "cannot", "I'm" -> "i am"), drops possessive "'s", turns every other
-/// non-alphanumeric character into a space and collapses whitespace.
-///
-/// `normalize("I don't like Anna's coffee!") == "i do not like anna coffee"`.
-pub fn normalize(s: &str) -> String {
-    let lowered: String = s
-        .chars()
-        .flat_map(char::to_lowercase)
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' | '`' | '\u{b4}' => '\'',
-            c if c.is_alphanumeric() || c == '\'' => c,
-            _ => ' ',
-        })
-        .collect();
-    let mut out = String::with_capacity(lowered.len());
-    for word in lowered.split_whitespace() {
-        for part in expand_contraction(word.trim_matches('\'')) {
-            if part.is_empty() {
-                continue;
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&part);
-        }
-    }
-    out
-}
-
-/// The words of `normalize(s)`.
-pub fn words(s: &str) -> Vec<String> {
-    normalize(s).split_whitespace().map(str::to_owned).collect()
-}
-
-/// Expands one lower-case word that may carry an apostrophe.
-pub(crate) fn expand_contraction(word: &str) -> Vec<String> {
-    let special = match word {
-        "can't" | "cant" => Some("cannot"),
-        "won't" | "wont" => Some("will not"),
-        "shan't" => Some("shall not"),
-        "i'm" | "im" => Some("i am"),
-        "don't" | "dont" => Some("do not"),
-        "doesn't" | "doesnt" => Some("does not"),
-        "didn't" | "didnt" => Some("did not"),
-        _ => None,
-    };
-    if let Some(expanded) = special {
-        return expanded.split(' ').map(str::to_owned).collect();
-    }
-    let suffixes: [(&str, &str); 6] = [
-        ("n't", "not"),
-        ("'re", "are"),
-        ("'ve", "have"),
-        ("'ll", "will"),
-        ("'d", "would"),
-        ("'m", "am"),
-    ];
-    for (suffix, expansion) in suffixes {
-        if let Some(stem) = word.strip_suffix(suffix) {
-            return vec![stem.replace('\'', ""), expansion.to_owned()];
-        }
-    }
-    // Possessive or "is": neither carries meaning for fact comparison.
-    let word = word.strip_suffix("'s").unwrap_or(word);
-    vec![word.replace('\'', "")]
-}
-
-/// Words that carry no fact content: articles, pronouns, auxiliaries, prepositions,
-/// fillers and frequency adverbs. Frequency adverbs are here so that "User always
-/// drinks coffee" and "User never drinks coffee" share a core and oppose each other.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "actually",
-    "again",
-    "all",
-    "already",
-    "also",
-    "always",
-    "am",
-    "an",
-    "and",
-    "any",
-    "anymore",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "being",
-    "but",
-    "by",
-    "called",
-    "can",
-    "could",
-    "currently",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "even",
-    "every",
-    "for",
-    "frequently",
-    "from",
-    "generally",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "him",
-    "his",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "longer",
-    "lot",
-    "lots",
-    "may",
-    "me",
-    "might",
-    "mine",
-    "more",
-    "most",
-    "much",
-    "must",
-    "my",
-    "myself",
-    "named",
-    "normally",
-    "now",
-    "of",
-    "often",
-    "on",
-    "or",
-    "our",
-    "pretty",
-    "quite",
-    "rarely",
-    "rather",
-    "really",
-    "regularly",
-    "s",
-    "seldom",
-    "shall",
-    "she",
-    "should",
-    "so",
-    "some",
-    "sometimes",
-    "still",
-    "t",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "to",
-    "too",
-    "typically",
-    "up",
-    "user",
-    "users",
-    "usually",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-];
+/// Words every fact summary carries ("User ...", "a friend named Anna"): not stop
+/// words in general, but no fact content here.
+const FACT_WORDS: &[&str] = &["called", "named", "user", "users"];
 
 /// Words that negate the statement they are in.
 const NEGATION_WORDS: &[&str] = &["not", "no", "never", "cannot", "neither"];
@@ -247,141 +52,8 @@ const NEGATIVE_SENTIMENT: &[&str] = &[
 ];
 const SENTIMENT_CORE: &str = "like";
 
-/// Irregular past forms and participles with their base form, for stemming and for
-/// telling past tense from present. Regular forms are handled by the suffix rules in
-/// [`stem`].
-const IRREGULAR_PAST: &[(&str, &str)] = &[
-    ("ate", "eat"),
-    ("eaten", "eat"),
-    ("became", "become"),
-    ("began", "begin"),
-    ("begun", "begin"),
-    ("bought", "buy"),
-    ("broke", "break"),
-    ("brought", "bring"),
-    ("built", "build"),
-    ("came", "come"),
-    ("caught", "catch"),
-    ("chose", "choose"),
-    ("chosen", "choose"),
-    ("did", "do"),
-    ("done", "do"),
-    ("drank", "drink"),
-    ("drunk", "drink"),
-    ("drove", "drive"),
-    ("driven", "drive"),
-    ("fell", "fall"),
-    ("felt", "feel"),
-    ("flew", "fly"),
-    ("forgot", "forget"),
-    ("found", "find"),
-    ("gave", "give"),
-    ("given", "give"),
-    ("gone", "go"),
-    ("got", "get"),
-    ("gotten", "get"),
-    ("grew", "grow"),
-    ("had", "have"),
-    ("heard", "hear"),
-    ("held", "hold"),
-    ("kept", "keep"),
-    ("knew", "know"),
-    ("led", "lead"),
-    ("left", "leave"),
-    ("lost", "lose"),
-    ("made", "make"),
-    ("meant", "mean"),
-    ("met", "meet"),
-    ("paid", "pay"),
-    ("quit", "quit"),
-    ("ran", "run"),
-    ("rode", "ride"),
-    ("sang", "sing"),
-    ("sat", "sit"),
-    ("saw", "see"),
-    ("seen", "see"),
-    ("sent", "send"),
-    ("slept", "sleep"),
-    ("sold", "sell"),
-    ("spent", "spend"),
-    ("spoke", "speak"),
-    ("stood", "stand"),
-    ("swam", "swim"),
-    ("taught", "teach"),
-    ("took", "take"),
-    ("taken", "take"),
-    ("thought", "think"),
-    ("told", "tell"),
-    ("went", "go"),
-    ("woke", "wake"),
-    ("was", "be"),
-    ("were", "be"),
-    ("won", "win"),
-    ("wore", "wear"),
-    ("wrote", "write"),
-    ("written", "write"),
-];
-
-/// The base form of an irregular past form or participle, if `word` is one.
-pub(crate) fn irregular_base(word: &str) -> Option<&'static str> {
-    IRREGULAR_PAST
-        .iter()
-        .find(|(form, _)| *form == word)
-        .map(|(_, base)| *base)
-}
-
-/// A light suffix-stripping stemmer: plural and third-person "s", "-ing", "-ed" and a
-/// final "e", so that "likes", "liked", "liking" and "like" all become "lik", and
-/// "mornings" and "morning" both become "morn". It is not linguistically exact; what
-/// matters is that the forms of one word land on the same stem. Irregular verb forms
-/// are mapped to their base first ("went" -> "go", "ate" -> "eat").
-pub fn stem(word: &str) -> String {
-    let word = irregular_base(word).unwrap_or(word);
-    let mut stem = word.to_owned();
-    if stem.chars().count() <= 3 {
-        return stem;
-    }
-    if let Some(base) = stem.strip_suffix("ies") {
-        stem = format!("{base}y");
-    } else if ["sses", "ches", "shes", "xes", "zes", "oes"]
-        .iter()
-        .any(|suffix| stem.ends_with(suffix))
-    {
-        stem.truncate(stem.len() - 2);
-    } else if stem.ends_with('s') && !["ss", "us", "is"].iter().any(|s| stem.ends_with(s)) {
-        stem.pop();
-    }
-    // "go" is the one two-letter verb common enough in facts to need "going" -> "go".
-    if let Some(base) = stem
-        .strip_suffix("ing")
-        .filter(|b| b.chars().count() >= 3 || *b == "go")
-    {
-        stem = undouble(base);
-    } else if let Some(base) = stem.strip_suffix("ied") {
-        stem = format!("{base}y");
-    } else if let Some(base) = stem.strip_suffix("ed").filter(|b| b.chars().count() >= 3) {
-        stem = undouble(base);
-    }
-    if stem.chars().count() > 3 && stem.ends_with('e') {
-        stem.pop();
-    }
-    stem
-}
-
-/// "runn" -> "run", "stopp" -> "stop"; keeps doubled l, s, z and f ("fall", "pass").
-fn undouble(base: &str) -> String {
-    let mut chars: Vec<char> = base.chars().collect();
-    if let [.., a, b] = chars[..]
-        && a == b
-        && !matches!(a, 'l' | 's' | 'z' | 'f' | 'e' | 'o' | 'a' | 'i' | 'u')
-    {
-        chars.pop();
-    }
-    chars.into_iter().collect()
-}
-
 fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.contains(&word)
+    analyser::is_stop_word(word) || FACT_WORDS.contains(&word)
 }
 
 /// What one pass over a summary's words finds.
@@ -566,45 +238,6 @@ fn single_valued_attribute(summary: &str) -> Option<(String, BTreeSet<String>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalize_expands_contractions_and_drops_punctuation() {
-        assert_eq!(
-            normalize("I don't like Anna's coffee!"),
-            "i do not like anna coffee"
-        );
-        assert_eq!(normalize("I can’t stand it"), "i cannot stand it");
-        assert_eq!(
-            normalize("I'm fine, I've   been busy"),
-            "i am fine i have been busy"
-        );
-        assert_eq!(
-            normalize("She won't go; gluten-free"),
-            "she will not go gluten free"
-        );
-        assert_eq!(normalize("  "), "");
-    }
-
-    #[test]
-    fn stem_joins_forms_of_a_word() {
-        for (a, b) in [
-            ("likes", "like"),
-            ("liked", "liking"),
-            ("drinks", "drinking"),
-            ("mornings", "morning"),
-            ("running", "runs"),
-            ("went", "go"),
-            ("goes", "going"),
-            ("studies", "studied"),
-            ("coffees", "coffee"),
-            ("watches", "watch"),
-        ] {
-            assert_eq!(stem(a), stem(b), "{a} vs {b}");
-        }
-        assert_ne!(stem("coffee"), stem("tea"));
-        assert_eq!(stem("pass"), "pass");
-        assert_eq!(stem("bus"), "bus");
-    }
 
     #[test]
     fn is_negated_detects_negation_but_not_dislike() {

@@ -23,6 +23,7 @@
 //! nothing is left out. The `score` reported is `id*1e6 + name*1e4 + tags*1e2 +
 //! description` (each part at most 99).
 
+use engram_strategies::analyser;
 use serde::{Deserialize, Serialize};
 
 use crate::skills::format::id::SkillId;
@@ -338,26 +339,18 @@ fn clean(text: &str) -> String {
     strip_hidden(text, false).0
 }
 
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on", "or", "the",
-    "to", "with",
-];
-
-/// Lowercased words of letters and digits.
+/// Lowercased words (see [`analyser::words`]).
 fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
+    analyser::words(text)
 }
 
-/// The query's distinct words, stop words left out (unless nothing else is left).
+/// The query's distinct words, stop words and request phrasing left out (unless nothing
+/// else is left).
 fn query_terms(query: &str) -> Vec<String> {
     let all = words(query);
     let mut terms: Vec<String> = all
         .iter()
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !analyser::is_stop_word(w) && !analyser::is_request_phrasing(w))
         .cloned()
         .collect();
     if terms.is_empty() {

@@ -2,7 +2,7 @@
 //! summary ("I don't like my job" -> "User does not like their job").
 
 use super::sentence::Token;
-use crate::text::irregular_base;
+use crate::analyser::irregular_base;
 
 const MODALS: &[&str] = &[
     "can", "cannot", "could", "will", "would", "should", "must", "may", "might", "shall",

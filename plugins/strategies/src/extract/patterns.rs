@@ -757,7 +757,7 @@ fn activity(predicate: &[Token]) -> Option<Activity> {
         return None;
     }
     Some(Activity {
-        key: format!("{} {}", text::stem(&base), core.join(" ")),
+        key: format!("{} {}", crate::analyser::stem(&base), core.join(" ")),
         habit_summary: format!("User regularly {} {object_text}", third_person_verb(&base)),
     })
 }

@@ -1,7 +1,7 @@
 //! Splitting a message into sentences, a sentence into word tokens, and tokens into
 //! clauses.
 
-use crate::text::expand_contraction;
+use crate::analyser::expand_contraction;
 
 /// One sentence of a message.
 #[derive(Debug, Clone, PartialEq)]
