@@ -18,7 +18,7 @@ use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
 use crate::skills::{CatalogEntry, Library, seed_new_builtins};
 use crate::time::SystemClock;
-use crate::tools::HostTools;
+use crate::turns::{PluginTools, TurnService};
 
 pub struct App {
     pub data: DataDir,
@@ -31,14 +31,11 @@ pub struct App {
     /// The installed skills under `{data_dir}/skills`; announces its changes on `events`.
     pub skills: Library,
     /// The tool-permission gate: turns, grants, the operator's policy (config.yaml
-    /// `tools.*`, reread when the file changes) and the audit log. Plugins'
-    /// `tools.invoke` crosses it too, and runs the host tools through `tools`.
+    /// `tools.*`, reread when the file changes) and the audit log.
     pub gate: Arc<Gate>,
-    /// The host tools, for `POST /api/turns/{id}/tools/{name}` and (as the gate's
-    /// runner) skill scripts' `tools.invoke`.
-    pub tools: Arc<HostTools>,
-    /// The skills router, rebuilt when the catalog changes.
-    pub router: SkillRouter,
+    /// The turn service: opening turns (routing, memory, grants), approvals, host
+    /// tools and scripts, for REST, the scheduler and plugins' `tools.invoke` alike.
+    pub turns: Arc<TurnService>,
     /// Scheduled skill runs (`{data_dir}/schedule/schedules.db`); `engram serve`'s
     /// scheduler loop fires them.
     pub schedules: Arc<Schedules>,
@@ -63,23 +60,21 @@ impl App {
         let skills = Library::open(data.skills_dir())
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
             .with_events(events.clone());
-        let tools = Arc::new(HostTools::new(
-            memory.clone(),
-            skills.clone(),
-            config.clone(),
-        ));
         let gate = Arc::new(
             Gate::open(
                 &data,
                 Arc::new(ConfigPolicy::new(config.clone())),
                 Arc::new(SystemClock),
             )
-            .context("cannot open the tool gate's audit log")?
-            .with_runner(tools.clone()),
+            .context("cannot open the tool gate's audit log")?,
         );
+        // The runtime needs its tool gate now, and the turn service behind it needs
+        // the runtime: the handle is attached once the service exists (see
+        // `PluginTools`).
+        let plugin_tools = Arc::new(PluginTools::default());
         let services = HostServices {
             memories: memory.clone(),
-            gate: gate.clone(),
+            gate: plugin_tools.clone(),
             kv,
         };
         let options = RuntimeOptions {
@@ -88,7 +83,15 @@ impl App {
         };
         let runtime = Arc::new(Runtime::new(options, services)?);
         let registry = PluginRegistry::new(data.plugins_dir());
-        let strategies = Arc::new(Strategies::new(runtime, registry, config.clone())?);
+        let strategies = Arc::new(Strategies::new(runtime.clone(), registry, config.clone())?);
+        let turns = TurnService::new(
+            gate.clone(),
+            skills.clone(),
+            memory.clone(),
+            config.clone(),
+            runtime,
+        );
+        plugin_tools.attach(&turns);
         start_skills(&skills);
         let schedules = Arc::new(
             Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
@@ -102,8 +105,7 @@ impl App {
             events,
             skills,
             gate,
-            tools,
-            router: SkillRouter::default(),
+            turns,
             schedules,
         })
     }
