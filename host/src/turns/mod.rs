@@ -110,10 +110,6 @@ impl TurnService {
         })
     }
 
-    pub fn gate(&self) -> &Gate {
-        &self.gate
-    }
-
     /// The turn, where it stands now, and its decisions.
     pub fn view(&self, id: &str) -> Result<TurnView, TurnError> {
         self.view_with_reply(id, None)
