@@ -2,7 +2,7 @@
 //! CLI commands that work without a daemon (`engram plugins ...`) start here, so they
 //! see the same configuration, plugins, skills and caches.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 
@@ -11,12 +11,11 @@ use crate::config::ConfigFile;
 use crate::events::EventBus;
 use crate::gate::{ConfigPolicy, Gate};
 use crate::paths::DataDir;
-use crate::routing::Router;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
-use crate::skills::{CatalogEntry, Library, seed_new_builtins};
+use crate::skills::{Library, seed_new_builtins};
 use crate::time::SystemClock;
 use crate::turns::{PluginTools, TurnService};
 
@@ -112,30 +111,6 @@ impl App {
 
     pub fn registry(&self) -> PluginRegistry {
         PluginRegistry::new(self.data.plugins_dir())
-    }
-}
-
-/// The router over the active skills, kept while the catalog it was built from is
-/// unchanged. The catalog is read per turn anyway (its summaries are part of the
-/// answer), so comparing it is the cheapest correct change detection: an install,
-/// removal, (de)activation or an edited SKILL.md all change it.
-#[derive(Default)]
-pub struct SkillRouter {
-    cached: Mutex<Option<(Vec<CatalogEntry>, Arc<Router>)>>,
-}
-
-impl SkillRouter {
-    /// The router for `entries`, built only if they differ from the last ones.
-    pub fn for_catalog(&self, entries: &[CatalogEntry]) -> Arc<Router> {
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((seen, router)) = cached.as_ref()
-            && seen.as_slice() == entries
-        {
-            return router.clone();
-        }
-        let router = Arc::new(Router::from_catalog(entries));
-        *cached = Some((entries.to_vec(), router.clone()));
-        router
     }
 }
 

@@ -36,12 +36,12 @@ pub use open::{
 };
 pub use script::ScriptResult;
 
-use crate::app::SkillRouter;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::open::MemoryBackend;
 use crate::brain::retrieve::Retrieval;
 use crate::config::ConfigFile;
 use crate::gate::{AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
+use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
 use crate::skills::Library;
 use crate::tools::HostTools;
