@@ -2,7 +2,7 @@
 //! CLI commands that work without a daemon (`engram plugins ...`) start here, so they
 //! see the same configuration, plugins, skills and caches.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 
@@ -11,14 +11,13 @@ use crate::config::ConfigFile;
 use crate::events::EventBus;
 use crate::gate::{ConfigPolicy, Gate};
 use crate::paths::DataDir;
-use crate::routing::Router;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
-use crate::skills::{CatalogEntry, Library, seed_new_builtins};
+use crate::skills::{Library, seed_new_builtins};
 use crate::time::SystemClock;
-use crate::tools::HostTools;
+use crate::turns::{PluginTools, TurnService};
 
 pub struct App {
     pub data: DataDir,
@@ -31,14 +30,11 @@ pub struct App {
     /// The installed skills under `{data_dir}/skills`; announces its changes on `events`.
     pub skills: Library,
     /// The tool-permission gate: turns, grants, the operator's policy (config.yaml
-    /// `tools.*`, reread when the file changes) and the audit log. Plugins'
-    /// `tools.invoke` crosses it too, and runs the host tools through `tools`.
+    /// `tools.*`, reread when the file changes) and the audit log.
     pub gate: Arc<Gate>,
-    /// The host tools, for `POST /api/turns/{id}/tools/{name}` and (as the gate's
-    /// runner) skill scripts' `tools.invoke`.
-    pub tools: Arc<HostTools>,
-    /// The skills router, rebuilt when the catalog changes.
-    pub router: SkillRouter,
+    /// The turn service: opening turns (routing, memory, grants), approvals, host
+    /// tools and scripts, for REST, the scheduler and plugins' `tools.invoke` alike.
+    pub turns: Arc<TurnService>,
     /// Scheduled skill runs (`{data_dir}/schedule/schedules.db`); `engram serve`'s
     /// scheduler loop fires them.
     pub schedules: Arc<Schedules>,
@@ -63,23 +59,21 @@ impl App {
         let skills = Library::open(data.skills_dir())
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
             .with_events(events.clone());
-        let tools = Arc::new(HostTools::new(
-            memory.clone(),
-            skills.clone(),
-            config.clone(),
-        ));
         let gate = Arc::new(
             Gate::open(
                 &data,
                 Arc::new(ConfigPolicy::new(config.clone())),
                 Arc::new(SystemClock),
             )
-            .context("cannot open the tool gate's audit log")?
-            .with_runner(tools.clone()),
+            .context("cannot open the tool gate's audit log")?,
         );
+        // The runtime needs its tool gate now, and the turn service behind it needs
+        // the runtime: the handle is attached once the service exists (see
+        // `PluginTools`).
+        let plugin_tools = Arc::new(PluginTools::default());
         let services = HostServices {
             memories: memory.clone(),
-            gate: gate.clone(),
+            gate: plugin_tools.clone(),
             kv,
         };
         let options = RuntimeOptions {
@@ -88,7 +82,15 @@ impl App {
         };
         let runtime = Arc::new(Runtime::new(options, services)?);
         let registry = PluginRegistry::new(data.plugins_dir());
-        let strategies = Arc::new(Strategies::new(runtime, registry, config.clone())?);
+        let strategies = Arc::new(Strategies::new(runtime.clone(), registry, config.clone())?);
+        let turns = TurnService::new(
+            gate.clone(),
+            skills.clone(),
+            memory.clone(),
+            config.clone(),
+            runtime,
+        );
+        plugin_tools.attach(&turns);
         start_skills(&skills);
         let schedules = Arc::new(
             Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
@@ -102,38 +104,13 @@ impl App {
             events,
             skills,
             gate,
-            tools,
-            router: SkillRouter::default(),
+            turns,
             schedules,
         })
     }
 
     pub fn registry(&self) -> PluginRegistry {
         PluginRegistry::new(self.data.plugins_dir())
-    }
-}
-
-/// The router over the active skills, kept while the catalog it was built from is
-/// unchanged. The catalog is read per turn anyway (its summaries are part of the
-/// answer), so comparing it is the cheapest correct change detection: an install,
-/// removal, (de)activation or an edited SKILL.md all change it.
-#[derive(Default)]
-pub struct SkillRouter {
-    cached: Mutex<Option<(Vec<CatalogEntry>, Arc<Router>)>>,
-}
-
-impl SkillRouter {
-    /// The router for `entries`, built only if they differ from the last ones.
-    pub fn for_catalog(&self, entries: &[CatalogEntry]) -> Arc<Router> {
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((seen, router)) = cached.as_ref()
-            && seen.as_slice() == entries
-        {
-            return router.clone();
-        }
-        let router = Arc::new(Router::from_catalog(entries));
-        *cached = Some((entries.to_vec(), router.clone()));
-        router
     }
 }
 

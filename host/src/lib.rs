@@ -23,3 +23,4 @@ pub mod skills;
 pub mod sqlite;
 pub mod time;
 pub mod tools;
+pub mod turns;

@@ -176,7 +176,7 @@ async fn maintain(app: Arc<App>) {
 const SCHEDULES_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Fires due schedules on a timer, off the async workers: each run opens a turn
-/// through `POST /api/turns`'s code path (`api::turns::open_scheduled_turn`).
+/// through the turn service, with the schedule's skill forced.
 async fn run_schedules(app: Arc<App>) {
     let mut ticker = tokio::time::interval(SCHEDULES_EVERY);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -184,23 +184,9 @@ async fn run_schedules(app: Arc<App>) {
         ticker.tick().await;
         let app = app.clone();
         let pass = tokio::task::spawn_blocking(move || {
-            crate::schedule::runner::run_due(&app.schedules, &app.events, |schedule| {
-                api::turns::open_scheduled_turn(
-                    &app,
-                    &schedule.user,
-                    &schedule.skill,
-                    &schedule.input,
-                )
-                .map(|opened| opened.turn_id)
-                .map_err(|e| crate::schedule::runner::Failure {
-                    code: match e.code {
-                        "not-found" => "skill-missing",
-                        "inactive" => "skill-inactive",
-                        code => code,
-                    }
-                    .to_string(),
-                    reason: e.detail,
-                })
+            use crate::schedule::runner::{open_run, run_due};
+            run_due(&app.schedules, &app.events, |schedule| {
+                open_run(&app.turns, schedule)
             })
         })
         .await;

@@ -3,9 +3,10 @@
 //! references; a script sees its skill's directory read-only at `/skill` and nothing
 //! else (`..`, absolute paths and symlinks out fail inside the guest, not the host);
 //! limits stop a looping or trapping script and the next call works; `tools.invoke`
-//! reaches the gate with the call's turn id, and with the daemon's wiring (the real
-//! gate, the host tools as its runner) an allowed call runs the tool and a denied one
-//! does not, `fetch_url` included, bounded by the script's deadline.
+//! reaches the gate with the call's turn id, and with the daemon's wiring (the turn
+//! service behind the runtime's tool gate: the real gate, then the host tools) an
+//! allowed call runs the tool and a denied one does not, `fetch_url` included,
+//! bounded by the script's deadline.
 
 mod support;
 
@@ -20,7 +21,7 @@ use engram::events::EventBus;
 use engram::gate::{AuditQuery, FixedPolicy, Gate, NewTurn, Policy, SkillGrant};
 use engram::paths::DataDir;
 use engram::time::SystemClock;
-use engram::tools::HostTools;
+use engram::turns::{PluginTools, TurnService};
 
 use engram::runtime::{
     DenyAllGate, HostServices, KvStore, NoMemories, PluginError, Runtime, RuntimeOptions,
@@ -414,13 +415,15 @@ fn script_names_and_manifests_are_validated() {
     );
 }
 
-/// The daemon's wiring in miniature over `data`: the Second Brain, the host tools over
-/// it and the skills library, a real gate (audit log, default policy) with the tools
-/// as its runner, and a runtime whose `tools.invoke` crosses that gate.
+/// The daemon's wiring in miniature over `data`: the Second Brain, the skills
+/// library, a real gate (audit log, default policy), and a runtime whose
+/// `tools.invoke` goes through the turn service over them (as `App::open` wires it).
 struct Wired {
     runtime: Arc<Runtime>,
     gate: Arc<Gate>,
     memory: Arc<MemoryBackend>,
+    /// Held: the runtime's tool gate reaches the service through a weak handle.
+    _turns: Arc<TurnService>,
 }
 
 fn wired(data: &Path, skills_root: &Path) -> Wired {
@@ -434,20 +437,29 @@ fn wired(data: &Path, skills_root: &Path) -> Wired {
     ));
     assert!(memory.brain().is_some(), "the Second Brain opens");
     let library = Library::open(skills_root.to_path_buf()).expect("library");
-    let tools = Arc::new(HostTools::new(memory.clone(), library, config));
     let gate = Arc::new(
         Gate::open(
             &DataDir::new(data.to_path_buf()),
             Arc::new(FixedPolicy(Arc::new(Policy::default()))),
             Arc::new(SystemClock),
         )
-        .expect("gate")
-        .with_runner(tools),
+        .expect("gate"),
     );
+    let plugin_tools = Arc::new(PluginTools::default());
+    let runtime = Arc::new(runtime_with(plugin_tools.clone()));
+    let turns = TurnService::new(
+        gate.clone(),
+        library,
+        memory.clone(),
+        config,
+        runtime.clone(),
+    );
+    plugin_tools.attach(&turns);
     Wired {
-        runtime: Arc::new(runtime_with(gate.clone())),
+        runtime,
         gate,
         memory,
+        _turns: turns,
     }
 }
 

@@ -122,6 +122,9 @@ fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
         403,
         "approval-required",
     );
+    // A tool the agent runs itself is no host tool: refused before any decision, so
+    // nothing is audited (t2's decisions are counted below), though `cd` is allowed.
+    problem(tool(&daemon, &t2, "cd", json!({})), 422, "not-a-host-tool");
 
     // fetch_url is granted in t1, but the fetcher still refuses loopback and non-http.
     problem(

@@ -7,14 +7,19 @@
 //! for the message: the memory block, the skills catalog, the invoked skill's body and
 //! files, and what each of its tools is granted. Every tool call of the turn is then
 //! checked against the gate: `authorize` for the agent's own tools (it runs them
-//! itself), `tools/{name}` for the host's tools (checked, then run by
-//! [`crate::tools`], as a script's `tools.invoke` is). `approvals` is the operator's
-//! yes to a tool the gate asks about, for the turn only. `end` closes the turn and
-//! revokes its grants and approvals; a turn not ended expires
-//! (`tools.turnTtlMinutes`).
+//! itself), `tools/{name}` for the host's tools (decided, then run, on the turn
+//! service's one path for host tools, as a script's `tools.invoke` is; a tool the
+//! agent runs itself is 422 `not-a-host-tool` there, before any decision).
+//! `approvals` is the operator's yes to a tool the gate asks about, for the turn only.
+//! `end` closes the turn and revokes its grants and approvals; a turn not ended
+//! expires (`tools.turnTtlMinutes`).
 //! `scripts/{name}` runs a script of the invoked skill (and of no other): invoking the
 //! skill is the permission, so the run itself is no gate decision, but each of the
 //! script's `tools.invoke` calls is one, under the turn's grants.
+//!
+//! The service behind every route is [`crate::turns`]; this module reads the
+//! requests, calls it off the async workers, and maps [`TurnError`] to problem
+//! documents.
 //!
 //! Answers of `tools/{name}` when the gate does not allow the call: 403 with the
 //! gate's reason code (`operator-deny`, `not-in-allowed-tools`, `unknown-tool`, ...),
@@ -24,14 +29,12 @@
 //! with the decision. Every decision of both, and every approval, is written to the
 //! audit log (`GET /api/audit`).
 
-use std::path::Path as FsPath;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use engram_strategies::model::Role;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
@@ -39,22 +42,16 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, user_id};
 use crate::app::App;
-use crate::brain::ingest::MAX_MESSAGE_BYTES;
-use crate::brain::retrieve::Retrieval;
 use crate::gate::{
-    AuditEntry, AuditPage, AuditQuery, Decision, GateError, NewTurn, ReasonCode, SkillGrant, Turn,
-    TurnState, Verdict, policy,
+    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
 use crate::net::FetchError;
-use crate::routing::Reason;
-use crate::skills::{CatalogEntry, InvokedSkill};
-use crate::tools::{HostTool, ToolError};
+use crate::tools::ToolError;
+use crate::turns::{
+    ApprovalGranted, Invoke, Message, ScriptResult, ToolResult, TurnError, TurnOpened, TurnView,
+};
 
-/// Skills listed in a turn's catalog at most (the router's candidates first).
-pub const MAX_CATALOG: usize = 50;
-const MAX_TOOL_NAME: usize = 128;
-
-// ---- request and answer shapes ----------------------------------------------------
+// ---- request shapes (the answers are the turn service's types) ----------------------
 
 /// `POST /api/turns`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -69,86 +66,6 @@ pub struct OpenTurn {
     pub user: Option<String>,
     /// Where the message came from (`telegram`, `cli`, ...), for the audit log.
     pub channel: Option<String>,
-}
-
-/// `POST /api/turns` answer.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TurnOpened {
-    pub turn_id: String,
-    pub user: String,
-    #[serde(with = "crate::time::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: i64,
-    /// The memories to put before the message, one per line (empty when nothing
-    /// relevant is known, and always with the fact store).
-    pub memory_block: String,
-    pub memories: Vec<TurnMemory>,
-    /// Active skills (slug and one-line summary), the router's candidates first, at
-    /// most 50.
-    pub catalog: Vec<CatalogItem>,
-    /// Active skills in all.
-    pub catalog_total: usize,
-    /// The skill this message invokes, if any.
-    pub invoked: Option<InvokedView>,
-    /// The invoked skill's `allowed-tools`, each with what the gate answers for it in
-    /// this turn now (empty without a skill).
-    pub grants: Vec<GrantView>,
-    /// The id of the recorded message, when a conversation was given and the Second
-    /// Brain is in use.
-    pub message_id: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TurnMemory {
-    pub id: String,
-    pub line: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CatalogItem {
-    pub slug: String,
-    pub summary: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InvokedView {
-    pub slug: String,
-    /// The skill's id (`category/slug` or `slug`).
-    pub id: String,
-    pub name: String,
-    /// The SKILL.md instructions, as written.
-    pub body: String,
-    /// The skill's directory, relative to the skills directory.
-    pub dir: String,
-    /// Files under `scripts/`, relative to `dir` (read them with `read_skill_file`).
-    pub scripts: Vec<String>,
-    /// Files under `references/`, relative to `dir`.
-    pub references: Vec<String>,
-    /// `explicit` (`/slug`), `intent` or `score`.
-    pub reason: String,
-    /// The router's confidence (`null` for an explicit invocation).
-    pub confidence: Option<f32>,
-    /// The message without the `/slug` of an explicit invocation.
-    pub message: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GrantView {
-    pub tool: String,
-    pub decision: Verdict,
-    pub code: ReasonCode,
-}
-
-/// `GET /api/turns/{id}` and the answer of `end`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TurnView {
-    pub turn: Turn,
-    pub state: TurnState,
-    /// The turn's decisions, newest first (at most 500).
-    pub decisions: Vec<AuditEntry>,
-    /// `end` only: the id of the recorded reply.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reply_id: Option<String>,
 }
 
 /// `POST /api/turns/{id}/end`.
@@ -179,23 +96,6 @@ pub struct Approve {
     pub tool: String,
 }
 
-/// `POST /api/turns/{id}/approvals` answer.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ApprovalGranted {
-    pub turn_id: String,
-    pub tool: String,
-    /// The recorded approval (decision `allow`, code `approved`).
-    pub decision: Decision,
-    /// When the tool was first approved in this turn.
-    #[serde(with = "crate::time::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub approved_at: i64,
-    /// The approval ends with the turn: when it is ended, or at this time.
-    #[serde(with = "crate::time::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: i64,
-}
-
 /// `POST /api/turns/{id}/tools/{name}`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -207,15 +107,6 @@ pub struct ToolCall {
     pub args: Value,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ToolResult {
-    pub tool: String,
-    pub decision: Decision,
-    /// What the tool returned (its shape depends on the tool).
-    #[schema(value_type = Object)]
-    pub result: Value,
-}
-
 /// `POST /api/turns/{id}/scripts/{name}`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -225,18 +116,6 @@ pub struct ScriptCall {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub args: Value,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ScriptResult {
-    /// The invoked skill's slug.
-    pub skill: String,
-    pub script: String,
-    /// What the script returned: parsed when it is JSON, else the text as a string.
-    #[schema(value_type = Object)]
-    pub output: Value,
-    /// How long the run took (loading included).
-    pub ms: u64,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -254,6 +133,38 @@ pub struct AuditParams {
 }
 
 // ---- errors -------------------------------------------------------------------------
+
+/// The turn service's errors: its own refusals with their codes, the rest through the
+/// mapping of the error inside.
+impl From<TurnError> for ApiError {
+    fn from(e: TurnError) -> ApiError {
+        let code = e.code();
+        let detail = e.to_string();
+        match e {
+            TurnError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            TurnError::SkillMissing(_) => ApiError::not_found(detail),
+            TurnError::SkillInactive(_) => ApiError::new(StatusCode::CONFLICT, code, detail),
+            TurnError::Skills(e) => e.into(),
+            TurnError::Gate(e) => e.into(),
+            TurnError::Refused {
+                turn_id,
+                tool,
+                decision,
+            } => refusal(&decision, turn_id.as_deref().unwrap_or_default(), &tool),
+            TurnError::Tool(e) => e.into(),
+            TurnError::NoSkillInvoked => ApiError::new(StatusCode::CONFLICT, code, detail),
+            TurnError::UnknownScript { .. } => ApiError::new(StatusCode::NOT_FOUND, code, detail),
+            TurnError::NotAHostTool(_)
+            | TurnError::ScriptInvalid { .. }
+            | TurnError::ScriptFailed(_)
+            | TurnError::ScriptStopped { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+            }
+            TurnError::Script(e) => ApiError::internal("skill script", &e),
+            TurnError::Memory(e) => e.into(),
+        }
+    }
+}
 
 impl From<GateError> for ApiError {
     fn from(e: GateError) -> ApiError {
@@ -303,14 +214,6 @@ impl From<ToolError> for ApiError {
                 ..ApiError::bad_request("unknown-field", detail)
             },
             ToolError::InvalidArg { field, reason } => ApiError::invalid_field(field, reason),
-            ToolError::NotAHostTool(name) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "not-a-host-tool",
-                format!(
-                    "`{name}` is not a host tool: the agent runs it itself after POST /api/turns/{{id}}/authorize; host tools are {}",
-                    HostTool::names()
-                ),
-            ),
             ToolError::NoSkillInvoked => {
                 ApiError::new(StatusCode::CONFLICT, "no-skill-invoked", detail)
             }
@@ -361,16 +264,6 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
     ApiError::new(status, code, decision.reason.clone())
 }
 
-fn check_text(field: &str, text: &str, max_bytes: usize) -> Result<(), ApiError> {
-    if text.len() > max_bytes {
-        return Err(ApiError::invalid_field(
-            field,
-            format!("{} bytes, over the {max_bytes}-byte limit", text.len()),
-        ));
-    }
-    Ok(())
-}
-
 // ---- handlers -----------------------------------------------------------------------
 
 #[utoipa::path(post, path = "/api/turns", tag = "turns",
@@ -388,223 +281,15 @@ pub async fn open_turn(
     ApiJson(body): ApiJson<OpenTurn>,
 ) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
     let user = user_id(body.user.as_deref())?;
-    if body.message.trim().is_empty() {
-        return Err(ApiError::invalid_field("message", "must not be empty"));
-    }
-    check_text("message", &body.message, MAX_MESSAGE_BYTES)?;
-    blocking(move || open_turn_blocking(&app, user, body, None))
+    let message = Message {
+        user,
+        text: body.message,
+        conversation_id: body.conversation_id,
+        channel: body.channel,
+    };
+    blocking(move || Ok(app.turns.open(message, Invoke::Routed)?))
         .await
         .map(|opened| (StatusCode::CREATED, Json(opened)))
-}
-
-/// Opens a turn for a scheduled run (skills spec section 4, "Scheduled"): the same
-/// path as `POST /api/turns`, with the schedule's skill invoked (explicitly, whatever
-/// the router would say), its input as the message and channel `schedule`. A skill
-/// that is not installed or not active is an error (`not-found`, `inactive`).
-pub fn open_scheduled_turn(
-    app: &App,
-    user: &str,
-    skill: &str,
-    input: &str,
-) -> Result<TurnOpened, ApiError> {
-    let body = OpenTurn {
-        message: input.to_string(),
-        conversation_id: None,
-        user: Some(user.to_string()),
-        channel: Some("schedule".to_string()),
-    };
-    open_turn_blocking(app, user.to_string(), body, Some(skill))
-}
-
-/// `skill`: invoke this skill instead of routing the message.
-fn open_turn_blocking(
-    app: &App,
-    user: String,
-    body: OpenTurn,
-    skill: Option<&str>,
-) -> Result<TurnOpened, ApiError> {
-    // A skills directory that cannot be read must not stop the conversation: the
-    // message is then handled without skills.
-    let entries: Vec<CatalogEntry> = match app.skills.catalog() {
-        Ok((entries, _problems)) => entries.into_iter().filter(|e| e.active).collect(),
-        Err(e) => {
-            tracing::warn!("turn without skills: the catalog cannot be read: {e}");
-            Vec::new()
-        }
-    };
-    let router = app.router.for_catalog(&entries);
-    let routing = match skill {
-        Some(slug) => crate::routing::Routing {
-            invoked: Some(crate::routing::Invocation {
-                slug: slug.to_string(),
-                reason: Reason::Explicit,
-                confidence: f32::INFINITY,
-                message: body.message.clone(),
-            }),
-            candidates: Vec::new(),
-        },
-        None => router.route(&body.message),
-    };
-    let invoked = match &routing.invoked {
-        Some(invocation) => Some((invocation.clone(), app.skills.invoke(&invocation.slug)?)),
-        None => None,
-    };
-
-    let retrieval = match app.memory.brain() {
-        Some(brain) => brain.retrieve(&user, &body.message)?,
-        None => Retrieval::default(),
-    };
-
-    let grant = invoked
-        .as_ref()
-        .map(|(_, skill)| SkillGrant::from_invoked(skill));
-    let turn = app.gate.open_turn(NewTurn {
-        user: user.clone(),
-        conversation_id: body.conversation_id.clone(),
-        channel: body.channel.clone(),
-        skill: grant.clone(),
-    })?;
-
-    let message_id = match (&body.conversation_id, app.memory.brain()) {
-        (Some(conversation), Some(brain)) => {
-            match brain.record_message(&user, conversation, Role::User, &body.message) {
-                Ok(id) => Some(id),
-                Err(e) => {
-                    let _ = app.gate.end_turn(&turn.id);
-                    return Err(e.into());
-                }
-            }
-        }
-        _ => None,
-    };
-
-    let policy = app.gate.policy();
-    let grants = grant
-        .as_ref()
-        .map(|grant| {
-            grant
-                .allowed_tools
-                .iter()
-                .map(|tool| {
-                    // A new turn has no approvals yet.
-                    let decision = policy::decide(&policy, Some(grant), false, tool);
-                    GrantView {
-                        tool: tool.clone(),
-                        decision: decision.verdict,
-                        code: decision.code,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-
-    // The router's candidates first, then the rest by slug.
-    let mut order: Vec<&CatalogEntry> = Vec::with_capacity(entries.len());
-    for candidate in &routing.candidates {
-        if let Some(entry) = entries.iter().find(|e| e.slug == candidate.slug) {
-            order.push(entry);
-        }
-    }
-    let mut rest: Vec<&CatalogEntry> = entries
-        .iter()
-        .filter(|e| !routing.candidates.iter().any(|c| c.slug == e.slug))
-        .collect();
-    rest.sort_by(|a, b| a.slug.cmp(&b.slug));
-    order.extend(rest);
-    let catalog = order
-        .into_iter()
-        .take(MAX_CATALOG)
-        .map(|e| CatalogItem {
-            slug: e.slug.clone(),
-            summary: e.summary.clone(),
-        })
-        .collect();
-
-    Ok(TurnOpened {
-        turn_id: turn.id,
-        user,
-        expires_at: turn.expires_at,
-        memory_block: retrieval.block,
-        memories: retrieval
-            .memories
-            .into_iter()
-            .map(|m| TurnMemory {
-                id: m.record.id,
-                line: m.line,
-            })
-            .collect(),
-        catalog,
-        catalog_total: entries.len(),
-        invoked: invoked.map(|(invocation, skill)| invoked_view(app, invocation, skill)),
-        grants,
-        message_id,
-    })
-}
-
-fn invoked_view(
-    app: &App,
-    invocation: crate::routing::Invocation,
-    skill: InvokedSkill,
-) -> InvokedView {
-    let slug = skill.id.slug().to_string();
-    let dir = skill
-        .dir
-        .strip_prefix(app.skills.root())
-        .unwrap_or(FsPath::new(&slug))
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("/");
-    let under = |prefix: &str| {
-        skill
-            .resources
-            .iter()
-            .filter(|r| r.starts_with(prefix))
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    InvokedView {
-        slug,
-        id: skill.id.to_string(),
-        name: skill.name.clone(),
-        body: skill.body.clone(),
-        scripts: under("scripts/"),
-        references: under("references/"),
-        dir,
-        reason: match invocation.reason {
-            Reason::Explicit => "explicit",
-            Reason::Intent => "intent",
-            Reason::Score => "score",
-        }
-        .to_string(),
-        confidence: invocation
-            .confidence
-            .is_finite()
-            .then_some(invocation.confidence),
-        message: invocation.message,
-    }
-}
-
-fn turn_view(app: &App, id: &str, reply_id: Option<String>) -> Result<TurnView, ApiError> {
-    let (turn, state) = app
-        .gate
-        .turn(id)
-        .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
-    let decisions = app
-        .gate
-        .audit()
-        .list(&AuditQuery {
-            limit: crate::gate::audit::MAX_PAGE,
-            turn_id: Some(turn.id.clone()),
-            ..AuditQuery::default()
-        })?
-        .items;
-    Ok(TurnView {
-        turn,
-        state,
-        decisions,
-        reply_id,
-    })
 }
 
 #[utoipa::path(get, path = "/api/turns/{id}", tag = "turns",
@@ -618,7 +303,7 @@ pub async fn get_turn(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<TurnView>, ApiError> {
-    blocking(move || turn_view(&app, &id, None).map(Json)).await
+    blocking(move || Ok(Json(app.turns.view(&id)?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/end", tag = "turns",
@@ -637,20 +322,7 @@ pub async fn end_turn(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<EndTurn>,
 ) -> Result<Json<TurnView>, ApiError> {
-    if let Some(reply) = &body.reply {
-        check_text("reply", reply, MAX_MESSAGE_BYTES)?;
-    }
-    blocking(move || {
-        let turn = app.gate.end_turn(&id)?;
-        let reply_id = match (&turn.conversation_id, &body.reply, app.memory.brain()) {
-            (Some(conversation), Some(reply), Some(brain)) if !reply.trim().is_empty() => {
-                Some(brain.record_message(&turn.user, conversation, Role::Assistant, reply)?)
-            }
-            _ => None,
-        };
-        turn_view(&app, &id, reply_id).map(Json)
-    })
-    .await
+    blocking(move || Ok(Json(app.turns.end(&id, body.reply.as_deref())?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
@@ -668,30 +340,12 @@ pub async fn authorize(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
-    check_tool_name(&body.tool, "tool")?;
-    blocking(move || {
-        Ok(Json(app.gate.decide(
-            &id,
-            &body.tool,
-            &body.args.to_string(),
-        )))
-    })
-    .await
-}
-
-fn check_tool_name(name: &str, field: &str) -> Result<(), ApiError> {
-    if name.is_empty() || name.chars().count() > MAX_TOOL_NAME {
-        return Err(ApiError::invalid_field(
-            field,
-            format!("must be 1 to {MAX_TOOL_NAME} characters"),
-        ));
-    }
-    Ok(())
+    blocking(move || Ok(Json(app.turns.authorize(&id, &body.tool, &body.args)?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/tools/{name}", tag = "turns",
     summary = "Run a host tool in a turn",
-    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`. A tool the agent runs itself (`cd`, `send_message`, ...) is 422 `not-a-host-tool`, and nothing is decided or audited for it.",
     params(
         ("id" = String, Path, description = "Turn id"),
         ("name" = String, Path, description = "Host tool name"),
@@ -711,30 +365,15 @@ pub async fn run_tool(
     Path((id, name)): Path<(String, String)>,
     ApiJson(body): ApiJson<ToolCall>,
 ) -> Result<Json<ToolResult>, ApiError> {
-    check_tool_name(&name, "name")?;
-    let (decision, turn) = {
-        let app = app.clone();
-        let (id, name, args) = (id.clone(), name.clone(), body.args.to_string());
-        blocking(move || {
-            let decision = app.gate.decide(&id, &name, &args);
-            Ok((decision, app.gate.turn(&id).map(|(turn, _)| turn)))
-        })
-        .await?
-    };
-    if !decision.is_allowed() {
-        return Err(refusal(&decision, &id, &name));
-    }
-    let turn = turn.ok_or_else(|| GateError::UnknownTurn(id.clone()))?;
-    let tool =
-        HostTool::parse(&name).ok_or_else(|| ToolError::NotAHostTool(policy::shown(&name)))?;
-    // `fetch_url` waits on the network from the blocking pool too: `call` is the one
-    // implementation scripts use as well, and it blocks.
-    let result = blocking(move || Ok(app.tools.call(&turn, tool, body.args, None)?)).await?;
-    Ok(Json(ToolResult {
-        tool: name,
-        decision,
-        result,
-    }))
+    // `fetch_url` waits on the network from the blocking pool too: the service's one
+    // path for host tools blocks, for scripts as for REST.
+    blocking(move || {
+        let ran = app
+            .turns
+            .run_host_tool(Caller::Agent, Some(&id), &name, body.args, None)?;
+        Ok(Json(ran))
+    })
+    .await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/approvals", tag = "turns",
@@ -754,18 +393,10 @@ pub async fn approve(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Approve>,
 ) -> Result<(StatusCode, Json<ApprovalGranted>), ApiError> {
-    check_tool_name(&body.tool, "tool")?;
     blocking(move || {
-        let approved = app.gate.approve(&id, &body.tool)?;
         Ok((
             StatusCode::CREATED,
-            Json(ApprovalGranted {
-                turn_id: approved.turn.id,
-                tool: approved.approval.tool,
-                decision: approved.decision,
-                approved_at: approved.approval.approved_at,
-                expires_at: approved.turn.expires_at,
-            }),
+            Json(app.turns.approve(&id, &body.tool)?),
         ))
     })
     .await
@@ -791,153 +422,8 @@ pub async fn run_script(
     Path((id, name)): Path<(String, String)>,
     ApiJson(body): ApiJson<ScriptCall>,
 ) -> Result<Json<ScriptResult>, ApiError> {
-    crate::runtime::manifest::validate_name(&name)
-        .map_err(|reason| ApiError::invalid_field("name", reason))?;
-    let args = match body.args {
-        Value::Null => "{}".to_string(),
-        args => args.to_string(),
-    };
-    if args.len() > crate::runtime::MAX_SKILL_ARGS_BYTES {
-        return Err(ApiError::invalid_field(
-            "args",
-            format!(
-                "{} bytes as JSON, over the {}-byte limit",
-                args.len(),
-                crate::runtime::MAX_SKILL_ARGS_BYTES
-            ),
-        ));
-    }
     // Off the async workers: a script may run up to its time limit.
-    blocking(move || run_script_blocking(&app, &id, name, &args).map(Json)).await
-}
-
-fn run_script_blocking(
-    app: &App,
-    id: &str,
-    name: String,
-    args: &str,
-) -> Result<ScriptResult, ApiError> {
-    let (turn, state) = app
-        .gate
-        .turn(id)
-        .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
-    match state {
-        TurnState::Open => {}
-        TurnState::Ended => {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "turn-ended",
-                format!("turn `{}` has ended", turn.id),
-            ));
-        }
-        TurnState::Expired => {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "turn-expired",
-                format!("turn `{}` has expired", turn.id),
-            ));
-        }
-    }
-    let grant = turn.skill.as_ref().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "no-skill-invoked",
-            "no skill is invoked in this turn, so there is no script to run",
-        )
-    })?;
-    let entry = app.skills.entry(&grant.skill)?;
-    let dir = entry.skill_id()?.dir_in(app.skills.root());
-    check_script_file(&dir, &grant.skill, &name)?;
-
-    let started = std::time::Instant::now();
-    let ran =
-        app.strategies
-            .runtime()
-            .run_skill_script(&dir, &name, &turn.user, Some(&turn.id), args);
-    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let output = match ran {
-        Ok(Ok(output)) => output,
-        Ok(Err(message)) => {
-            tracing::info!(turn = %turn.id, skill = %grant.skill, script = %name, ms, "skill script failed: {message}");
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "script-failed",
-                message,
-            ));
-        }
-        Err(e) => {
-            tracing::warn!(turn = %turn.id, skill = %grant.skill, script = %name, ms, code = e.code(), "skill script stopped: {e}");
-            return Err(script_error(&grant.skill, &name, e));
-        }
-    };
-    tracing::info!(turn = %turn.id, skill = %grant.skill, script = %name, ms, "skill script ran");
-    Ok(ScriptResult {
-        skill: grant.skill.clone(),
-        script: name,
-        output: serde_json::from_str(&output).unwrap_or(Value::String(output)),
-        ms,
-    })
-}
-
-/// 404 `unknown-script` unless `scripts/<name>.wasm` is a plain file of the skill;
-/// 422 `script-invalid` for a symlink (the runtime refuses those too).
-fn check_script_file(dir: &FsPath, skill: &str, name: &str) -> Result<(), ApiError> {
-    let unknown = || {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown-script",
-            format!("the skill `{skill}` has no script `{name}` (scripts/{name}.wasm)"),
-        )
-    };
-    let scripts = dir.join(crate::runtime::SCRIPTS_DIR);
-    for path in [scripts.clone(), scripts.join(format!("{name}.wasm"))] {
-        let meta = std::fs::symlink_metadata(&path).map_err(|_| unknown())?;
-        if meta.file_type().is_symlink() {
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "script-invalid",
-                format!(
-                    "the script `{name}` of `{skill}` (or its scripts/ directory) is a symlink; scripts must be plain files"
-                ),
-            ));
-        }
-    }
-    if !scripts.join(format!("{name}.wasm")).is_file() {
-        return Err(unknown());
-    }
-    Ok(())
-}
-
-/// A runtime failure of a script run, as a problem document: never a 500 for what
-/// the script did, and never a path.
-fn script_error(skill: &str, name: &str, e: crate::runtime::PluginError) -> ApiError {
-    use crate::runtime::PluginError as E;
-    let invalid = |reason: &str| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "script-invalid",
-            format!("the script `{name}` of `{skill}` cannot be loaded: {reason}"),
-        )
-    };
-    match &e {
-        E::Timeout { .. } | E::MemoryLimit { .. } | E::Trap { .. } | E::InvalidResult { .. } => {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "script-trapped",
-                format!("the script `{name}` of `{skill}` was stopped: {e}"),
-            )
-        }
-        E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown-script",
-            format!("the skill `{skill}` has no script `{name}` (scripts/{name}.wasm)"),
-        ),
-        E::InvalidManifest { reason, .. }
-        | E::NotAComponent { reason, .. }
-        | E::WorldMismatch { reason, .. } => invalid(reason),
-        E::WrongWorld { .. } => invalid(&e.to_string()),
-        _ => ApiError::internal("skill script", &e),
-    }
+    blocking(move || Ok(Json(app.turns.run_script(&id, &name, body.args)?))).await
 }
 
 #[utoipa::path(get, path = "/api/audit", tag = "turns",

@@ -1,12 +1,22 @@
-//! The tools the gate knows: the host tools Engram runs itself (DESIGN section 5) and
-//! the agent-run tools the built-in skills declare, each with a one-line description
-//! and the level it gets when the operator says nothing. A tool name outside this
-//! list (and outside the operator's `tools.policy`) is unknown, and unknown tools are
-//! denied, so that a skill cannot widen what the agent may do by inventing a name.
+//! The tools the gate knows: the host tools Engram runs itself (specified in
+//! [`crate::tools::HOST_TOOLS`], read from there) and the agent-run tools the built-in
+//! skills declare ([`AGENT_TOOLS`]), each with a one-line description and the level it
+//! gets when the operator says nothing. A tool name outside these (and outside the
+//! operator's `tools.policy`) is unknown, and unknown tools are denied, so that a
+//! skill cannot widen what the agent may do by inventing a name.
+//!
+//! Defaults follow what a user of Claude Code expects: reading is allowed, anything
+//! that writes, reaches the network, sends something to someone or runs a program
+//! asks. An invoked skill raises its own `allowed-tools` from ask to allow for its
+//! turn, so the built-in skills work without configuration, while outside a skill the
+//! agent asks first. Nothing defaults to deny: deny is the operator's word, and a
+//! skill can never lift it. `cd` only moves the agent's own working directory, so it
+//! is allowed like a read.
 
 use serde::Serialize;
 
 use crate::config::ToolLevel;
+use crate::tools::{HOST_TOOLS, HostTool};
 
 /// Who runs a tool once the gate allows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -24,108 +34,91 @@ pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
     pub kind: ToolKind,
-    /// The level without operator configuration (see [`CATALOG`] for why each).
+    /// The level without operator configuration (see the module's text for why each).
     #[schema(value_type = String)]
     pub default_level: ToolLevel,
 }
 
-const fn spec(
+impl ToolSpec {
+    fn host(tool: &HostTool) -> ToolSpec {
+        ToolSpec {
+            name: tool.name,
+            description: tool.description,
+            kind: ToolKind::Host,
+            default_level: tool.default_level,
+        }
+    }
+}
+
+const fn agent(
     name: &'static str,
-    kind: ToolKind,
     default_level: ToolLevel,
     description: &'static str,
 ) -> ToolSpec {
     ToolSpec {
         name,
         description,
-        kind,
+        kind: ToolKind::Agent,
         default_level,
     }
 }
 
-use ToolKind::{Agent, Host};
 use ToolLevel::{Allow, Ask};
 
-/// Every tool the gate knows, sorted by name.
-///
-/// Defaults follow what a user of Claude Code expects: reading is allowed, anything
-/// that writes, reaches the network, sends something to someone or runs a program
-/// asks. An invoked skill raises its own `allowed-tools` from ask to allow for its
-/// turn, so the built-in skills work without configuration, while outside a skill the
-/// agent asks first. Nothing defaults to deny: deny is the operator's word, and a
-/// skill can never lift it. `cd` only moves the agent's own working directory, so it
-/// is allowed like a read.
-pub const CATALOG: &[ToolSpec] = &[
-    spec("cd", Agent, Allow, "Change the agent's working directory."),
-    spec(
+/// The agent-run tools the gate knows, sorted by name.
+pub const AGENT_TOOLS: &[ToolSpec] = &[
+    agent("cd", Allow, "Change the agent's working directory."),
+    agent(
         "create_file",
-        Agent,
         Ask,
         "Create a new file on the user's machine.",
     ),
-    spec(
-        "fetch_url",
-        Host,
-        Ask,
-        "Fetch a web page or file over HTTP(S).",
-    ),
-    spec(
+    agent(
         "github_api",
-        Agent,
         Ask,
         "Call the GitHub API on the user's behalf.",
     ),
-    spec(
-        "read_skill_file",
-        Host,
-        Allow,
-        "Read a file from the invoked skill's scripts/ or references/.",
-    ),
-    spec(
+    agent(
         "run_command",
-        Agent,
         Ask,
         "Run a program or shell command on the user's machine.",
     ),
-    spec(
-        "save_memory",
-        Host,
-        Ask,
-        "Save a memory about the user to the Second Brain.",
-    ),
-    spec("schedule_task", Agent, Ask, "Schedule a task to run later."),
-    spec(
-        "search_memory",
-        Host,
-        Allow,
-        "Search the user's memories in the Second Brain.",
-    ),
-    spec(
+    agent("schedule_task", Ask, "Schedule a task to run later."),
+    agent(
         "send_file",
-        Agent,
         Ask,
         "Send a file to the user or a contact over a channel.",
     ),
-    spec(
+    agent(
         "send_message",
-        Agent,
         Ask,
         "Send a message to the user or a contact over a channel.",
     ),
-    spec(
+    agent(
         "write_file",
-        Agent,
         Ask,
         "Write to or overwrite a file on the user's machine.",
     ),
 ];
 
 /// The known tool `name` (exact, case-sensitive: tool names are identifiers).
-pub fn lookup(name: &str) -> Option<&'static ToolSpec> {
-    CATALOG
-        .binary_search_by(|spec| spec.name.cmp(name))
-        .ok()
-        .map(|i| &CATALOG[i])
+pub fn lookup(name: &str) -> Option<ToolSpec> {
+    crate::tools::host_tool(name)
+        .map(ToolSpec::host)
+        .or_else(|| {
+            AGENT_TOOLS
+                .binary_search_by(|spec| spec.name.cmp(name))
+                .ok()
+                .map(|i| AGENT_TOOLS[i])
+        })
+}
+
+/// Every tool the gate knows, host tools first.
+pub fn all() -> impl Iterator<Item = ToolSpec> {
+    HOST_TOOLS
+        .iter()
+        .map(ToolSpec::host)
+        .chain(AGENT_TOOLS.iter().copied())
 }
 
 /// Why an `allowed-tools` entry grants nothing.
@@ -170,7 +163,7 @@ impl std::fmt::Display for UnknownTool {
 
 /// The entries of a skill's `allowed-tools` that will grant nothing, in order, each
 /// once: for reporting at install time. `also_known` names tools the operator's policy
-/// makes known beyond [`CATALOG`].
+/// makes known beyond the catalog.
 pub fn unknown_tools<'a>(
     allowed_tools: &[String],
     also_known: impl Fn(&str) -> bool + 'a,
@@ -196,8 +189,7 @@ pub fn unknown_tools<'a>(
 fn suggest(name: &str) -> Option<String> {
     let fold = |s: &str| s.to_ascii_lowercase().replace('-', "_");
     let folded = fold(name);
-    CATALOG
-        .iter()
+    all()
         .find(|spec| spec.name == folded)
         .map(|spec| spec.name.to_string())
 }
@@ -208,7 +200,16 @@ mod tests {
 
     #[test]
     fn the_catalog_is_sorted_and_covers_host_and_builtin_skill_tools() {
-        assert!(CATALOG.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(AGENT_TOOLS.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(HOST_TOOLS.windows(2).all(|w| w[0].name < w[1].name));
+        // A name is either the host's or the agent's, never both.
+        for host in HOST_TOOLS {
+            assert!(
+                AGENT_TOOLS.iter().all(|a| a.name != host.name),
+                "{}",
+                host.name
+            );
+        }
         for host in [
             "save_memory",
             "search_memory",
@@ -225,11 +226,9 @@ mod tests {
             let unknown = unknown_tools(&allowed, |_| false);
             assert!(unknown.is_empty(), "{skill}: {unknown:?}");
         }
-        assert!(
-            CATALOG
-                .iter()
-                .all(|s| !s.description.contains('\n') && s.description.len() < 80)
-        );
+        assert!(all().all(|s| !s.description.contains('\n') && s.description.len() < 80));
+        assert_eq!(lookup("cd").map(|s| s.kind), Some(ToolKind::Agent));
+        assert_eq!(lookup("made_up"), None);
     }
 
     #[test]

@@ -2,14 +2,15 @@
 //! makes is decided here, against the operator's policy and the grants of the turn it
 //! belongs to, and every decision is written to the audit log.
 //!
-//! - `catalog`: the tools the gate knows, their default levels; unknown `allowed-tools`
+//! - `catalog`: the tools the gate knows (the host tools read from `crate::tools`),
+//!   their default levels; unknown `allowed-tools`
 //! - `policy`: the operator's levels and the decision rules (a pure function)
 //! - `turns`: turns, their grants and the operator's approvals, in memory, with expiry
 //! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
 //!
 //! [`Gate`] ties them together and is shared between threads (REST handlers on the
-//! blocking pool, plugin calls). It also implements the runtime's [`ToolGate`], so
-//! `tools.invoke` from WASM crosses the same check.
+//! blocking pool, plugin calls). It decides; running an allowed host tool is the turn
+//! service's (`crate::turns`), for the agent and for `tools.invoke` from WASM alike.
 
 pub mod audit;
 pub mod catalog;
@@ -20,10 +21,9 @@ pub mod turns;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 pub use audit::{AuditEntry, AuditLog, AuditPage, AuditQuery, Retention, summarize_args};
-pub use catalog::{CATALOG, ToolKind, ToolSpec, UnknownTool};
+pub use catalog::{AGENT_TOOLS, ToolKind, ToolSpec, UnknownTool};
 pub use error::GateError;
 pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
 pub use schema::SchemaError;
@@ -31,7 +31,6 @@ pub use turns::{Approval, NewTurn, Turn, TurnState};
 
 use crate::config::{Config, ConfigFile};
 use crate::paths::DataDir;
-use crate::runtime::host::{ToolCaller, ToolDenied, ToolGate};
 use crate::time::Clock;
 
 /// Where the audit log lives.
@@ -86,20 +85,6 @@ impl PolicySource for ConfigPolicy {
     }
 }
 
-/// Runs a host tool once the gate allowed a plugin's call of it (save_memory,
-/// search_memory, fetch_url, read_skill_file): the daemon attaches
-/// `crate::tools::HostTools`; without a runner, an allowed call fails cleanly.
-pub trait ToolRunner: Send + Sync {
-    /// `deadline`: when the calling plugin's time is up; the run must not outlast it.
-    fn run(
-        &self,
-        turn: &Turn,
-        tool: &str,
-        args_json: &str,
-        deadline: Option<Instant>,
-    ) -> Result<String, String>;
-}
-
 /// What [`Gate::approve`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Approved {
@@ -119,15 +104,23 @@ const OPERATOR: &str = "operator";
 pub enum Caller<'a> {
     /// The agent, through REST (it can ask its user when the answer is ask).
     Agent,
-    /// A WASM plugin through `tools.invoke` (it has nobody to ask).
-    Plugin(&'a str),
+    /// A WASM plugin through `tools.invoke` (it has nobody to ask), acting for `user`:
+    /// it may use that user's turns only.
+    Plugin { name: &'a str, user: &'a str },
 }
 
 impl Caller<'_> {
     fn label(&self) -> String {
         match self {
             Caller::Agent => "agent".to_string(),
-            Caller::Plugin(name) => format!("plugin:{name}"),
+            Caller::Plugin { name, .. } => format!("plugin:{name}"),
+        }
+    }
+
+    fn user(&self) -> Option<&str> {
+        match self {
+            Caller::Agent => None,
+            Caller::Plugin { user, .. } => Some(user),
         }
     }
 }
@@ -138,7 +131,6 @@ pub struct Gate {
     turns: turns::Turns,
     audit: AuditLog,
     clock: Arc<dyn Clock>,
-    runner: Option<Arc<dyn ToolRunner>>,
 }
 
 impl Gate {
@@ -158,19 +150,12 @@ impl Gate {
             turns: turns::Turns::default(),
             audit,
             clock,
-            runner: None,
         }
     }
 
     /// The same gate, bounded to `cap` turns at once.
     pub fn with_turn_cap(mut self, cap: usize) -> Gate {
         self.turns = turns::Turns::with_cap(cap);
-        self
-    }
-
-    /// The same gate, running allowed host tools for plugins through `runner`.
-    pub fn with_runner(mut self, runner: Arc<dyn ToolRunner>) -> Gate {
-        self.runner = Some(runner);
         self
     }
 
@@ -271,20 +256,21 @@ impl Gate {
     /// decision. `args` is the call's arguments (JSON): only a bounded summary of them
     /// is kept (see [`summarize_args`]).
     pub fn decide(&self, turn_id: &str, tool: &str, args: &str) -> Decision {
-        self.decide_as(Caller::Agent, Some(turn_id), None, tool, args)
+        self.decide_as(Caller::Agent, Some(turn_id), tool, args)
     }
 
-    /// As [`Gate::decide`], for any caller. `user`, when given, must be the turn's user
-    /// (a plugin acting for one user cannot use another's turn). Never fails: an error
-    /// while deciding is a deny with its reason code.
+    /// As [`Gate::decide`], for any caller, in the turn `turn_id` if the call belongs
+    /// to one. A plugin's user must be the turn's (a plugin acting for one user cannot
+    /// use another's turn), and a plugin has nobody to ask, so ask is a deny for it.
+    /// Never fails: an error while deciding is a deny with its reason code.
     pub fn decide_as(
         &self,
         caller: Caller,
         turn_id: Option<&str>,
-        user: Option<&str>,
         tool: &str,
         args: &str,
     ) -> Decision {
+        let user = caller.user();
         let now = self.clock.now_ms();
         let policy = self.policy.policy();
         let (mut decision, turn_user, skill) = match turn_id {
@@ -328,7 +314,7 @@ impl Gate {
                 }
             }),
         };
-        if decision.verdict == Verdict::Ask && matches!(caller, Caller::Plugin(_)) {
+        if decision.verdict == Verdict::Ask && matches!(caller, Caller::Plugin { .. }) {
             decision = Decision::deny(
                 ReasonCode::ApprovalUnavailable,
                 format!(
@@ -358,53 +344,6 @@ impl Gate {
             }
         }
         decision
-    }
-}
-
-/// `tools.invoke` from WASM. The runtime passes the turn the plugin call belongs to
-/// (`ToolCaller::turn_id`, from `CallState`); a call outside a turn is denied
-/// (`no-turn`), since grants exist only in turns. Ask becomes deny
-/// (`approval-unavailable`): a plugin has no user to ask. An allowed call runs through
-/// the [`ToolRunner`], if one is attached.
-impl ToolGate for Gate {
-    fn invoke(
-        &self,
-        caller: &ToolCaller,
-        tool: &str,
-        args_json: &str,
-    ) -> Result<String, ToolDenied> {
-        let decision = self.decide_as(
-            Caller::Plugin(&caller.plugin),
-            caller.turn_id.as_deref(),
-            Some(&caller.user_id),
-            tool,
-            args_json,
-        );
-        match decision.code {
-            _ if decision.is_allowed() => {}
-            ReasonCode::UnknownTool => return Err(ToolDenied::UnknownTool(tool.to_string())),
-            _ => {
-                return Err(ToolDenied::Denied(format!(
-                    "{}: {}",
-                    decision.code.as_str(),
-                    decision.reason
-                )));
-            }
-        }
-        let turn = caller
-            .turn_id
-            .as_deref()
-            .and_then(|id| self.turns.get(id))
-            .ok_or_else(|| ToolDenied::Failed("the turn is gone".into()))?;
-        match &self.runner {
-            Some(runner) => runner
-                .run(&turn, tool, args_json, caller.deadline)
-                .map_err(ToolDenied::Failed),
-            None => Err(ToolDenied::Failed(format!(
-                "`{}` is allowed, but no host tool runner is attached to run it for a plugin",
-                policy::shown(tool)
-            ))),
-        }
     }
 }
 

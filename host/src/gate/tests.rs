@@ -1,5 +1,6 @@
-//! The gate as a whole: turns, grants, expiry, the audit trail, and the runtime's
-//! `ToolGate` view. Real SQLite files in temp directories, a manual clock.
+//! The gate as a whole: turns, grants, expiry, the audit trail, and plugins as
+//! callers. Real SQLite files in temp directories, a manual clock. (Running an allowed
+//! tool for a plugin, the runtime's `ToolGate`, is the turn service's: its tests.)
 
 use std::sync::Arc;
 
@@ -60,7 +61,6 @@ fn verdict(gate: &Gate, turn: &Turn, tool: &str) -> (Verdict, ReasonCode) {
 fn gate_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Gate>();
-    let _: Arc<dyn ToolGate> = Arc::new(fixture(Policy::default()).gate);
 }
 
 #[test]
@@ -378,20 +378,6 @@ fn the_audit_log_survives_reopening_the_gate() {
     );
 }
 
-struct Echo;
-
-impl ToolRunner for Echo {
-    fn run(
-        &self,
-        turn: &Turn,
-        tool: &str,
-        args_json: &str,
-        _deadline: Option<std::time::Instant>,
-    ) -> Result<String, String> {
-        Ok(format!("{}:{tool}:{args_json}", turn.user))
-    }
-}
-
 #[test]
 fn plugin_calls_cross_the_same_gate() {
     let f = fixture(Policy::default().with_level("send_file", ToolLevel::Deny));
@@ -401,53 +387,37 @@ fn plugin_calls_cross_the_same_gate() {
         skill("tweet-notifier", &["fetch_url", "send_file"]),
     );
     let plain = turn(&f.gate, "u", None);
-    let caller = |turn_id: Option<&str>, user: &str| ToolCaller {
-        plugin: "p".into(),
-        user_id: user.into(),
-        turn_id: turn_id.map(str::to_string),
-        deadline: None,
+    let plugin = |turn_id: Option<&str>, user: &str, tool: &str| {
+        let caller = Caller::Plugin { name: "p", user };
+        let d = f.gate.decide_as(caller, turn_id, tool, "{}");
+        (d.verdict, d.code)
     };
-    let denied = |r: Result<String, ToolDenied>, code: &str| match r {
-        Err(ToolDenied::Denied(reason)) => assert!(reason.starts_with(code), "{reason}"),
-        other => panic!("{other:?}"),
-    };
-    let gate: &dyn ToolGate = &f.gate;
-    denied(
-        gate.invoke(&caller(None, "u"), "fetch_url", "{}"),
-        "no-turn",
-    );
-    denied(
-        gate.invoke(&caller(Some(&t.id), "mallory"), "fetch_url", "{}"),
-        "user-mismatch",
-    );
-    denied(
-        gate.invoke(&caller(Some(&plain.id), "u"), "fetch_url", "{}"),
-        "approval-unavailable",
-    );
-    denied(
-        gate.invoke(&caller(Some(&t.id), "u"), "send_file", "{}"),
-        "operator-deny",
+    let denied = |code| (Verdict::Deny, code);
+    assert_eq!(plugin(None, "u", "fetch_url"), denied(ReasonCode::NoTurn));
+    assert_eq!(
+        plugin(Some(&t.id), "mallory", "fetch_url"),
+        denied(ReasonCode::UserMismatch)
     );
     assert_eq!(
-        gate.invoke(&caller(Some(&t.id), "u"), "Read", "{}"),
-        Err(ToolDenied::UnknownTool("Read".into()))
+        plugin(Some(&plain.id), "u", "fetch_url"),
+        denied(ReasonCode::ApprovalUnavailable)
     );
-    assert!(matches!(
-        gate.invoke(&caller(Some(&t.id), "u"), "fetch_url", "{}"),
-        Err(ToolDenied::Failed(_))
-    ));
+    assert_eq!(
+        plugin(Some(&t.id), "u", "send_file"),
+        denied(ReasonCode::OperatorDeny)
+    );
+    assert_eq!(
+        plugin(Some(&t.id), "u", "Read"),
+        denied(ReasonCode::UnknownTool)
+    );
+    assert_eq!(
+        plugin(Some(&t.id), "u", "fetch_url"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
     let page = f.gate.audit().list(&AuditQuery::default()).expect("list");
     assert_eq!(page.items.len(), 6);
     assert!(page.items.iter().all(|e| e.caller == "plugin:p"));
     assert_eq!(page.items[5].user.as_deref(), Some("u"));
-
-    let f = fixture(Policy::default());
-    let gate = f.gate.with_runner(Arc::new(Echo));
-    let t = turn(&gate, "u", skill("web-search", &["fetch_url"]));
-    assert_eq!(
-        ToolGate::invoke(&gate, &caller(Some(&t.id), "u"), "fetch_url", "{\"a\":1}"),
-        Ok("u:fetch_url:{\"a\":1}".to_string())
-    );
 }
 
 #[test]
@@ -535,16 +505,16 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     // A plugin in the turn may use it too: the operator said yes for the turn.
-    let caller = ToolCaller {
-        plugin: "p".into(),
-        user_id: "alice".into(),
-        turn_id: Some(t.id.clone()),
-        deadline: None,
+    let caller = Caller::Plugin {
+        name: "p",
+        user: "alice",
     };
-    assert!(matches!(
-        ToolGate::invoke(&f.gate, &caller, "fetch_url", "{}"),
-        Err(ToolDenied::Failed(_))
-    ));
+    assert_eq!(
+        f.gate
+            .decide_as(caller, Some(&t.id), "fetch_url", "{}")
+            .code,
+        ReasonCode::Approved
+    );
     // Ended: gone with the turn; the next turn asks again.
     f.gate.end_turn(&t.id).expect("end");
     assert_eq!(

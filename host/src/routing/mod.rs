@@ -95,8 +95,11 @@
 //! category that is ("any request"). Repeating a topic word does not pay either: BM25
 //! saturates term frequency and normalises by field length.
 
+mod cached;
 pub mod embed;
 pub mod wordpiece;
+
+pub use cached::SkillRouter;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};

@@ -1,14 +1,18 @@
 //! One pass of the scheduler: every due schedule is run once, its outcome recorded,
 //! then announced on the event bus (after the commit, as every event is).
 //!
-//! Opening the turn is the caller's: the daemon passes a function that goes through
-//! `POST /api/turns`'s code path (`api::turns::open_scheduled_turn`), so this module
-//! stays a service that never calls the API layer, and tests pass a fake.
+//! A run opens its turn through the turn service, as `POST /api/turns` does, with the
+//! schedule's skill forced ([`open_run`]); [`run_due`] takes that as a function so
+//! that tests can pass a fake.
 
 use serde_json::json;
 
 use super::{Outcome, Schedule, ScheduleError, Schedules};
 use crate::events::{Event, EventBus, EventKind};
+use crate::turns::{Invoke, Message, TurnError, TurnService};
+
+/// The channel a scheduled run's turn is opened on.
+pub const CHANNEL: &str = "schedule";
 
 /// Schedules run in one pass at most (the rest wait for the next pass).
 pub const MAX_PER_PASS: usize = 100;
@@ -19,6 +23,42 @@ pub struct Failure {
     /// Stable: `skill-missing`, `skill-inactive`, or the turn's problem code.
     pub code: String,
     pub reason: String,
+}
+
+impl From<TurnError> for Failure {
+    /// A skill gone or deactivated since the schedule was made is the schedule's
+    /// failure (`skill-missing`, `skill-inactive`); anything else keeps the turn's code.
+    /// The host's own failures are logged here and reported without their details.
+    fn from(e: TurnError) -> Failure {
+        let code = match &e {
+            TurnError::SkillMissing(_) => "skill-missing",
+            TurnError::SkillInactive(_) => "skill-inactive",
+            other => other.code(),
+        };
+        let reason = if e.is_internal() {
+            tracing::error!("a scheduled run failed inside the host: {e}");
+            "an internal error occurred; the daemon log has the details".to_string()
+        } else {
+            e.to_string()
+        };
+        Failure {
+            code: code.to_string(),
+            reason,
+        }
+    }
+}
+
+/// Opens the turn of one run: the schedule's input as the message of its user, the
+/// schedule's skill invoked explicitly, channel [`CHANNEL`]. Answers the turn's id.
+pub fn open_run(turns: &TurnService, schedule: &Schedule) -> Result<String, Failure> {
+    let message = Message {
+        user: schedule.user.clone(),
+        text: schedule.input.clone(),
+        conversation_id: None,
+        channel: Some(CHANNEL.to_string()),
+    };
+    let opened = turns.open(message, Invoke::Skill(&schedule.skill))?;
+    Ok(opened.turn_id)
 }
 
 /// What a pass did.

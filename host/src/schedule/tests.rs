@@ -291,3 +291,25 @@ fn a_schedule_with_no_next_run_is_disabled_not_retried() {
     );
     assert!(store.due(T0 + 10 * MINUTE_MS, 10).expect("due").is_empty());
 }
+
+#[test]
+fn a_runs_turn_error_becomes_its_failure_code() {
+    use crate::gate::GateError;
+    use crate::turns::TurnError;
+    let failure = Failure::from(TurnError::SkillMissing("gone".into()));
+    assert_eq!(failure.code, "skill-missing");
+    assert_eq!(failure.reason, "no installed skill named `gone`");
+    let failure = Failure::from(TurnError::SkillInactive("web-search".into()));
+    assert_eq!(failure.code, "skill-inactive");
+    assert!(failure.reason.contains("web-search"), "{failure:?}");
+    // Anything else keeps the turn's code; the host's own failures keep their details
+    // in the log.
+    let full = Failure::from(TurnError::Gate(GateError::TooManyTurns { open: 10_000 }));
+    assert_eq!(full.code, "too-many-turns");
+    let internal = Failure::from(TurnError::Gate(GateError::Open {
+        path: "/data/gate/audit.db".into(),
+        reason: "disk full".into(),
+    }));
+    assert_eq!(internal.code, "audit-log");
+    assert!(!internal.reason.contains("/data"), "{internal:?}");
+}

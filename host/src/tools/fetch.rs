@@ -1,5 +1,5 @@
 //! `fetch_url {url}`: a page or file over http(s), through the same fetcher as skill
-//! installs (`skills/net.rs`: resolved addresses checked and pinned, loopback and
+//! installs (`crate::net`: resolved addresses checked and pinned, loopback and
 //! private addresses refused unless `network.allowPrivate`), as text.
 
 use std::time::Duration;
@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolError, tool_args};
+use super::{HostTools, ToolContext, ToolError, tool_args};
 use crate::net::{self, FetchError, NetPolicy};
 
 /// The largest body fetched, and the most text returned of it.
@@ -17,13 +17,48 @@ const MAX_URL_BYTES: usize = 4096;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FetchArgs {
+pub(super) struct FetchArgs {
     url: String,
+}
+
+pub(super) fn args_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "url": {
+                "type": "string",
+                "minLength": 1,
+                "description": format!("An http:// or https:// URL (at most {MAX_URL_BYTES} bytes)."),
+            },
+        },
+        "required": ["url"],
+        "additionalProperties": false,
+    })
+}
+
+pub(super) fn run(
+    tools: &HostTools,
+    _context: &ToolContext,
+    args: Value,
+    left: Option<Duration>,
+) -> Result<Value, ToolError> {
+    let allow_private = tools
+        .config
+        .current()
+        .network
+        .allow_private
+        .unwrap_or(false);
+    // The thread is the runtime's (a blocking-pool thread, as every caller of this
+    // is); `block_on` waits here for the fetch, which is bounded by its own time limit
+    // and by the caller's deadline.
+    let runtime =
+        tokio::runtime::Handle::try_current().map_err(|_| ToolError::NoRuntime("fetch_url"))?;
+    runtime.block_on(fetch_url(args, allow_private, left))
 }
 
 /// Fetches `args.url`. `left`, when given, is the caller's time left: the whole
 /// fetch gets no more than that (nor more than the fetcher's own limit).
-pub(super) async fn fetch_url(
+async fn fetch_url(
     args: Value,
     allow_private: bool,
     left: Option<Duration>,

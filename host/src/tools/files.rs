@@ -3,31 +3,49 @@
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolError, tool_args};
-use crate::gate::Turn;
-use crate::skills::Library;
+use super::{HostTools, ToolContext, ToolError, tool_args};
 
 /// The most bytes returned of a file.
 pub const READ_MAX_BYTES: u64 = 256 * 1024;
+/// The longest path accepted.
+const MAX_PATH_BYTES: usize = 1024;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ReadArgs {
+pub(super) struct ReadArgs {
     path: String,
 }
 
-pub(super) fn read_skill_file(
-    skills: &Library,
-    turn: &Turn,
+pub(super) fn args_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": format!("The file's path relative to the skill's directory, e.g. `references/guide.md` (at most {MAX_PATH_BYTES} bytes, no `..`)."),
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": false,
+    })
+}
+
+pub(super) fn run(
+    tools: &HostTools,
+    context: &ToolContext,
     args: Value,
+    _left: Option<Duration>,
 ) -> Result<Value, ToolError> {
     let args: ReadArgs = tool_args(args)?;
-    let grant = turn.skill.as_ref().ok_or(ToolError::NoSkillInvoked)?;
-    let entry = skills.entry(&grant.skill)?;
+    let skill = context.skill.ok_or(ToolError::NoSkillInvoked)?;
+    let skills = &tools.skills;
+    let entry = skills.entry(skill)?;
     let dir = entry.skill_id()?.dir_in(skills.root());
     let (text, truncated, size) = read_inside(&dir, &args.path)?;
     Ok(json!({
@@ -44,8 +62,10 @@ pub(super) fn read_skill_file(
 /// directory of the skill itself, which only the skills directory's owner can do.
 fn read_inside(dir: &Path, rel: &str) -> Result<(String, bool, u64), ToolError> {
     let invalid = |reason: &str| ToolError::invalid("args.path", reason);
-    if rel.is_empty() || rel.len() > 1024 || rel.chars().any(char::is_control) {
-        return Err(invalid("must be 1 to 1024 printable bytes"));
+    if rel.is_empty() || rel.len() > MAX_PATH_BYTES || rel.chars().any(char::is_control) {
+        return Err(invalid(&format!(
+            "must be 1 to {MAX_PATH_BYTES} printable bytes"
+        )));
     }
     let path = Path::new(rel);
     if path.is_absolute() {

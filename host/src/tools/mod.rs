@@ -1,9 +1,13 @@
 //! The host tools (DESIGN section 5): `save_memory`, `search_memory`, `fetch_url` and
 //! `read_skill_file`, the tools Engram runs itself once the gate has allowed a call.
-//! This is their one implementation, reached two ways: the agent's
-//! `POST /api/turns/{id}/tools/{name}`, and a skill script's `tools.invoke`, for which
-//! [`HostTools`] is the gate's [`ToolRunner`]. Neither checks permissions here: the
-//! gate has decided before either calls in.
+//!
+//! [`HOST_TOOLS`] specifies each of them once: its name, the level it gets when the
+//! operator says nothing, a one-line description written for a model, the JSON Schema
+//! of its arguments and the function that runs it. The gate's catalog reads the
+//! table (so the gate knows the host tools from here), and the turn service
+//! (`crate::turns`) is the one caller of [`HostTools::call`], for REST, for scripts'
+//! `tools.invoke` and for every later channel. Nothing here checks permissions: the
+//! turn service asks the gate before it calls in.
 //!
 //! [`HostTools::call`] blocks (SQLite, files, and `fetch_url` waiting on the async
 //! runtime), so it runs off the async workers: on the blocking pool for REST, and on
@@ -11,21 +15,18 @@
 
 mod fetch;
 mod files;
+mod memory;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use engram_strategies::model::Evidence;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::brain::facts::FactsError;
 use crate::brain::open::MemoryBackend;
 use crate::brain::store::StoreError;
-use crate::brain::{NewMemory, SearchHit};
-use crate::config::ConfigFile;
-use crate::gate::{ToolRunner, Turn, policy};
+use crate::config::{ConfigFile, ToolLevel};
 use crate::net::FetchError;
 use crate::shape::ShapeError;
 use crate::skills::{Library, LibraryError};
@@ -33,44 +34,83 @@ use crate::skills::{Library, LibraryError};
 pub use fetch::{FETCH_MAX_BYTES, FETCH_MAX_TEXT_CHARS};
 pub use files::READ_MAX_BYTES;
 
-/// `search_memory`: default and largest `limit`.
-const SEARCH_DEFAULT: usize = 10;
-const SEARCH_MAX: usize = 50;
-
-/// One of the host tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostTool {
-    FetchUrl,
-    ReadSkillFile,
-    SaveMemory,
-    SearchMemory,
+/// One host tool, specified once.
+#[derive(Debug)]
+pub struct HostTool {
+    pub name: &'static str,
+    /// One line, for a model choosing a tool (and for people reading the catalog).
+    pub description: &'static str,
+    /// The level without operator configuration: reading is allowed, saving and
+    /// reaching the network ask (the gate's catalog explains the defaults).
+    pub default_level: ToolLevel,
+    args_schema: fn() -> Value,
+    run: RunFn,
 }
 
+/// Runs a tool: the services, who it runs for, its arguments (an object), and the
+/// caller's time left, if it has a deadline.
+type RunFn = fn(&HostTools, &ToolContext, Value, Option<Duration>) -> Result<Value, ToolError>;
+
 impl HostTool {
-    pub const ALL: [HostTool; 4] = [
-        HostTool::FetchUrl,
-        HostTool::ReadSkillFile,
-        HostTool::SaveMemory,
-        HostTool::SearchMemory,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            HostTool::FetchUrl => "fetch_url",
-            HostTool::ReadSkillFile => "read_skill_file",
-            HostTool::SaveMemory => "save_memory",
-            HostTool::SearchMemory => "search_memory",
-        }
+    /// The JSON Schema (draft 2020-12) of the arguments the tool accepts: an object,
+    /// unknown fields refused, as the tool itself reads them.
+    pub fn args_schema(&self) -> Value {
+        (self.args_schema)()
     }
+}
 
-    pub fn parse(name: &str) -> Option<HostTool> {
-        HostTool::ALL.into_iter().find(|t| t.name() == name)
-    }
+/// Every host tool, sorted by name.
+pub const HOST_TOOLS: &[HostTool] = &[
+    HostTool {
+        name: "fetch_url",
+        description: "Fetch an http(s) URL and return the response's status and text.",
+        default_level: ToolLevel::Ask,
+        args_schema: fetch::args_schema,
+        run: fetch::run,
+    },
+    HostTool {
+        name: "read_skill_file",
+        description: "Read a file of the invoked skill (scripts/, references/) as text.",
+        default_level: ToolLevel::Allow,
+        args_schema: files::args_schema,
+        run: files::run,
+    },
+    HostTool {
+        name: "save_memory",
+        description: "Save something the user said about themselves to their memory.",
+        default_level: ToolLevel::Ask,
+        args_schema: memory::save_schema,
+        run: memory::save,
+    },
+    HostTool {
+        name: "search_memory",
+        description: "Search the user's saved memories; best matches first.",
+        default_level: ToolLevel::Allow,
+        args_schema: memory::search_schema,
+        run: memory::search,
+    },
+];
 
-    /// `fetch_url, read_skill_file, ...` for messages.
-    pub fn names() -> String {
-        HostTool::ALL.map(HostTool::name).join(", ")
-    }
+/// The host tool `name` (exact, case-sensitive).
+pub fn host_tool(name: &str) -> Option<&'static HostTool> {
+    HOST_TOOLS.iter().find(|tool| tool.name == name)
+}
+
+/// `fetch_url, read_skill_file, ...` for messages.
+pub fn names() -> String {
+    HOST_TOOLS
+        .iter()
+        .map(|tool| tool.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Who a tool runs for: the turn's user, and the skill invoked in it (whose directory
+/// `read_skill_file` reads).
+#[derive(Debug, Clone, Copy)]
+pub struct ToolContext<'a> {
+    pub user: &'a str,
+    pub skill: Option<&'a str>,
 }
 
 /// Why a host tool did not run or failed. Messages never carry a path of the data
@@ -81,8 +121,6 @@ pub enum ToolError {
     UnknownArg { field: String },
     #[error("{field}: {reason}")]
     InvalidArg { field: String, reason: String },
-    #[error("`{0}` is not a host tool; host tools are {names}", names = HostTool::names())]
-    NotAHostTool(String),
     #[error("no skill is invoked in this turn, so there is no skill directory to read from")]
     NoSkillInvoked,
     #[error("no file `{0}` in the skill's directory")]
@@ -148,14 +186,14 @@ impl HostTools {
         }
     }
 
-    /// Runs `tool` for `turn` (as its user, in its invoked skill's directory) with
-    /// `args`, a JSON object (`null`: none), and answers what the tool returns. Blocks:
-    /// call it off the async workers. `deadline` is when the caller's time is up (a
-    /// script's): nothing starts after it, and `fetch_url` is cut short at it.
+    /// Runs `tool` for `context` with `args`, a JSON object (`null`: none), and
+    /// answers what the tool returns. Blocks: call it off the async workers.
+    /// `deadline` is when the caller's time is up (a script's): nothing starts after
+    /// it, and `fetch_url` is cut short at it.
     pub fn call(
         &self,
-        turn: &Turn,
-        tool: HostTool,
+        context: &ToolContext,
+        tool: &HostTool,
         args: Value,
         deadline: Option<Instant>,
     ) -> Result<Value, ToolError> {
@@ -166,94 +204,9 @@ impl HostTools {
         };
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left.is_some_and(|left| left.is_zero()) {
-            return Err(ToolError::NoTimeLeft(tool.name()));
+            return Err(ToolError::NoTimeLeft(tool.name));
         }
-        match tool {
-            HostTool::SaveMemory => self.save_memory(turn, args),
-            HostTool::SearchMemory => self.search_memory(turn, args),
-            HostTool::ReadSkillFile => files::read_skill_file(&self.skills, turn, args),
-            HostTool::FetchUrl => {
-                let allow_private = self.config.current().network.allow_private.unwrap_or(false);
-                // The thread is the runtime's (a blocking-pool thread, as every caller
-                // of this is); `block_on` waits here for the fetch, which is bounded by
-                // its own time limit and by the caller's deadline.
-                let runtime = tokio::runtime::Handle::try_current()
-                    .map_err(|_| ToolError::NoRuntime(tool.name()))?;
-                runtime.block_on(fetch::fetch_url(args, allow_private, left))
-            }
-        }
-    }
-
-    fn save_memory(&self, turn: &Turn, args: Value) -> Result<Value, ToolError> {
-        let mut new: NewMemory = tool_args(args)?;
-        // What the agent saves during a turn, it was told by the user.
-        new.evidence = Some(Evidence::Direct);
-        let record = match &*self.memory {
-            MemoryBackend::Brain(brain) => brain.add(&turn.user, new)?,
-            MemoryBackend::Facts { store, .. } => store.add(&turn.user, new)?,
-        };
-        to_value(record)
-    }
-
-    fn search_memory(&self, turn: &Turn, args: Value) -> Result<Value, ToolError> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct SearchArgs {
-            q: String,
-            limit: Option<usize>,
-        }
-        let args: SearchArgs = tool_args(args)?;
-        if args.q.trim().is_empty() || args.q.len() > 1000 {
-            return Err(ToolError::invalid("args.q", "must be 1 to 1000 bytes"));
-        }
-        let limit = match args.limit {
-            None => SEARCH_DEFAULT,
-            Some(n) if (1..=SEARCH_MAX).contains(&n) => n,
-            Some(_) => {
-                return Err(ToolError::invalid(
-                    "args.limit",
-                    format!("must be 1 to {SEARCH_MAX}"),
-                ));
-            }
-        };
-        let found = match &*self.memory {
-            MemoryBackend::Brain(brain) => brain.search(&turn.user, &args.q, limit)?,
-            MemoryBackend::Facts { store, .. } => store.search(&turn.user, &args.q, limit)?,
-        };
-        let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
-        Ok(serde_json::json!({ "items": to_value(items)? }))
-    }
-}
-
-/// `tools.invoke` from a skill script, once the gate allowed it: the same tools as
-/// the REST route, answered as JSON text. The script sees the tool's error message,
-/// except for the host's own failures, which are logged and answered generically.
-impl ToolRunner for HostTools {
-    fn run(
-        &self,
-        turn: &Turn,
-        tool: &str,
-        args_json: &str,
-        deadline: Option<Instant>,
-    ) -> Result<String, String> {
-        let host_tool = HostTool::parse(tool)
-            .ok_or_else(|| ToolError::NotAHostTool(policy::shown(tool)).to_string())?;
-        let args = if args_json.trim().is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(args_json)
-                .map_err(|e| format!("the arguments are not JSON: {e}"))?
-        };
-        match self.call(turn, host_tool, args, deadline) {
-            Ok(result) => Ok(result.to_string()),
-            Err(e) if e.is_internal() => {
-                tracing::error!(turn = %turn.id, tool, "host tool failed for a script: {e}");
-                Err(format!(
-                    "`{tool}` failed inside the host; the daemon log has the details"
-                ))
-            }
-            Err(e) => Err(e.to_string()),
-        }
+        (tool.run)(self, context, args, left)
     }
 }
 
@@ -276,3 +229,6 @@ fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {
         source: e.into(),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+//! `save_memory` and `search_memory`: the turn's user's memories, in the Second Brain
+//! or the fact store, whichever is in use.
+
+use std::time::Duration;
+
+use engram_strategies::model::Evidence;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{HostTools, ToolContext, ToolError, to_value, tool_args};
+use crate::brain::open::MemoryBackend;
+use crate::brain::{NewMemory, SearchHit};
+
+/// `search_memory`: the longest query, and the default and largest `limit`.
+const SEARCH_MAX_QUERY_BYTES: usize = 1000;
+const SEARCH_DEFAULT: usize = 10;
+const SEARCH_MAX: usize = 50;
+
+/// `{type, summary, detail?, ...}`: the body of `POST /api/brain/memory`, read by the
+/// same type, so the schema is that type's own (less its description, which is the
+/// route's; the tool's is in [`super::HOST_TOOLS`]).
+pub(super) fn save_schema() -> Value {
+    let schema = <NewMemory as utoipa::PartialSchema>::schema();
+    let mut schema = serde_json::to_value(schema).expect("a derived schema serialises");
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("description");
+    }
+    schema
+}
+
+pub(super) fn save(
+    tools: &HostTools,
+    context: &ToolContext,
+    args: Value,
+    _left: Option<Duration>,
+) -> Result<Value, ToolError> {
+    let mut new: NewMemory = tool_args(args)?;
+    // What the agent saves during a turn, it was told by the user.
+    new.evidence = Some(Evidence::Direct);
+    let record = match &*tools.memory {
+        MemoryBackend::Brain(brain) => brain.add(context.user, new)?,
+        MemoryBackend::Facts { store, .. } => store.add(context.user, new)?,
+    };
+    to_value(record)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SearchArgs {
+    q: String,
+    limit: Option<usize>,
+}
+
+pub(super) fn search_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "q": {
+                "type": "string",
+                "minLength": 1,
+                "description": format!("What to look for, in words (at most {SEARCH_MAX_QUERY_BYTES} bytes)."),
+            },
+            "limit": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "maximum": SEARCH_MAX,
+                "description": format!("How many memories to return at most (default {SEARCH_DEFAULT})."),
+            },
+        },
+        "required": ["q"],
+        "additionalProperties": false,
+    })
+}
+
+pub(super) fn search(
+    tools: &HostTools,
+    context: &ToolContext,
+    args: Value,
+    _left: Option<Duration>,
+) -> Result<Value, ToolError> {
+    let args: SearchArgs = tool_args(args)?;
+    if args.q.trim().is_empty() || args.q.len() > SEARCH_MAX_QUERY_BYTES {
+        return Err(ToolError::invalid(
+            "args.q",
+            format!("must be 1 to {SEARCH_MAX_QUERY_BYTES} bytes"),
+        ));
+    }
+    let limit = match args.limit {
+        None => SEARCH_DEFAULT,
+        Some(n) if (1..=SEARCH_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(ToolError::invalid(
+                "args.limit",
+                format!("must be 1 to {SEARCH_MAX}"),
+            ));
+        }
+    };
+    let found = match &*tools.memory {
+        MemoryBackend::Brain(brain) => brain.search(context.user, &args.q, limit)?,
+        MemoryBackend::Facts { store, .. } => store.search(context.user, &args.q, limit)?,
+    };
+    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
+    Ok(json!({ "items": to_value(items)? }))
+}

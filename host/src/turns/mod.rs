@@ -1,0 +1,236 @@
+//! The turn service: one message of a conversation and the agent's work on it
+//! (DESIGN sections 5 and 6, skills spec section 4), the same for every channel: the
+//! REST routes (`api/turns.rs` only shapes requests and answers), the scheduler (a
+//! turn with a skill forced), plugins' `tools.invoke`, and the channels to come (MCP,
+//! chat).
+//!
+//! - `open`: route the message to a skill (or take the one forced), retrieve the
+//!   memory block, open the turn in the gate with the skill's grant, record the
+//!   message, preview the grants, order the catalog
+//! - `host_tools`: [`TurnService::run_host_tool`], the one path by which a host tool
+//!   runs (kind checked, then decided and audited, then run), and [`PluginTools`],
+//!   the runtime's `ToolGate`, which sends `tools.invoke` down that path
+//! - `script`: [`TurnService::run_script`], a script of the invoked skill
+//! - `error`: [`TurnError`]
+//!
+//! Here too: end (revoking grants, recording the reply), the operator's approvals,
+//! `authorize` for the agent's own tools, and the turn's view with its decisions.
+//! Every call blocks (SQLite, files, plugins): callers run it off the async workers.
+
+mod error;
+mod host_tools;
+mod open;
+mod script;
+
+use std::sync::Arc;
+
+use engram_strategies::model::Role;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+pub use error::TurnError;
+pub use host_tools::{PluginTools, ToolResult};
+pub use open::{
+    CatalogItem, GrantView, Invoke, InvokedView, MAX_CATALOG, Message, TurnMemory, TurnOpened,
+};
+pub use script::ScriptResult;
+
+use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::brain::open::MemoryBackend;
+use crate::brain::retrieve::Retrieval;
+use crate::config::ConfigFile;
+use crate::gate::{AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
+use crate::routing::SkillRouter;
+use crate::runtime::Runtime;
+use crate::skills::Library;
+use crate::tools::HostTools;
+
+/// The longest tool name accepted (the gate's own bound on names in a turn).
+const MAX_TOOL_NAME: usize = 128;
+
+/// `GET /api/turns/{id}` and the answer of `end`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnView {
+    pub turn: Turn,
+    pub state: TurnState,
+    /// The turn's decisions, newest first (at most 500).
+    pub decisions: Vec<AuditEntry>,
+    /// `end` only: the id of the recorded reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_id: Option<String>,
+}
+
+/// `POST /api/turns/{id}/approvals` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovalGranted {
+    pub turn_id: String,
+    pub tool: String,
+    /// The recorded approval (decision `allow`, code `approved`).
+    pub decision: Decision,
+    /// When the tool was first approved in this turn.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub approved_at: i64,
+    /// The approval ends with the turn: when it is ended, or at this time.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: i64,
+}
+
+/// The turn service over the daemon's gate, skills, memory, host tools and runtime.
+pub struct TurnService {
+    gate: Arc<Gate>,
+    skills: Library,
+    router: SkillRouter,
+    memory: Arc<MemoryBackend>,
+    tools: HostTools,
+    /// Runs the invoked skill's scripts. Its `tools.invoke` comes back here through
+    /// [`PluginTools`], which is why the service is built after the runtime.
+    runtime: Arc<Runtime>,
+}
+
+impl TurnService {
+    /// The service. `runtime` was built with a [`PluginTools`] as its tool gate;
+    /// attach the service to it (`PluginTools::attach`) once this returns.
+    pub fn new(
+        gate: Arc<Gate>,
+        skills: Library,
+        memory: Arc<MemoryBackend>,
+        config: Arc<ConfigFile>,
+        runtime: Arc<Runtime>,
+    ) -> Arc<TurnService> {
+        Arc::new(TurnService {
+            tools: HostTools::new(memory.clone(), skills.clone(), config),
+            gate,
+            skills,
+            router: SkillRouter::default(),
+            memory,
+            runtime,
+        })
+    }
+
+    /// The turn, where it stands now, and its decisions.
+    pub fn view(&self, id: &str) -> Result<TurnView, TurnError> {
+        self.view_with_reply(id, None)
+    }
+
+    fn view_with_reply(&self, id: &str, reply_id: Option<String>) -> Result<TurnView, TurnError> {
+        let (turn, state) = self
+            .gate
+            .turn(id)
+            .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
+        let decisions = self
+            .gate
+            .audit()
+            .list(&AuditQuery {
+                limit: crate::gate::audit::MAX_PAGE,
+                turn_id: Some(turn.id.clone()),
+                ..AuditQuery::default()
+            })?
+            .items;
+        Ok(TurnView {
+            turn,
+            state,
+            decisions,
+            reply_id,
+        })
+    }
+
+    /// Ends the turn, revoking its grants and approvals, and records `reply` (role
+    /// assistant) in the turn's conversation, if it has one and the Second Brain is
+    /// in use. Ending a turn twice is `GateError::TurnEnded`.
+    pub fn end(&self, id: &str, reply: Option<&str>) -> Result<TurnView, TurnError> {
+        if let Some(reply) = reply {
+            check_text("reply", reply)?;
+        }
+        let turn = self.gate.end_turn(id)?;
+        let reply_id = match (&turn.conversation_id, reply) {
+            (Some(conversation), Some(reply)) if !reply.trim().is_empty() => {
+                self.record(&turn.user, conversation, Role::Assistant, reply)?
+            }
+            _ => None,
+        };
+        self.view_with_reply(id, reply_id)
+    }
+
+    /// The gate's decision for the agent's own tool `tool` in the turn (it runs the
+    /// tool itself if allowed); always audited, never an error for the turn's state
+    /// (an unknown, ended or expired turn is a deny with its code).
+    pub fn authorize(&self, id: &str, tool: &str, args: &Value) -> Result<Decision, TurnError> {
+        check_tool_name("tool", tool)?;
+        Ok(self.gate.decide(id, tool, &args.to_string()))
+    }
+
+    /// The operator's yes to `tool` in the open turn `id`, for the rest of the turn:
+    /// calls the gate would ask about are allowed (code `approved`). Recorded in the
+    /// audit log; approving again keeps the first approval.
+    pub fn approve(&self, id: &str, tool: &str) -> Result<ApprovalGranted, TurnError> {
+        check_tool_name("tool", tool)?;
+        let approved = self.gate.approve(id, tool)?;
+        Ok(ApprovalGranted {
+            turn_id: approved.turn.id,
+            tool: approved.approval.tool,
+            decision: approved.decision,
+            approved_at: approved.approval.approved_at,
+            expires_at: approved.turn.expires_at,
+        })
+    }
+
+    // ---- memory: the two places the service reaches the memory store ---------------
+
+    /// The memories to put before `message` (none with the fact store).
+    fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, TurnError> {
+        match self.memory.brain() {
+            Some(brain) => Ok(brain.retrieve(user, message)?),
+            None => Ok(Retrieval::default()),
+        }
+    }
+
+    /// Records a message of the turn's conversation; `None` when the Second Brain is
+    /// not in use (the fact store keeps no conversations).
+    fn record(
+        &self,
+        user: &str,
+        conversation: &str,
+        role: Role,
+        text: &str,
+    ) -> Result<Option<String>, TurnError> {
+        match self.memory.brain() {
+            Some(brain) => Ok(Some(brain.record_message(
+                user,
+                conversation,
+                role,
+                text,
+            )?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A message or reply: at most [`MAX_MESSAGE_BYTES`].
+fn check_text(field: &'static str, text: &str) -> Result<(), TurnError> {
+    if text.len() > MAX_MESSAGE_BYTES {
+        return Err(TurnError::Invalid {
+            field,
+            reason: format!(
+                "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
+                text.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn check_tool_name(field: &'static str, name: &str) -> Result<(), TurnError> {
+    if name.is_empty() || name.chars().count() > MAX_TOOL_NAME {
+        return Err(TurnError::Invalid {
+            field,
+            reason: format!("must be 1 to {MAX_TOOL_NAME} characters"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

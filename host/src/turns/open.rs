@@ -1,0 +1,279 @@
+//! Opening a turn: the message is routed to a skill (explicit `/slug ...` first, then
+//! the router over the active skills) unless a skill is forced, the memory block is
+//! retrieved, the turn opens in the gate with the invoked skill's `allowed-tools` as
+//! its grant, the message is recorded in its conversation, and the answer carries
+//! everything the agent needs: the memory block, the catalog (the router's candidates
+//! first), the invoked skill's body and files, and what each of its tools is granted.
+
+use std::path::Path;
+
+use engram_strategies::model::Role;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{TurnError, TurnService, check_text};
+use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, policy};
+use crate::routing::{Invocation, Reason, Routing};
+use crate::skills::{CatalogEntry, InvokedSkill};
+
+/// Skills listed in a turn's catalog at most (the router's candidates first).
+pub const MAX_CATALOG: usize = 50;
+
+/// The message a turn is opened for.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub user: String,
+    /// The user's message (at most 64 KiB, not blank). `/slug rest` invokes `slug`.
+    pub text: String,
+    /// When given, the message is recorded in this conversation of the Second Brain.
+    pub conversation_id: Option<String>,
+    /// Where the message came from (`telegram`, `cli`, `schedule`, ...).
+    pub channel: Option<String>,
+}
+
+/// Which skill the turn invokes.
+#[derive(Debug, Clone, Copy)]
+pub enum Invoke<'a> {
+    /// The one the message names (`/slug ...`) or the router picks, if any.
+    Routed,
+    /// This one, explicitly, whatever the router would say (scheduled runs). A skill
+    /// that is not installed or not active is an error.
+    Skill(&'a str),
+}
+
+/// `POST /api/turns` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnOpened {
+    pub turn_id: String,
+    pub user: String,
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: i64,
+    /// The memories to put before the message, one per line (empty when nothing
+    /// relevant is known, and always with the fact store).
+    pub memory_block: String,
+    pub memories: Vec<TurnMemory>,
+    /// Active skills (slug and one-line summary), the router's candidates first, at
+    /// most 50.
+    pub catalog: Vec<CatalogItem>,
+    /// Active skills in all.
+    pub catalog_total: usize,
+    /// The skill this message invokes, if any.
+    pub invoked: Option<InvokedView>,
+    /// The invoked skill's `allowed-tools`, each with what the gate answers for it in
+    /// this turn now (empty without a skill).
+    pub grants: Vec<GrantView>,
+    /// The id of the recorded message, when a conversation was given and the Second
+    /// Brain is in use.
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnMemory {
+    pub id: String,
+    pub line: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CatalogItem {
+    pub slug: String,
+    pub summary: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvokedView {
+    pub slug: String,
+    /// The skill's id (`category/slug` or `slug`).
+    pub id: String,
+    pub name: String,
+    /// The SKILL.md instructions, as written.
+    pub body: String,
+    /// The skill's directory, relative to the skills directory.
+    pub dir: String,
+    /// Files under `scripts/`, relative to `dir` (read them with `read_skill_file`).
+    pub scripts: Vec<String>,
+    /// Files under `references/`, relative to `dir`.
+    pub references: Vec<String>,
+    /// `explicit` (`/slug`), `intent` or `score`.
+    pub reason: String,
+    /// The router's confidence (`null` for an explicit invocation).
+    pub confidence: Option<f32>,
+    /// The message without the `/slug` of an explicit invocation.
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GrantView {
+    pub tool: String,
+    pub decision: Verdict,
+    pub code: ReasonCode,
+}
+
+impl TurnService {
+    /// Opens a turn for `message`, invoking the skill `invoke` says.
+    pub fn open(&self, message: Message, invoke: Invoke) -> Result<TurnOpened, TurnError> {
+        if message.text.trim().is_empty() {
+            return Err(TurnError::Invalid {
+                field: "message",
+                reason: "must not be empty".into(),
+            });
+        }
+        check_text("message", &message.text)?;
+        // A skills directory that cannot be read must not stop the conversation: the
+        // message is then handled without skills.
+        let entries: Vec<CatalogEntry> = match self.skills.catalog() {
+            Ok((entries, _problems)) => entries.into_iter().filter(|e| e.active).collect(),
+            Err(e) => {
+                tracing::warn!("turn without skills: the catalog cannot be read: {e}");
+                Vec::new()
+            }
+        };
+        let routing = match invoke {
+            Invoke::Skill(slug) => Routing {
+                invoked: Some(Invocation {
+                    slug: slug.to_string(),
+                    reason: Reason::Explicit,
+                    confidence: f32::INFINITY,
+                    message: message.text.clone(),
+                }),
+                candidates: Vec::new(),
+            },
+            Invoke::Routed => self.router.for_catalog(&entries).route(&message.text),
+        };
+        let invoked = match &routing.invoked {
+            Some(invocation) => Some((invocation.clone(), self.skills.invoke(&invocation.slug)?)),
+            None => None,
+        };
+
+        let retrieval = self.retrieve(&message.user, &message.text)?;
+
+        let grant = invoked
+            .as_ref()
+            .map(|(_, skill)| SkillGrant::from_invoked(skill));
+        let turn = self.gate.open_turn(NewTurn {
+            user: message.user.clone(),
+            conversation_id: message.conversation_id.clone(),
+            channel: message.channel.clone(),
+            skill: grant.clone(),
+        })?;
+
+        let message_id = match &message.conversation_id {
+            Some(conversation) => {
+                match self.record(&message.user, conversation, Role::User, &message.text) {
+                    Ok(id) => id,
+                    Err(e) => {
+                        // The message the turn is for was not kept: no turn either.
+                        let _ = self.gate.end_turn(&turn.id);
+                        return Err(e);
+                    }
+                }
+            }
+            None => None,
+        };
+
+        Ok(TurnOpened {
+            turn_id: turn.id,
+            user: message.user,
+            expires_at: turn.expires_at,
+            memory_block: retrieval.block,
+            memories: retrieval
+                .memories
+                .into_iter()
+                .map(|m| TurnMemory {
+                    id: m.record.id,
+                    line: m.line,
+                })
+                .collect(),
+            catalog: catalog(&entries, &routing),
+            catalog_total: entries.len(),
+            invoked: invoked.map(|(invocation, skill)| self.invoked_view(invocation, skill)),
+            grants: self.grants(grant.as_ref()),
+            message_id,
+        })
+    }
+
+    /// What the gate answers now for each of the skill's `allowed-tools` (a new turn
+    /// has no approvals yet).
+    fn grants(&self, grant: Option<&SkillGrant>) -> Vec<GrantView> {
+        let Some(grant) = grant else {
+            return Vec::new();
+        };
+        let policy = self.gate.policy();
+        grant
+            .allowed_tools
+            .iter()
+            .map(|tool| {
+                let decision = policy::decide(&policy, Some(grant), false, tool);
+                GrantView {
+                    tool: tool.clone(),
+                    decision: decision.verdict,
+                    code: decision.code,
+                }
+            })
+            .collect()
+    }
+
+    fn invoked_view(&self, invocation: Invocation, skill: InvokedSkill) -> InvokedView {
+        let slug = skill.id.slug().to_string();
+        let dir = skill
+            .dir
+            .strip_prefix(self.skills.root())
+            .unwrap_or(Path::new(&slug))
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        let under = |prefix: &str| {
+            skill
+                .resources
+                .iter()
+                .filter(|r| r.starts_with(prefix))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        InvokedView {
+            slug,
+            id: skill.id.to_string(),
+            name: skill.name.clone(),
+            body: skill.body.clone(),
+            scripts: under("scripts/"),
+            references: under("references/"),
+            dir,
+            reason: match invocation.reason {
+                Reason::Explicit => "explicit",
+                Reason::Intent => "intent",
+                Reason::Score => "score",
+            }
+            .to_string(),
+            confidence: invocation
+                .confidence
+                .is_finite()
+                .then_some(invocation.confidence),
+            message: invocation.message,
+        }
+    }
+}
+
+/// The router's candidates first, then the rest by slug, at most [`MAX_CATALOG`].
+fn catalog(entries: &[CatalogEntry], routing: &Routing) -> Vec<CatalogItem> {
+    let mut order: Vec<&CatalogEntry> = Vec::with_capacity(entries.len());
+    for candidate in &routing.candidates {
+        if let Some(entry) = entries.iter().find(|e| e.slug == candidate.slug) {
+            order.push(entry);
+        }
+    }
+    let mut rest: Vec<&CatalogEntry> = entries
+        .iter()
+        .filter(|e| !routing.candidates.iter().any(|c| c.slug == e.slug))
+        .collect();
+    rest.sort_by(|a, b| a.slug.cmp(&b.slug));
+    order.extend(rest);
+    order
+        .into_iter()
+        .take(MAX_CATALOG)
+        .map(|e| CatalogItem {
+            slug: e.slug.clone(),
+            summary: e.summary.clone(),
+        })
+        .collect()
+}
