@@ -37,10 +37,10 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use engram::brain::open::brain_db_path;
 use engram::brain::record::MemoryRecord;
 use engram::brain::store::q;
 use engram::brain::{Brain, DEFAULT_USER};
+use engram::memory::brain_db_path;
 use engram::time::{Clock, DAY_MS, SystemClock};
 use engram_strategies::model::{Evidence, Scope};
 use serde_json::{Value, json};

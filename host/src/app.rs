@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::brain::open::{ENV_VAR, MemoryBackend, open_memory};
 use crate::config::ConfigFile;
 use crate::events::EventBus;
 use crate::gate::{ConfigPolicy, Gate};
+use crate::memory::{ENV_VAR, Memory, open_memory};
 use crate::paths::DataDir;
 use crate::runtime::registry::PluginRegistry;
 use crate::runtime::strategies::Strategies;
@@ -24,7 +24,7 @@ pub struct App {
     pub config: Arc<ConfigFile>,
     pub strategies: Arc<Strategies>,
     /// The Second Brain, or the fact store when it is disabled or cannot be opened.
-    pub memory: Arc<MemoryBackend>,
+    pub memory: Arc<Memory>,
     /// Every service's change notifications, streamed by `GET /api/events`.
     pub events: EventBus,
     /// The installed skills under `{data_dir}/skills`; announces its changes on `events`.

@@ -12,6 +12,7 @@ pub mod events;
 pub mod gate;
 pub mod html;
 pub mod ids;
+pub mod memory;
 pub mod net;
 pub mod paths;
 pub mod routing;

@@ -50,7 +50,7 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
             consolidator: strategies.selected(World::Consolidator),
         },
         second_brain: SecondBrain {
-            enabled: app.memory.brain().is_some(),
+            enabled: app.memory.brain().is_ok(),
             reason: app.memory.disabled_reason().map(str::to_owned),
         },
     })
@@ -125,7 +125,7 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     if ours {
         let _ = std::fs::remove_file(&daemon_file);
     }
-    if let Some(brain) = app.memory.brain()
+    if let Ok(brain) = app.memory.brain()
         && let Err(e) = brain.store().checkpoint()
     {
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
@@ -146,7 +146,7 @@ const MAINTENANCE_EVERY: std::time::Duration = std::time::Duration::from_secs(30
 
 /// Runs the Second Brain's maintenance on a timer, off the async workers.
 async fn maintain(app: Arc<App>) {
-    if app.memory.brain().is_none() {
+    if app.memory.brain().is_err() {
         return;
     }
     let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
@@ -159,6 +159,7 @@ async fn maintain(app: Arc<App>) {
             );
             app.memory
                 .brain()
+                .ok()
                 .map(|brain| crate::brain::maintenance::run(brain, &app.strategies, &settings))
         })
         .await;

@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use engram::brain::open::{MemoryBackend, open_memory};
 use engram::config::{Config, ConfigFile};
 use engram::events::EventBus;
 use engram::gate::{AuditQuery, FixedPolicy, Gate, NewTurn, Policy, SkillGrant};
+use engram::memory::{Memory, open_memory};
 use engram::paths::DataDir;
 use engram::time::SystemClock;
 use engram::turns::{PluginTools, TurnService};
@@ -421,7 +421,7 @@ fn script_names_and_manifests_are_validated() {
 struct Wired {
     runtime: Arc<Runtime>,
     gate: Arc<Gate>,
-    memory: Arc<MemoryBackend>,
+    memory: Arc<Memory>,
     /// Held: the runtime's tool gate reaches the service through a weak handle.
     _turns: Arc<TurnService>,
 }
@@ -435,7 +435,7 @@ fn wired(data: &Path, skills_root: &Path) -> Wired {
         Arc::new(SystemClock),
         EventBus::default(),
     ));
-    assert!(memory.brain().is_some(), "the Second Brain opens");
+    assert!(memory.brain().is_ok(), "the Second Brain opens");
     let library = Library::open(skills_root.to_path_buf()).expect("library");
     let gate = Arc::new(
         Gate::open(
@@ -482,7 +482,7 @@ fn in_turn(w: &Wired, skill: &Path, turn: &str, command: &str) -> Result<String,
         .unwrap_or_else(|e| panic!("runtime error for `{command}`: {e}"))
 }
 
-fn remembered(memory: &MemoryBackend, q: &str) -> Vec<String> {
+fn remembered(memory: &Memory, q: &str) -> Vec<String> {
     memory
         .brain()
         .expect("brain")

@@ -10,10 +10,10 @@ use engram_strategies::model::Role;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use super::memory::MemoryPage;
-use super::{blocking, need_brain};
 use crate::app::App;
 use crate::brain::consolidate::Consolidated;
 use crate::brain::ingest::Ingested;
@@ -96,13 +96,13 @@ pub async fn status(
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
         let strategies = strategies(&app);
-        if let Some(facts) = app.memory.facts() {
+        if let Some(reason) = app.memory.disabled_reason() {
             return Ok(Json(BrainStatus {
                 enabled: false,
                 backend: "facts",
-                error: app.memory.disabled_reason().map(str::to_owned),
+                error: Some(reason.to_owned()),
                 learning_paused: None,
-                counts: facts.counts(&user)?,
+                counts: app.memory.counts(&user)?,
                 profile_summary: None,
                 active_summary: None,
                 last_consolidation_at: None,
@@ -110,7 +110,7 @@ pub async fn status(
                 strategies,
             }));
         }
-        let brain = need_brain(&app)?;
+        let brain = app.memory.brain()?;
         let summaries = brain.summaries(&user)?;
         let time = |t: Option<i64>| t.map(crate::time::rfc3339::format);
         Ok(Json(BrainStatus {
@@ -180,7 +180,10 @@ pub async fn list_persons(
     let user = user_id(query.user.as_deref())?;
     let limit = super::memory::page_limit(query.limit)?;
     blocking(move || {
-        let page = need_brain(&app)?.persons_page(&user, limit, query.cursor.as_deref())?;
+        let page = app
+            .memory
+            .brain()?
+            .persons_page(&user, limit, query.cursor.as_deref())?;
         Ok(Json(PersonPage {
             items: page.items,
             next_cursor: page.next_cursor,
@@ -203,7 +206,7 @@ pub async fn get_person(
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<PersonDetail>, ApiError> {
     let user = user_id(query.user.as_deref())?;
-    blocking(move || Ok(Json(need_brain(&app)?.person(&user, &id)?))).await
+    blocking(move || Ok(Json(app.memory.brain()?.person(&user, &id)?))).await
 }
 
 #[utoipa::path(get, path = "/api/brain/persons/{id}/memories", tag = "brain",
@@ -222,7 +225,7 @@ pub async fn person_memories(
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(MemoryPage {
-            items: need_brain(&app)?.person_memories(&user, &id)?,
+            items: app.memory.brain()?.person_memories(&user, &id)?,
             next_cursor: None,
         }))
     })
@@ -241,7 +244,7 @@ pub async fn graph(
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Graph>, ApiError> {
     let user = user_id(query.user.as_deref())?;
-    blocking(move || Ok(Json(need_brain(&app)?.graph(&user)?))).await
+    blocking(move || Ok(Json(app.memory.brain()?.graph(&user)?))).await
 }
 
 #[utoipa::path(post, path = "/api/brain/conversations/{id}/messages", tag = "brain",
@@ -272,7 +275,10 @@ pub async fn add_message(
         )
     })?;
     blocking(move || {
-        let turn_id = need_brain(&app)?.record_message(&user, &id, role, &body.content)?;
+        let turn_id = app
+            .memory
+            .brain()?
+            .record_message(&user, &id, role, &body.content)?;
         Ok((
             StatusCode::CREATED,
             Json(MessageRecorded {
@@ -300,7 +306,7 @@ pub async fn end_conversation(
 ) -> Result<Json<Ingested>, ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        Ok(Json(need_brain(&app)?.end_conversation(
+        Ok(Json(app.memory.brain()?.end_conversation(
             &user,
             &id,
             &app.strategies,
@@ -324,7 +330,7 @@ pub async fn consolidate(
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
         let settings = Settings::from_config(&app.config.current().memory.second_brain);
-        Ok(Json(need_brain(&app)?.consolidate(
+        Ok(Json(app.memory.brain()?.consolidate(
             &user,
             &app.strategies,
             &settings.lifecycle,
@@ -341,7 +347,7 @@ async fn set_learning(
 ) -> Result<Json<Learning>, ApiError> {
     let user = user_id(user.as_deref())?;
     blocking(move || {
-        need_brain(&app)?.set_learning_paused(&user, paused)?;
+        app.memory.brain()?.set_learning_paused(&user, paused)?;
         Ok(Json(Learning {
             learning_paused: paused,
         }))

@@ -8,8 +8,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::brain::facts::FactsError;
 use crate::brain::store::StoreError;
+use crate::memory::MemoryError;
+use crate::memory::facts::FactsError;
 use crate::skills::{LibraryError, RegistryError};
 
 pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
@@ -78,17 +79,6 @@ impl ApiError {
         )
     }
 
-    /// 409: the Second Brain is off and the fact store cannot serve this request.
-    pub fn brain_disabled(reason: &str) -> ApiError {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "brain-disabled",
-            format!(
-                "this needs the Second Brain, which is not in use ({reason}); memory is served by the fact store"
-            ),
-        )
-    }
-
     pub fn too_large(limit: usize) -> ApiError {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -151,6 +141,20 @@ impl From<StoreError> for ApiError {
                 field: None,
             },
             other => ApiError::internal("Second Brain", &other),
+        }
+    }
+}
+
+/// Memory: 409 `brain-disabled` for what needs the Second Brain; the stores' own
+/// errors as below.
+impl From<MemoryError> for ApiError {
+    fn from(e: MemoryError) -> ApiError {
+        match e {
+            MemoryError::BrainDisabled { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "brain-disabled", e.to_string())
+            }
+            MemoryError::Brain(e) => e.into(),
+            MemoryError::Facts(e) => e.into(),
         }
     }
 }

@@ -13,9 +13,9 @@ use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
-use super::{blocking, need_brain};
 use crate::app::App;
 use crate::brain::record::{MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
@@ -154,20 +154,7 @@ pub async fn list_memories(
     let user = user_id(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     blocking(move || {
-        if let Some(facts) = app.memory.facts() {
-            if query.scope.is_some() || query.cursor.is_some() {
-                return Err(ApiError::brain_disabled(
-                    app.memory.disabled_reason().unwrap_or_default(),
-                ));
-            }
-            let items = facts.list(&user, query.memory_type, limit)?;
-            return Ok(Json(MemoryPage {
-                items,
-                next_cursor: None,
-            }));
-        }
-        let brain = need_brain(&app)?;
-        let page = brain.list(
+        let page = app.memory.list(
             &user,
             &ListFilter {
                 conscious: query.scope.map(|s| s == TierFilter::Conscious),
@@ -205,10 +192,7 @@ pub async fn search_memories(
         return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
     }
     blocking(move || {
-        let found = match app.memory.facts() {
-            Some(facts) => facts.search(&user, &query.q, limit)?,
-            None => need_brain(&app)?.search(&user, &query.q, limit)?,
-        };
+        let found = app.memory.search(&user, &query.q, limit)?;
         Ok(Json(SearchPage {
             items: found.into_iter().map(SearchHit::from).collect(),
             next_cursor: None,
@@ -231,10 +215,7 @@ pub async fn get_memory(
 ) -> Result<Json<MemoryRecord>, ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        let record = match app.memory.facts() {
-            Some(facts) => facts.get(&user, &id)?,
-            None => need_brain(&app)?.get(&user, &id)?,
-        };
+        let record = app.memory.get(&user, &id)?;
         Ok(Json(record))
     })
     .await
@@ -257,10 +238,7 @@ pub async fn add_memory(
 ) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        let record = match app.memory.facts() {
-            Some(facts) => facts.add(&user, new)?,
-            None => need_brain(&app)?.add(&user, new)?,
-        };
+        let record = app.memory.add(&user, new)?;
         Ok((StatusCode::CREATED, Json(record)))
     })
     .await
@@ -293,7 +271,7 @@ pub async fn edit_memory(
         scope: body.scope,
         validated: None,
     };
-    blocking(move || Ok(Json(need_brain(&app)?.edit(&user, &id, edit)?))).await
+    blocking(move || Ok(Json(app.memory.brain()?.edit(&user, &id, edit)?))).await
 }
 
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
@@ -311,10 +289,7 @@ pub async fn delete_memory(
 ) -> Result<StatusCode, ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        match app.memory.facts() {
-            Some(facts) => facts.delete(&user, &id)?,
-            None => need_brain(&app)?.delete(&user, &id)?,
-        }
+        app.memory.delete(&user, &id)?;
         Ok(StatusCode::NO_CONTENT)
     })
     .await
@@ -342,7 +317,7 @@ pub async fn clear_memories(
     }
     blocking(move || {
         Ok(Json(Cleared {
-            deleted: need_brain(&app)?.clear(&user)?,
+            deleted: app.memory.brain()?.clear(&user)?,
         }))
     })
     .await
@@ -363,7 +338,7 @@ pub async fn memory_history(
 ) -> Result<Json<HistoryPage>, ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        let items = need_brain(&app)?.history(&user, &id)?;
+        let items = app.memory.brain()?.history(&user, &id)?;
         if items.is_empty() {
             return Err(ApiError::not_found(format!("no memory `{id}`")));
         }
@@ -392,7 +367,7 @@ pub async fn export(
     let user = user_id(query.user.as_deref())?;
     let body = blocking(move || {
         let mut out = Vec::new();
-        need_brain(&app)?.export(&user, &mut out)?;
+        app.memory.brain()?.export(&user, &mut out)?;
         Ok(out)
     })
     .await?;
@@ -424,7 +399,7 @@ pub async fn import(
         }
     })?;
     blocking(move || {
-        let imported = need_brain(&app)?.import(&user, &mut &body[..])?;
+        let imported = app.memory.brain()?.import(&user, &mut &body[..])?;
         Ok(Json(Imported { imported }))
     })
     .await

@@ -27,7 +27,6 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use crate::app::App;
-use crate::brain::Brain;
 use auth::Auth;
 use error::ApiError;
 
@@ -154,11 +153,4 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::internal("request task", &e))?
-}
-
-/// The Second Brain, or 409 brain-disabled when the fact store serves memory.
-pub fn need_brain(app: &App) -> Result<&Brain, ApiError> {
-    app.memory
-        .brain()
-        .ok_or_else(|| ApiError::brain_disabled(app.memory.disabled_reason().unwrap_or_default()))
 }

@@ -230,8 +230,7 @@ impl From<ToolError> for ApiError {
                 };
                 ApiError::new(status, fetch.code(), detail)
             }
-            ToolError::Store(e) => e.into(),
-            ToolError::Facts(e) => e.into(),
+            ToolError::Memory(e) => e.into(),
             ToolError::Library(e) => e.into(),
             ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
                 ApiError::internal("host tool", &detail)

@@ -3,11 +3,9 @@
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
 pub mod consolidate;
-pub mod facts;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
-pub mod open;
 pub mod persons;
 pub mod record;
 pub mod retrieve;

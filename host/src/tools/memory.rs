@@ -8,7 +8,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{HostTools, ToolContext, ToolError, to_value, tool_args};
-use crate::brain::open::MemoryBackend;
 use crate::brain::{NewMemory, SearchHit};
 
 /// `search_memory`: the longest query, and the default and largest `limit`.
@@ -37,10 +36,7 @@ pub(super) fn save(
     let mut new: NewMemory = tool_args(args)?;
     // What the agent saves during a turn, it was told by the user.
     new.evidence = Some(Evidence::Direct);
-    let record = match &*tools.memory {
-        MemoryBackend::Brain(brain) => brain.add(context.user, new)?,
-        MemoryBackend::Facts { store, .. } => store.add(context.user, new)?,
-    };
+    let record = tools.memory.add(context.user, new)?;
     to_value(record)
 }
 
@@ -95,10 +91,7 @@ pub(super) fn search(
             ));
         }
     };
-    let found = match &*tools.memory {
-        MemoryBackend::Brain(brain) => brain.search(context.user, &args.q, limit)?,
-        MemoryBackend::Facts { store, .. } => store.search(context.user, &args.q, limit)?,
-    };
+    let found = tools.memory.search(context.user, &args.q, limit)?;
     let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
     Ok(json!({ "items": to_value(items)? }))
 }

@@ -23,10 +23,9 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::brain::facts::FactsError;
-use crate::brain::open::MemoryBackend;
-use crate::brain::store::StoreError;
 use crate::config::{ConfigFile, ToolLevel};
+use crate::memory::Memory;
+use crate::memory::MemoryError;
 use crate::net::FetchError;
 use crate::shape::ShapeError;
 use crate::skills::{Library, LibraryError};
@@ -134,9 +133,7 @@ pub enum ToolError {
     #[error("the caller's time ran out before `{0}` could run")]
     NoTimeLeft(&'static str),
     #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Facts(#[from] FactsError),
+    Memory(#[from] MemoryError),
     #[error(transparent)]
     Library(#[from] LibraryError),
     #[error("{context}: {source}")]
@@ -152,11 +149,7 @@ impl ToolError {
     pub fn is_internal(&self) -> bool {
         match self {
             ToolError::Io { .. } => true,
-            ToolError::Store(e) => !matches!(
-                e,
-                StoreError::NotFound(_) | StoreError::Invalid { .. } | StoreError::Import { .. }
-            ),
-            ToolError::Facts(e) => matches!(e, FactsError::Io { .. }),
+            ToolError::Memory(e) => e.is_internal(),
             ToolError::Library(e) => matches!(e, LibraryError::Io { .. }),
             _ => false,
         }
@@ -172,13 +165,13 @@ impl ToolError {
 
 /// The host tools over the daemon's services.
 pub struct HostTools {
-    memory: Arc<MemoryBackend>,
+    memory: Arc<Memory>,
     skills: Library,
     config: Arc<ConfigFile>,
 }
 
 impl HostTools {
-    pub fn new(memory: Arc<MemoryBackend>, skills: Library, config: Arc<ConfigFile>) -> HostTools {
+    pub fn new(memory: Arc<Memory>, skills: Library, config: Arc<ConfigFile>) -> HostTools {
         HostTools {
             memory,
             skills,

@@ -2,8 +2,8 @@
 //! variant to a problem document, the scheduler to a `schedule.failed` code, plugins'
 //! `tools.invoke` to the WIT `tool-error`.
 
-use crate::brain::store::StoreError;
 use crate::gate::{Decision, GateError, Verdict};
+use crate::memory::MemoryError;
 use crate::runtime::PluginError;
 use crate::skills::LibraryError;
 use crate::tools::ToolError;
@@ -68,7 +68,7 @@ pub enum TurnError {
     Script(PluginError),
     /// Retrieving memories or recording a message failed.
     #[error(transparent)]
-    Memory(StoreError),
+    Memory(#[from] MemoryError),
 }
 
 /// `approval-required` for an ask, else the decision's reason code.
@@ -113,10 +113,7 @@ impl TurnError {
             ),
             TurnError::Tool(e) => e.is_internal(),
             TurnError::Script(_) => true,
-            TurnError::Memory(e) => !matches!(
-                e,
-                StoreError::NotFound(_) | StoreError::Invalid { .. } | StoreError::Import { .. }
-            ),
+            TurnError::Memory(e) => e.is_internal(),
             _ => false,
         }
     }
@@ -131,11 +128,5 @@ impl From<LibraryError> for TurnError {
             LibraryError::Inactive(slug) => TurnError::SkillInactive(slug),
             other => TurnError::Skills(other),
         }
-    }
-}
-
-impl From<StoreError> for TurnError {
-    fn from(e: StoreError) -> TurnError {
-        TurnError::Memory(e)
     }
 }

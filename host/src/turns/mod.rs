@@ -37,10 +37,10 @@ pub use open::{
 pub use script::ScriptResult;
 
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
-use crate::brain::open::MemoryBackend;
 use crate::brain::retrieve::Retrieval;
 use crate::config::ConfigFile;
 use crate::gate::{AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
+use crate::memory::Memory;
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
 use crate::skills::Library;
@@ -83,7 +83,7 @@ pub struct TurnService {
     gate: Arc<Gate>,
     skills: Library,
     router: SkillRouter,
-    memory: Arc<MemoryBackend>,
+    memory: Arc<Memory>,
     tools: HostTools,
     /// Runs the invoked skill's scripts. Its `tools.invoke` comes back here through
     /// [`PluginTools`], which is why the service is built after the runtime.
@@ -96,7 +96,7 @@ impl TurnService {
     pub fn new(
         gate: Arc<Gate>,
         skills: Library,
-        memory: Arc<MemoryBackend>,
+        memory: Arc<Memory>,
         config: Arc<ConfigFile>,
         runtime: Arc<Runtime>,
     ) -> Arc<TurnService> {
@@ -181,10 +181,7 @@ impl TurnService {
 
     /// The memories to put before `message` (none with the fact store).
     fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, TurnError> {
-        match self.memory.brain() {
-            Some(brain) => Ok(brain.retrieve(user, message)?),
-            None => Ok(Retrieval::default()),
-        }
+        Ok(self.memory.retrieve(user, message)?)
     }
 
     /// Records a message of the turn's conversation; `None` when the Second Brain is
@@ -196,15 +193,7 @@ impl TurnService {
         role: Role,
         text: &str,
     ) -> Result<Option<String>, TurnError> {
-        match self.memory.brain() {
-            Some(brain) => Ok(Some(brain.record_message(
-                user,
-                conversation,
-                role,
-                text,
-            )?)),
-            None => Ok(None),
-        }
+        Ok(self.memory.record_message(user, conversation, role, text)?)
     }
 }
 

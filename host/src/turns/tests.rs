@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::brain::open::open_memory;
 use crate::config::{Config, ToolLevel};
 use crate::events::EventBus;
 use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
+use crate::memory::open_memory;
 use crate::paths::DataDir;
 use crate::runtime::{
     HostServices, KvStore, NoMemories, RuntimeOptions, ToolCaller, ToolDenied, ToolGate,
@@ -38,7 +38,7 @@ fn fixture(policy: Policy) -> Fixture {
         Arc::new(SystemClock),
         EventBus::default(),
     ));
-    assert!(memory.brain().is_some(), "the Second Brain opens");
+    assert!(memory.brain().is_ok(), "the Second Brain opens");
     let skills = Library::open(data.skills_dir()).expect("library");
     crate::skills::seed_new_builtins(&skills).expect("seed");
     skills.scan().expect("scan");

@@ -38,17 +38,17 @@
 //! Every record carries its `user_id` and every call is scoped to one user: a user
 //! never sees, finds or deletes another user's facts.
 
-use engram_strategies::analyser;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use engram_strategies::analyser;
 use engram_strategies::model::MemoryType;
 
-use super::record::MemoryRecord;
-use super::store::{Counts, StoreError, validate_record};
-use super::{NewMemory, SearchResult};
+use crate::brain::record::MemoryRecord;
+use crate::brain::store::{Counts, StoreError, validate_record};
+use crate::brain::{NewMemory, SearchResult};
 use crate::events::{Event, EventBus, EventKind};
 use crate::time::Clock;
 

@@ -1,5 +1,5 @@
-//! Whether memory is served by the Second Brain (SQLite) or by the JSONL fact store,
-//! decided once at startup (DESIGN.md section 3, Enablement).
+//! Opening memory: whether it is served by the Second Brain (SQLite) or by the JSONL
+//! fact store, decided once at startup (DESIGN.md section 3, Enablement).
 //!
 //! - `SECOND_BRAIN_ENABLED` set to `false` (also `0`, `no`, `off`; any case), or
 //!   `memory.secondBrain.enabled: false` in `{data_dir}/config.yaml`, disables the
@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Brain;
+use super::Memory;
 use super::facts::FactsStore;
-use super::store::StoreError;
+use crate::brain::Brain;
+use crate::brain::store::StoreError;
 use crate::config::Config;
 use crate::events::EventBus;
 use crate::time::Clock;
@@ -67,85 +68,6 @@ pub fn enablement(env: Option<&str>, config_enabled: Option<bool>) -> Enablement
     Enablement::Enabled
 }
 
-/// The memory service in use.
-pub enum MemoryBackend {
-    Brain(Brain),
-    /// The Second Brain is off or could not be opened; `reason` says which and why.
-    Facts {
-        store: FactsStore,
-        reason: String,
-    },
-}
-
-impl MemoryBackend {
-    pub fn brain(&self) -> Option<&Brain> {
-        match self {
-            MemoryBackend::Brain(brain) => Some(brain),
-            MemoryBackend::Facts { .. } => None,
-        }
-    }
-
-    pub fn facts(&self) -> Option<&FactsStore> {
-        match self {
-            MemoryBackend::Brain(_) => None,
-            MemoryBackend::Facts { store, .. } => Some(store),
-        }
-    }
-
-    /// Why the Second Brain is not in use, for the status report; `None` when it is.
-    pub fn disabled_reason(&self) -> Option<&str> {
-        match self {
-            MemoryBackend::Brain(_) => None,
-            MemoryBackend::Facts { reason, .. } => Some(reason),
-        }
-    }
-}
-
-/// Plugins read the Second Brain; with the fact store in use no strategy runs, so they
-/// read nothing.
-impl crate::runtime::MemorySource for MemoryBackend {
-    fn search(
-        &self,
-        user_id: &str,
-        text: &str,
-        limit: u32,
-    ) -> Vec<engram_strategies::model::Memory> {
-        self.brain()
-            .map(|b| crate::runtime::MemorySource::search(b, user_id, text, limit))
-            .unwrap_or_default()
-    }
-
-    fn get(&self, user_id: &str, id: &str) -> Option<engram_strategies::model::Memory> {
-        self.brain()
-            .and_then(|b| crate::runtime::MemorySource::get(b, user_id, id))
-    }
-
-    fn list(
-        &self,
-        user_id: &str,
-        query: &crate::runtime::MemoryQuery,
-    ) -> Vec<engram_strategies::model::Memory> {
-        self.brain()
-            .map(|b| crate::runtime::MemorySource::list(b, user_id, query))
-            .unwrap_or_default()
-    }
-}
-
-impl std::fmt::Debug for MemoryBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MemoryBackend::Brain(brain) => {
-                f.debug_tuple("Brain").field(&brain.store().path()).finish()
-            }
-            MemoryBackend::Facts { store, reason } => f
-                .debug_struct("Facts")
-                .field("path", &store.path())
-                .field("reason", reason)
-                .finish(),
-        }
-    }
-}
-
 /// Opens the memory service for `data_dir`. `env` is the value of
 /// `SECOND_BRAIN_ENABLED` (passed in so that tests need not touch the process
 /// environment; the daemon passes `std::env::var(ENV_VAR).ok()`).
@@ -155,20 +77,17 @@ pub fn open_memory(
     config: &Config,
     clock: Arc<dyn Clock>,
     events: EventBus,
-) -> MemoryBackend {
+) -> Memory {
     let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock), events.clone());
     match enablement(env.as_deref(), config.memory.second_brain.enabled) {
         Enablement::Disabled { reason } => {
             tracing::info!("Second Brain {reason}; memory uses the fact store");
-            MemoryBackend::Facts {
-                store: facts(),
-                reason,
-            }
+            Memory::from_facts(facts(), reason)
         }
         Enablement::Enabled => {
             let path = brain_db_path(data_dir);
             match Brain::open(&path, Arc::clone(&clock), events.clone()) {
-                Ok(brain) => MemoryBackend::Brain(brain),
+                Ok(brain) => Memory::from_brain(brain),
                 Err(e) => {
                     let detail = match e {
                         StoreError::Open { reason, .. } => reason,
@@ -179,10 +98,7 @@ pub fn open_memory(
                         "Second Brain unavailable, {reason}; memory falls back to the fact store at {} until this is fixed",
                         facts_path(data_dir).display()
                     );
-                    MemoryBackend::Facts {
-                        store: facts(),
-                        reason,
-                    }
+                    Memory::from_facts(facts(), reason)
                 }
             }
         }
@@ -204,6 +120,15 @@ mod tests {
         let mut config = Config::default();
         config.memory.second_brain.enabled = enabled;
         config
+    }
+
+    fn list(limit: usize) -> crate::brain::store::ListFilter {
+        crate::brain::store::ListFilter {
+            conscious: None,
+            memory_type: None,
+            limit,
+            cursor: None,
+        }
     }
 
     fn fact(summary: &str) -> NewMemory {
@@ -251,24 +176,24 @@ mod tests {
     #[test]
     fn enabled_by_default_opens_the_sqlite_database() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             None,
             &config(None),
             clock(),
             EventBus::default(),
         );
-        let brain = backend.brain().expect("the Second Brain");
+        let brain = memory.brain().expect("the Second Brain");
         assert_eq!(brain.store().path(), brain_db_path(dir.path()));
         assert!(brain_db_path(dir.path()).is_file());
-        assert_eq!(backend.disabled_reason(), None);
+        assert_eq!(memory.disabled_reason(), None);
         assert!(!facts_path(dir.path()).exists());
     }
 
     #[test]
     fn disabled_by_env_creates_no_sqlite_file_and_serves_facts() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             Some("false".into()),
             &config(None),
@@ -276,11 +201,10 @@ mod tests {
             EventBus::default(),
         );
         assert_eq!(
-            backend.disabled_reason(),
+            memory.disabled_reason(),
             Some("disabled by SECOND_BRAIN_ENABLED=false")
         );
-        let facts = backend.facts().expect("the fact store");
-        assert_eq!(facts.path(), facts_path(dir.path()));
+        let facts = &memory;
         // Nothing is created by opening ...
         assert!(!dir.path().join("memory").exists());
         // ... and using the fact store creates its file only.
@@ -301,7 +225,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let parsed =
             Config::parse("memory:\n  secondBrain:\n    enabled: false\n").expect("config");
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             Some("true".into()),
             &parsed,
@@ -309,14 +233,10 @@ mod tests {
             EventBus::default(),
         );
         assert_eq!(
-            backend.disabled_reason(),
+            memory.disabled_reason(),
             Some("disabled by memory.secondBrain.enabled: false in config.yaml")
         );
-        backend
-            .facts()
-            .expect("the fact store")
-            .add("default", fact("User likes tea"))
-            .expect("add");
+        memory.add("default", fact("User likes tea")).expect("add");
         let db = brain_db_path(dir.path());
         assert!(!db.exists());
         assert!(!db.parent().expect("parent").exists());
@@ -332,25 +252,25 @@ mod tests {
             .collect();
         std::fs::write(&db, &garbage).expect("write garbage");
 
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             None,
             &config(Some(true)),
             clock(),
             EventBus::default(),
         );
-        let reason = backend.disabled_reason().expect("fell back").to_string();
+        let reason = memory.disabled_reason().expect("fell back").to_string();
         assert!(
             reason.starts_with(&format!("cannot open {}: ", db.display())),
             "{reason}"
         );
         assert!(reason.contains("not a database"), "{reason}");
         // Writes still land somewhere durable ...
-        let facts = backend.facts().expect("the fact store");
+        let facts = &memory;
         let added = facts.add("default", fact("User likes tea")).expect("add");
         assert_eq!(facts.get("default", &added.id).expect("get"), added);
         // ... and the broken database is not "repaired" by overwriting it.
-        drop(backend);
+        drop(memory);
         assert_eq!(std::fs::read(&db).expect("read"), garbage);
     }
 
@@ -364,21 +284,24 @@ mod tests {
         std::fs::create_dir_all(parent.parent().expect("memory dir")).expect("mkdir");
         std::fs::write(parent, b"not a directory").expect("write");
 
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             None,
             &config(None),
             clock(),
             EventBus::default(),
         );
-        let reason = backend.disabled_reason().expect("fell back").to_string();
+        let reason = memory.disabled_reason().expect("fell back").to_string();
         assert!(
             reason.starts_with(&format!("cannot open {}: ", db.display())),
             "{reason}"
         );
-        let facts = backend.facts().expect("the fact store");
+        let facts = &memory;
         let added = facts.add("default", fact("User likes tea")).expect("add");
-        assert_eq!(facts.list("default", None, 5).expect("list"), [added]);
+        assert_eq!(
+            facts.list("default", &list(5)).expect("list").items,
+            [added]
+        );
         assert!(parent.is_file());
     }
 
@@ -387,7 +310,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         // Both the database and the fact store live under `memory/`, here a file.
         std::fs::write(dir.path().join("memory"), b"not a directory").expect("write");
-        let backend = open_memory(
+        let memory = open_memory(
             dir.path(),
             None,
             &config(None),
@@ -395,14 +318,14 @@ mod tests {
             EventBus::default(),
         );
         assert!(
-            backend
+            memory
                 .disabled_reason()
                 .expect("fell back")
                 .starts_with("cannot open ")
         );
-        let facts = backend.facts().expect("the fact store");
+        let facts = &memory;
         // The write fails loudly instead of being dropped.
         assert!(facts.add("default", fact("User likes tea")).is_err());
-        assert!(facts.list("default", None, 5).is_err());
+        assert!(facts.list("default", &list(5)).is_err());
     }
 }

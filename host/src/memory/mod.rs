@@ -1,0 +1,232 @@
+//! Memory, one interface over both stores: the Second Brain (SQLite, `crate::brain`) or,
+//! when it is off or cannot be opened, the JSONL fact store ([`facts`]). Which one
+//! serves is decided once at startup ([`open`]); every caller (the REST API, the host
+//! tools, the turn service, the daemon's loops, plugins' `memories` interface) goes
+//! through [`Memory`] and never chooses again.
+//!
+//! What both stores do (add, get, delete, list, search) is a method here; what only
+//! the Second Brain does (edits, history, persons, the graph, consolidation, learning,
+//! export and import) is reached through [`Memory::brain`], which is
+//! [`MemoryError::BrainDisabled`] with the fact store in use. Retrieval before a
+//! message and recording a conversation are no-ops with the fact store: it keeps no
+//! conversations and ranks nothing for injection.
+
+pub mod facts;
+pub mod open;
+
+use engram_strategies::model::Role;
+
+use crate::brain::record::MemoryRecord;
+use crate::brain::retrieve::Retrieval;
+use crate::brain::store::{Counts, ListFilter, Page, StoreError};
+use crate::brain::{Brain, NewMemory, SearchResult};
+use crate::runtime::{MemoryQuery, MemorySource};
+use facts::{FactsError, FactsStore};
+
+pub use open::{ENV_VAR, brain_db_path, facts_path, open_memory};
+
+/// Why a memory operation failed. Nothing was stored by a failed operation.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The operation needs the Second Brain, and the fact store serves memory.
+    #[error(
+        "this needs the Second Brain, which is not in use ({reason}); memory is served by the fact store"
+    )]
+    BrainDisabled { reason: String },
+    #[error(transparent)]
+    Brain(#[from] StoreError),
+    #[error(transparent)]
+    Facts(#[from] FactsError),
+}
+
+impl MemoryError {
+    /// Whether the failure is the host's own (I/O, SQL), whose details belong in the
+    /// log; the others are the caller's (not found, invalid, brain disabled).
+    pub fn is_internal(&self) -> bool {
+        match self {
+            MemoryError::BrainDisabled { .. } => false,
+            MemoryError::Brain(e) => !matches!(
+                e,
+                StoreError::NotFound(_) | StoreError::Invalid { .. } | StoreError::Import { .. }
+            ),
+            MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
+        }
+    }
+}
+
+/// The memory service in use.
+pub struct Memory {
+    backend: Backend,
+}
+
+enum Backend {
+    Brain(Brain),
+    /// The Second Brain is off or could not be opened; `reason` says which and why.
+    Facts {
+        store: FactsStore,
+        reason: String,
+    },
+}
+
+impl Memory {
+    pub(crate) fn from_brain(brain: Brain) -> Memory {
+        Memory {
+            backend: Backend::Brain(brain),
+        }
+    }
+
+    pub(crate) fn from_facts(store: FactsStore, reason: String) -> Memory {
+        Memory {
+            backend: Backend::Facts { store, reason },
+        }
+    }
+
+    /// The Second Brain, for what only it does.
+    pub fn brain(&self) -> Result<&Brain, MemoryError> {
+        match &self.backend {
+            Backend::Brain(brain) => Ok(brain),
+            Backend::Facts { reason, .. } => Err(MemoryError::BrainDisabled {
+                reason: reason.clone(),
+            }),
+        }
+    }
+
+    /// Why the Second Brain is not in use, for the status report; `None` when it is.
+    pub fn disabled_reason(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Brain(_) => None,
+            Backend::Facts { reason, .. } => Some(reason),
+        }
+    }
+
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, MemoryError> {
+        Ok(match &self.backend {
+            Backend::Brain(brain) => brain.add(user, new)?,
+            Backend::Facts { store, .. } => store.add(user, new)?,
+        })
+    }
+
+    pub fn get(&self, user: &str, id: &str) -> Result<MemoryRecord, MemoryError> {
+        Ok(match &self.backend {
+            Backend::Brain(brain) => brain.get(user, id)?,
+            Backend::Facts { store, .. } => store.get(user, id)?,
+        })
+    }
+
+    /// Deletes for good (the Second Brain keeps the event in the history).
+    pub fn delete(&self, user: &str, id: &str) -> Result<(), MemoryError> {
+        match &self.backend {
+            Backend::Brain(brain) => brain.delete(user, id)?,
+            Backend::Facts { store, .. } => store.delete(user, id)?,
+        }
+        Ok(())
+    }
+
+    /// Live memories, most recently changed first. The fact store has no tiers and no
+    /// cursors: a scope filter or a cursor needs the Second Brain.
+    pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, MemoryError> {
+        match &self.backend {
+            Backend::Brain(brain) => Ok(brain.list(user, filter)?),
+            Backend::Facts { store, reason } => {
+                if filter.conscious.is_some() || filter.cursor.is_some() {
+                    return Err(MemoryError::BrainDisabled {
+                        reason: reason.clone(),
+                    });
+                }
+                Ok(Page {
+                    items: store.list(user, filter.memory_type, filter.limit)?,
+                    next_cursor: None,
+                })
+            }
+        }
+    }
+
+    /// Memories matching `text`, best first.
+    pub fn search(
+        &self,
+        user: &str,
+        text: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchResult>, MemoryError> {
+        Ok(match &self.backend {
+            Backend::Brain(brain) => brain.search(user, text, limit)?,
+            Backend::Facts { store, .. } => store.search(user, text, limit)?,
+        })
+    }
+
+    /// How many live memories the user has, by type and by scope.
+    pub fn counts(&self, user: &str) -> Result<Counts, MemoryError> {
+        Ok(match &self.backend {
+            Backend::Brain(brain) => brain.counts(user)?,
+            Backend::Facts { store, .. } => store.counts(user)?,
+        })
+    }
+
+    /// The memories to put before `message`; none with the fact store.
+    pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, MemoryError> {
+        match &self.backend {
+            Backend::Brain(brain) => Ok(brain.retrieve(user, message)?),
+            Backend::Facts { .. } => Ok(Retrieval::default()),
+        }
+    }
+
+    /// Records a message of a conversation so the Second Brain can learn from it; the
+    /// message's id, or `None` with the fact store (which keeps no conversations).
+    pub fn record_message(
+        &self,
+        user: &str,
+        conversation: &str,
+        role: Role,
+        text: &str,
+    ) -> Result<Option<String>, MemoryError> {
+        match &self.backend {
+            Backend::Brain(brain) => Ok(Some(brain.record_message(
+                user,
+                conversation,
+                role,
+                text,
+            )?)),
+            Backend::Facts { .. } => Ok(None),
+        }
+    }
+}
+
+/// Plugins read the Second Brain; with the fact store in use no strategy runs, so they
+/// read nothing.
+impl MemorySource for Memory {
+    fn search(
+        &self,
+        user_id: &str,
+        text: &str,
+        limit: u32,
+    ) -> Vec<engram_strategies::model::Memory> {
+        self.brain()
+            .map(|b| MemorySource::search(b, user_id, text, limit))
+            .unwrap_or_default()
+    }
+
+    fn get(&self, user_id: &str, id: &str) -> Option<engram_strategies::model::Memory> {
+        self.brain()
+            .ok()
+            .and_then(|b| MemorySource::get(b, user_id, id))
+    }
+
+    fn list(&self, user_id: &str, query: &MemoryQuery) -> Vec<engram_strategies::model::Memory> {
+        self.brain()
+            .map(|b| MemorySource::list(b, user_id, query))
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.backend {
+            Backend::Brain(brain) => f.debug_tuple("Brain").field(&brain.store().path()).finish(),
+            Backend::Facts { store, reason } => f
+                .debug_struct("Facts")
+                .field("path", &store.path())
+                .field("reason", reason)
+                .finish(),
+        }
+    }
+}
