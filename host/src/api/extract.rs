@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use utoipa::IntoParams;
 
 use super::error::ApiError;
-use crate::shape::ShapeError;
+use crate::strict_json::ShapeError;
 
 /// Largest JSON body accepted (the import endpoint has its own, larger limit).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -62,7 +62,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn shape_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiError {
-    match crate::shape::classify(e) {
+    match crate::strict_json::classify(e) {
         ShapeError::UnknownField(field) => ApiError {
             field: Some(field.clone()),
             ..ApiError::bad_request("unknown-field", format!("unknown field `{field}`"))

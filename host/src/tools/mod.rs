@@ -27,8 +27,8 @@ use crate::config::{ConfigFile, ToolLevel};
 use crate::memory::Memory;
 use crate::memory::MemoryError;
 use crate::net::FetchError;
-use crate::shape::ShapeError;
 use crate::skills::{Library, LibraryError};
+use crate::strict_json::ShapeError;
 
 pub use fetch::{FETCH_MAX_BYTES, FETCH_MAX_TEXT_CHARS};
 pub use files::READ_MAX_BYTES;
@@ -205,7 +205,7 @@ impl HostTools {
 
 /// Reads a tool's arguments into `T` (deny unknown fields); errors name `args.<field>`.
 fn tool_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    crate::shape::from_value(args).map_err(|e| match e {
+    crate::strict_json::from_value(args).map_err(|e| match e {
         ShapeError::UnknownField(field) => ToolError::UnknownArg {
             field: format!("args.{field}"),
         },
