@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::manifest::World;
+use super::world::World;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {

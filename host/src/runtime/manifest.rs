@@ -2,12 +2,12 @@
 //! of the package is loaded. Unknown keys are refused so that a misspelt permission is
 //! an error rather than a silently missing grant.
 
-use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::error::PluginError;
+use super::world::World;
 
 /// Largest memory limit a manifest may ask for.
 pub const MAX_MEMORY_MIB: u64 = 1024;
@@ -15,40 +15,6 @@ pub const MAX_MEMORY_MIB: u64 = 1024;
 pub const MAX_TIMEOUT_MS: u64 = 60_000;
 /// Upper bound on the size of plugin.toml itself.
 const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
-
-/// The WIT world a plugin implements (`wit/worlds.wit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum World {
-    Extractor,
-    Resolver,
-    Consolidator,
-    SkillTool,
-}
-
-impl World {
-    pub const ALL: [World; 4] = [
-        World::Extractor,
-        World::Resolver,
-        World::Consolidator,
-        World::SkillTool,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            World::Extractor => "extractor",
-            World::Resolver => "resolver",
-            World::Consolidator => "consolidator",
-            World::SkillTool => "skill-tool",
-        }
-    }
-}
-
-impl fmt::Display for World {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What a plugin may do beyond computing. Everything defaults to nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

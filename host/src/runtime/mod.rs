@@ -15,6 +15,7 @@ pub mod registry;
 mod script;
 pub mod strategies;
 mod validate;
+pub mod world;
 
 pub use cache::CacheOutcome;
 pub use error::PluginError;
@@ -22,11 +23,12 @@ pub use host::{
     DenyAllGate, HostServices, KvStore, MemoryQuery, MemorySource, NoMemories, ToolCaller,
     ToolDenied, ToolGate,
 };
-pub use manifest::{Manifest, ScriptManifest, World};
+pub use manifest::{Manifest, ScriptManifest};
 pub use plugin::{
     MAX_SKILL_ARGS_BYTES, MAX_SKILL_OUTPUT_BYTES, Plugin, PluginSource, Runtime, RuntimeOptions,
 };
 pub use script::{SCRIPTS_DIR, SKILL_MOUNT};
+pub use world::World;
 
 /// The default strategies compiled from `plugins/` and embedded in this binary.
 pub mod builtin {

@@ -18,8 +18,9 @@ use super::convert;
 use super::engine::SharedEngine;
 use super::error::PluginError;
 use super::host::{CallState, HostServices, PluginIdentity, ToolCaller};
-use super::manifest::{Manifest, World};
+use super::manifest::Manifest;
 use super::validate;
+use super::world::World;
 
 /// Largest plugin.wasm accepted.
 pub const MAX_WASM_BYTES: u64 = 64 * 1024 * 1024;

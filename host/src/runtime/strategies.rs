@@ -13,9 +13,9 @@ use engram_strategies::model;
 
 use super::builtin;
 use super::error::PluginError;
-use super::manifest::World;
 use super::plugin::{Plugin, Runtime};
 use super::registry::PluginRegistry;
+use super::world::World;
 use crate::config::ConfigFile;
 
 /// The built-in plugin each memory world falls back to.
