@@ -448,11 +448,11 @@ fn memory(
 /// The built-in strategies, as the daemon builds them (see `strategies()` in
 /// host/src/brain/tests.rs), with a compile cache that survives between runs.
 fn strategies(config_dir: &Path) -> Strategies {
-    let services = HostServices {
-        memories: Arc::new(NoMemories),
-        gate: Arc::new(DenyAllGate),
-        kv: KvStore::in_memory().expect("in-memory kv"),
-    };
+    let services = HostServices::new(
+        Arc::new(NoMemories),
+        Arc::new(DenyAllGate),
+        KvStore::in_memory().expect("in-memory kv"),
+    );
     let options = RuntimeOptions {
         cache_dir: Some(std::env::temp_dir().join("engram-bench-component-cache")),
         ..RuntimeOptions::default()

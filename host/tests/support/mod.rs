@@ -21,11 +21,11 @@ pub fn guest_package(name: &str) -> PathBuf {
 }
 
 pub fn services() -> HostServices {
-    HostServices {
-        memories: Arc::new(NoMemories),
-        gate: Arc::new(DenyAllGate),
-        kv: KvStore::in_memory().expect("in-memory kv"),
-    }
+    HostServices::new(
+        Arc::new(NoMemories),
+        Arc::new(DenyAllGate),
+        KvStore::in_memory().expect("in-memory kv"),
+    )
 }
 
 pub fn runtime_with_cache(cache_dir: Option<PathBuf>) -> Runtime {
