@@ -469,9 +469,10 @@ fn classify(plugin: &Plugin, store: &Store<CallState>, error: wasmtime::Error) -
             deadline_ms: plugin.timeout.as_millis() as u64,
         };
     }
-    // What the guest said last (a Rust panic's message) comes first: it is the reason.
+    // What the guest said last (a Rust panic's message) is the reason; the trap itself
+    // then only needs its root cause, not the wasm backtrace.
     let detail = match store.data().stderr.summary() {
-        Some(said) => format!("{said} ({error:#})"),
+        Some(said) => format!("{said} ({})", error.root_cause()),
         None => format!("{error:#}"),
     };
     PluginError::Trap { name, hash, detail }

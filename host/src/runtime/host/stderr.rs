@@ -33,7 +33,8 @@ impl StderrTail {
     }
 
     /// What the guest wrote last, as one line: Rust's "note: run with
-    /// `RUST_BACKTRACE=1`" hint (meaningless for a plugin) left out.
+    /// `RUST_BACKTRACE=1`" hint and the thread name of its panic message (both
+    /// meaningless for a plugin) left out.
     pub fn summary(&self) -> Option<String> {
         let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         let (front, back) = buffer.as_slices();
@@ -42,6 +43,12 @@ impl StderrTail {
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+            .map(
+                |l| match (l.starts_with("thread '"), l.find(" panicked at ")) {
+                    (true, Some(at)) => &l[at + 1..],
+                    _ => l,
+                },
+            )
             .collect();
         (!lines.is_empty()).then(|| lines.join(" "))
     }
@@ -114,7 +121,7 @@ mod tests {
         tail.push(b"\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nthe model refused\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n");
         let summary = tail.summary().expect("text");
         assert!(
-            summary.ends_with("panicked at src/lib.rs:3:5: the model refused"),
+            summary.ends_with("xxx panicked at src/lib.rs:3:5: the model refused"),
             "{summary}"
         );
         assert!(summary.len() <= STDERR_TAIL_BYTES);
