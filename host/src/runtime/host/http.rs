@@ -132,25 +132,21 @@ impl WasiHttpHooks for HttpPolicy {
             );
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
         }
-        let deadline = self.deadline;
-        let bound = |requested: Option<Duration>| {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            requested.map_or(remaining, |d| d.min(remaining))
-        };
         let options = options.unwrap_or_default();
         let limits = Limits {
-            connect: bound(options.connect_timeout),
-            first_byte: bound(options.first_byte_timeout),
+            connect: options.connect_timeout,
+            first_byte: options.first_byte_timeout,
             between_bytes: options.between_bytes_timeout,
-            deadline,
+            deadline: self.deadline,
         };
+        let connect_by = limits.within(limits.connect);
         let private_hosts = self.private_hosts.clone();
         let resolver = self.resolver.clone();
         Box::new(async move {
             let lookup = resolve_checked(&*resolver, &host, port, |ip| {
                 may_be_private(&private_hosts, &host, ip)
             });
-            let addrs = match tokio::time::timeout(limits.connect, lookup).await {
+            let addrs = match tokio::time::timeout_at(connect_by.into(), lookup).await {
                 Err(_) => return Err(HttpError::DnsTimeout),
                 Ok(Ok(addrs)) => addrs,
                 Ok(Err(AddressError::NonPublic { addr, .. })) => {
@@ -171,20 +167,29 @@ impl WasiHttpHooks for HttpPolicy {
                     });
                 }
             };
-            send_pinned(request, &host, &addrs, use_tls, limits).await
+            send_pinned(request, &host, &addrs, use_tls, connect_by, limits).await
         })
     }
 }
 
-/// The bounds of one request.
+/// The bounds of one request: the guest's own (`request-options`), if it set them,
+/// and the call's deadline, which nothing of the request outlives.
 #[derive(Clone, Copy)]
 struct Limits {
-    connect: Duration,
-    first_byte: Duration,
-    /// The guest's own idle bound between body frames, if it set one.
+    /// For the lookup, the connection, TLS and the HTTP handshake together.
+    connect: Option<Duration>,
+    /// From the request to the response's head.
+    first_byte: Option<Duration>,
+    /// Between body frames.
     between_bytes: Option<Duration>,
-    /// The call's deadline: nothing of the request outlives it.
     deadline: Instant,
+}
+
+impl Limits {
+    /// `bound` from now, and never past the call's deadline.
+    fn within(&self, bound: Option<Duration>) -> Instant {
+        bound.map_or(self.deadline, |d| (Instant::now() + d).min(self.deadline))
+    }
 }
 
 trait Stream: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static {}
@@ -197,9 +202,11 @@ async fn send_pinned(
     host: &str,
     addrs: &[SocketAddr],
     use_tls: bool,
+    connect_by: Instant,
     limits: Limits,
 ) -> Result<(http::Response<WasiBody>, IoFuture), HttpError> {
-    let tcp = tokio::time::timeout(limits.connect, connect_any(addrs))
+    let connect_by = tokio::time::Instant::from(connect_by);
+    let tcp = tokio::time::timeout_at(connect_by, connect_any(addrs))
         .await
         .map_err(|_| HttpError::ConnectionTimeout)??;
     let stream: Box<dyn Stream> = if use_tls {
@@ -207,16 +214,17 @@ async fn send_pinned(
             Some(ip) => rustls::pki_types::ServerName::from(ip),
             None => rustls::pki_types::ServerName::try_from(host.to_string())?,
         };
-        let tls = tokio_rustls::TlsConnector::from(tls_config())
-            .connect(name, tcp)
+        let handshake = tokio_rustls::TlsConnector::from(tls_config()).connect(name, tcp);
+        let tls = tokio::time::timeout_at(connect_by, handshake)
             .await
+            .map_err(|_| HttpError::ConnectionTimeout)?
             .map_err(HttpError::Tls)?;
         Box::new(tls)
     } else {
         Box::new(tcp)
     };
-    let (mut sender, connection) = tokio::time::timeout(
-        limits.connect,
+    let (mut sender, connection) = tokio::time::timeout_at(
+        connect_by,
         hyper::client::conn::http1::Builder::new()
             .handshake(wasmtime_wasi_http::io::TokioIo::new(stream)),
     )
@@ -231,8 +239,9 @@ async fn send_pinned(
         .to_string();
     *request.uri_mut() = http::Uri::try_from(path).map_err(|_| HttpError::HttpRequestUriInvalid)?;
 
+    let first_byte_by = limits.within(limits.first_byte);
     let send = async {
-        tokio::time::timeout(limits.first_byte, sender.send_request(request))
+        tokio::time::timeout_at(first_byte_by.into(), sender.send_request(request))
             .await
             .map_err(|_| HttpError::ConnectionReadTimeout)?
             .map_err(HttpError::from)
