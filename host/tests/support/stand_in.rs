@@ -27,6 +27,10 @@ pub enum Answer {
     },
     /// Reads the request and never answers (the connection stays open for a minute).
     Hang,
+    /// HTTP 200 with facts made from the request itself, like a model that answers each
+    /// conversation differently: each of the first 3 user messages of the transcript
+    /// becomes an episode "User said: <message>" quoting it.
+    Echo,
 }
 
 /// One request as the stand-in read it.
@@ -135,6 +139,33 @@ pub fn facts(items: &[(&str, &str, &str)]) -> String {
     json!({ "facts": facts }).to_string()
 }
 
+/// The facts [`Answer::Echo`] gives for a transcript of `[role]` blocks.
+fn echo(transcript: &str) -> String {
+    let mut said = Vec::new();
+    let mut in_user = false;
+    for line in transcript.lines() {
+        match line {
+            "[user]" => in_user = true,
+            "[assistant]" => in_user = false,
+            text if in_user && !text.trim().is_empty() => said.push(text.trim().to_string()),
+            _ => {}
+        }
+    }
+    let items: Vec<(String, String)> = said
+        .into_iter()
+        .take(3)
+        .map(|text| {
+            let short: String = text.chars().take(200).collect();
+            (format!("User said: {short}"), short)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str, &str)> = items
+        .iter()
+        .map(|(summary, quote)| ("episode", summary.as_str(), quote.as_str()))
+        .collect();
+    facts(&borrowed)
+}
+
 fn serve(stream: TcpStream, answer: &Mutex<Answer>, log: &Mutex<Vec<Recorded>>) {
     let Ok(request) = read_request(&stream) else {
         return;
@@ -161,6 +192,14 @@ fn serve(stream: TcpStream, answer: &Mutex<Answer>, log: &Mutex<Vec<Recorded>>) 
         Answer::Hang => {
             std::thread::sleep(Duration::from_secs(60));
             return;
+        }
+        Answer::Echo => {
+            let recorded = log.lock().expect("lock").last().cloned();
+            let transcript = recorded
+                .and_then(|r| serde_json::from_slice::<Value>(&r.body).ok())
+                .and_then(|body| body["messages"][1]["content"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            (200, completion(&echo(&transcript)), true)
         }
     };
     let mut head =
