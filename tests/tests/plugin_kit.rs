@@ -55,6 +55,14 @@ fn clean_cargo_env(command: &mut Command) -> &mut Command {
             command.env_remove(key);
         }
     }
+    // The toolchain of this build (rust-toolchain.toml's, with wasm32-wasip2), even
+    // though the crates live outside the repository, where rustup would pick its default.
+    if let Some(cargo) = std::env::var_os("CARGO") {
+        let rustc = Path::new(&cargo).with_file_name("rustc");
+        if rustc.is_file() {
+            command.env("RUSTC", rustc);
+        }
+    }
     command
         .env("CARGO_TARGET_DIR", guest_target_dir())
         .env("CARGO_NET_OFFLINE", "true")

@@ -21,7 +21,7 @@ use crate::brain::maintenance::Settings;
 use crate::brain::persons::{Graph, PersonDetail, PersonSummary};
 use crate::brain::store::Counts;
 use crate::runtime::World;
-use crate::runtime::strategies::Failure;
+use crate::runtime::strategies::StrategyFailure;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BrainStatus {
@@ -60,7 +60,7 @@ pub struct StrategyStatus {
     /// The last time the configured plugin failed a call (trap, timeout, invalid
     /// result, ...) and the built-in strategy answered instead, with the reason;
     /// `null` when it has not failed since the daemon started.
-    pub last_failure: Option<Failure>,
+    pub last_failure: Option<StrategyFailure>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

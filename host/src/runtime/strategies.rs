@@ -2,7 +2,7 @@
 //! consolidation (`memory.strategies.*` in config.yaml, read at each call so a switch
 //! needs no restart), and the fallback to the built-in strategy when a custom one
 //! fails. A failure is logged with the plugin's name and hash, reported in the
-//! [`Outcome`], and kept as the strategy's [`Failure`] for the brain status, never
+//! [`Outcome`], and kept as the strategy's [`StrategyFailure`] for the brain status, never
 //! hidden.
 
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ pub fn default_builtin(world: World) -> Option<&'static str> {
 
 /// The last time a strategy's configured plugin failed and the built-in one answered.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-pub struct Failure {
+pub struct StrategyFailure {
     /// The plugin that failed.
     pub plugin: String,
     /// The error's stable code (`trap`, `timeout`, `invalid-result`, ...).
@@ -61,7 +61,7 @@ pub struct Strategies {
     /// Installed plugins, and built-ins other than the defaults once first used
     /// (stamped empty: they never change).
     loaded: Mutex<HashMap<String, (Stamp, Arc<Plugin>)>>,
-    failures: Mutex<HashMap<World, Failure>>,
+    failures: Mutex<HashMap<World, StrategyFailure>>,
 }
 
 /// Identifies a version of an installed package on disk without hashing it.
@@ -158,7 +158,7 @@ impl Strategies {
 
     /// The last failure of the plugin configured for `world`, if it has failed since
     /// the daemon started (a failure of a plugin no longer configured is not shown).
-    pub fn last_failure(&self, world: World) -> Option<Failure> {
+    pub fn last_failure(&self, world: World) -> Option<StrategyFailure> {
         let selected = self.selected(world);
         let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         failures
@@ -173,7 +173,7 @@ impl Strategies {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         failures.insert(
             world,
-            Failure {
+            StrategyFailure {
                 plugin: plugin.to_string(),
                 code: failure.code().to_string(),
                 reason: failure.to_string(),
