@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The STAND-IN for an OpenAI-compatible chat-completions endpoint the host's tests
+/// use too (no network or model on the test machines).
+#[path = "../host/tests/support/stand_in.rs"]
+pub mod stand_in;
+
 /// The token the tests give the daemon through `ENGRAM_TOKEN`.
 pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";
 
@@ -184,9 +189,28 @@ impl Daemon {
         format!("http://{}", self.addr)
     }
 
+    /// As [`Daemon::start`], with the daemon's log (stderr) written to `log`.
+    pub fn start_logging_to(command: &mut Command, log: &Path) -> Daemon {
+        let file = std::fs::File::create(log).expect("create the log file");
+        let (child, addr) = spawn_listening(
+            command
+                .env("ENGRAM_TOKEN", TOKEN)
+                .args(["serve", "--listen", "127.0.0.1:0"]),
+            Stdio::from(file),
+        );
+        Daemon {
+            child,
+            addr,
+            token: TOKEN.to_string(),
+        }
+    }
+
     /// Starts `command serve`; `token` is what [`Daemon::call`] will present.
     pub fn start_with_token(command: &mut Command, token: &str) -> Daemon {
-        let (child, addr) = spawn_listening(command.args(["serve", "--listen", "127.0.0.1:0"]));
+        let (child, addr) = spawn_listening(
+            command.args(["serve", "--listen", "127.0.0.1:0"]),
+            Stdio::inherit(),
+        );
         Daemon {
             child,
             addr,
@@ -368,11 +392,11 @@ pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
 
 /// Spawns `command` and reads its first line, `listening on http://ADDR` (what
 /// `engram serve` and `engram registry serve` print once bound): the child and ADDR.
-fn spawn_listening(command: &mut Command) -> (Child, String) {
+fn spawn_listening(command: &mut Command, stderr: Stdio) -> (Child, String) {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("spawn");
     let stdout = child.stdout.take().expect("stdout");
@@ -436,7 +460,7 @@ pub struct Listening {
 impl Listening {
     /// Spawns `command` (all arguments given) and waits for its listening line.
     pub fn start(command: &mut Command) -> Listening {
-        let (child, addr) = spawn_listening(command);
+        let (child, addr) = spawn_listening(command, Stdio::inherit());
         Listening { child, addr }
     }
 

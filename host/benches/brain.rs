@@ -11,13 +11,17 @@
 //!    recall@5 the same way; the baseline is FTS5 bm25 over the raw turns.
 //! c. Retrieval latency p50/p95 at 1k, 10k and 100k synthetic memories (baseline: a
 //!    plain FTS5 top 5 over the same summaries, on disk too), ingestion throughput with
-//!    the embedded strategies, and the database size per 10k memories.
+//!    the embedded strategies and, in the same run, with builtin:extract-llm against a
+//!    stand-in endpoint on loopback (the host's overhead of an LLM extractor), and the
+//!    database size per 10k memories.
 //!
 //! recall@5 of a question = |evidence turns among the source turns of the returned
 //! memories| / |evidence turns|, averaged over questions. Nothing is asserted: the
 //! figures are for the note, and ratios are what to compare between machines.
 
 mod common;
+#[path = "../tests/support/stand_in.rs"]
+mod stand_in;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -37,6 +41,8 @@ use engram::time::{DAY_MS, ManualClock};
 use engram_strategies::model::{Evidence, MemoryType, Role, Scope};
 use rusqlite::{Connection, params};
 use serde_json::Value;
+
+use stand_in::{Answer, StandIn};
 
 use common::{
     ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
@@ -446,13 +452,16 @@ fn memory(
 }
 
 /// The built-in strategies, as the daemon builds them (see `strategies()` in
-/// host/src/brain/tests.rs), with a compile cache that survives between runs.
+/// host/src/brain/tests.rs; plugins read their settings from the same config.yaml),
+/// with a compile cache that survives between runs.
 fn strategies(config_dir: &Path) -> Strategies {
-    let services = HostServices {
-        memories: Arc::new(NoMemories),
-        gate: Arc::new(DenyAllGate),
-        kv: KvStore::in_memory().expect("in-memory kv"),
-    };
+    let config = Arc::new(ConfigFile::new(config_dir.join("config.yaml")));
+    let services = HostServices::new(
+        Arc::new(NoMemories),
+        Arc::new(DenyAllGate),
+        KvStore::in_memory().expect("in-memory kv"),
+    )
+    .with_settings(config.clone());
     let options = RuntimeOptions {
         cache_dir: Some(std::env::temp_dir().join("engram-bench-component-cache")),
         ..RuntimeOptions::default()
@@ -461,7 +470,7 @@ fn strategies(config_dir: &Path) -> Strategies {
     Strategies::new(
         runtime,
         PluginRegistry::new(config_dir.join("plugins")),
-        Arc::new(ConfigFile::new(config_dir.join("config.yaml"))),
+        config,
     )
     .expect("built-in strategies")
 }
@@ -1141,13 +1150,63 @@ fn synthetic_conversation(rng: &mut Rng) -> [(Role, String); 4] {
 fn ingestion_throughput(quick: bool, table: &mut Table) {
     let conversations = if quick { 50 } else { 200 };
     eprintln!("c. ingesting {conversations} synthetic conversations...");
-    let config = tempfile::tempdir().expect("temporary directory");
-    let strategies = strategies(config.path());
-    let subject = TestBrain::new();
     let mut rng = Rng(0xC0_FFEE);
     let scripts: Vec<_> = (0..conversations)
         .map(|_| synthetic_conversation(&mut rng))
         .collect();
+
+    let config = tempfile::tempdir().expect("temporary directory");
+    let rules = ingest(
+        &strategies(config.path()),
+        &scripts,
+        "builtin:extract-rules",
+    );
+    table.row(
+        &format!("ingestion, {conversations} conversations x 4 messages, embedded strategies"),
+        &format!("{:.1} conv/s", rules.per_second),
+        "",
+        &format!("{} live memories", rules.live),
+    );
+
+    // The same conversations through builtin:extract-llm, answered by the STAND-IN
+    // endpoint on loopback (no model here): the figure is the host's own cost of an
+    // LLM extractor (request, wasi:http, validation), not a model's latency.
+    let stand_in = StandIn::start(Answer::Echo);
+    let config = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        config.path().join("config.yaml"),
+        format!(
+            "memory:\n  strategies:\n    extractor: builtin:extract-llm\nplugins:\n  extract-llm:\n    settings: {{baseUrl: '{}', model: stand-in}}\n    allowedHosts: ['{}']\n",
+            stand_in.base_url(),
+            stand_in.host()
+        ),
+    )
+    .expect("config");
+    let llm = ingest(&strategies(config.path()), &scripts, "builtin:extract-llm");
+    table.row(
+        &format!(
+            "ingestion, same conversations, extract-llm vs a stand-in endpoint ({} requests)",
+            stand_in.requests().len()
+        ),
+        &format!("{:.1} conv/s", llm.per_second),
+        &format!("{:.1} conv/s", rules.per_second),
+        &format!(
+            "{} live memories; {:.2}x the rules' time",
+            llm.live,
+            rules.per_second / llm.per_second
+        ),
+    );
+}
+
+struct Ingested {
+    per_second: f64,
+    live: usize,
+}
+
+/// Records and ends every conversation in a new brain; every one must have been
+/// extracted by `extractor` (a fallback would measure the wrong thing).
+fn ingest(strategies: &Strategies, scripts: &[[(Role, String); 4]], extractor: &str) -> Ingested {
+    let subject = TestBrain::new();
     let started = Instant::now();
     for (i, script) in scripts.iter().enumerate() {
         let id = format!("conversation-{i}");
@@ -1157,18 +1216,17 @@ fn ingestion_throughput(quick: bool, table: &mut Table) {
                 .record_message(ACTOR, &id, *role, text)
                 .expect("record a message");
         }
-        subject
+        let ingested = subject
             .brain
-            .end_conversation(ACTOR, &id, &strategies)
+            .end_conversation(ACTOR, &id, strategies)
             .expect("end a conversation");
+        assert_eq!(ingested.extractor.as_deref(), Some(extractor));
     }
     let seconds = started.elapsed().as_secs_f64();
-    table.row(
-        &format!("ingestion, {conversations} conversations x 4 messages, embedded strategies"),
-        &format!("{:.1} conv/s", conversations as f64 / seconds),
-        "",
-        &format!("{} live memories", subject.live(ACTOR).len()),
-    );
+    Ingested {
+        per_second: scripts.len() as f64 / seconds,
+        live: subject.live(ACTOR).len(),
+    }
 }
 
 // ---------------------------------------------------------------------------------

@@ -12,8 +12,12 @@ mod support;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use engram::runtime::Runtime;
+use std::sync::Arc;
+
+use engram::config::PluginConfig;
+use engram::runtime::{FixedSettings, Runtime, RuntimeOptions};
 use engram_strategies::model::{Candidate, Evidence, MemoryType};
+use support::stand_in::{Answer, StandIn};
 use support::*;
 
 struct Stats {
@@ -87,6 +91,51 @@ fn main() {
     });
     row("extract-rules native (baseline)", &native, None);
     row("extract-rules via runtime", &wasm, Some(&native));
+
+    // builtin:extract-llm against the STAND-IN endpoint on loopback (no model here):
+    // settings, the request through wasi:http, the answer's validation. Baseline: the
+    // rule extractor through the runtime, measured just above.
+    let stand_in = StandIn::start(Answer::Echo);
+    let settings = FixedSettings {
+        plugins: [(
+            "extract-llm".to_string(),
+            PluginConfig {
+                settings: serde_json::json!({"baseUrl": stand_in.base_url(), "model": "stand-in"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                allowed_hosts: Some(vec![stand_in.host()]),
+                private_hosts: None,
+            },
+        )]
+        .into(),
+        vars: Default::default(),
+    };
+    let llm_runtime = Runtime::new(
+        RuntimeOptions {
+            cache_dir: Some(cache_dir.path().to_path_buf()),
+            ..RuntimeOptions::default()
+        },
+        services().with_settings(Arc::new(settings)),
+    )
+    .expect("runtime");
+    let llm = llm_runtime.load_builtin("extract-llm").expect("load");
+    let via_http = measure(budget, 100, || {
+        black_box(
+            llm_runtime
+                .extract(&llm, &conversation, NOW)
+                .expect("extract-llm"),
+        );
+    });
+    row(
+        "extract-llm via runtime + stand-in endpoint",
+        &via_http,
+        Some(&wasm),
+    );
+    println!(
+        "  (ratio vs extract-rules via runtime; {} requests served)",
+        stand_in.requests().len()
+    );
 
     let resolve = runtime.load_builtin("resolve-default").expect("load");
     let related: Vec<_> = snapshot().memories.into_iter().take(5).collect();

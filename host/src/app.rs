@@ -71,11 +71,8 @@ impl App {
         // the runtime: the handle is attached once the service exists (see
         // `PluginTools`).
         let plugin_tools = Arc::new(PluginTools::default());
-        let services = HostServices {
-            memories: memory.clone(),
-            gate: plugin_tools.clone(),
-            kv,
-        };
+        let services = HostServices::new(memory.clone(), plugin_tools.clone(), kv)
+            .with_settings(config.clone());
         let options = RuntimeOptions {
             cache_dir: Some(data.component_cache_dir()),
             ..RuntimeOptions::default()

@@ -25,6 +25,8 @@ pub struct Config {
     pub channels: ChannelsConfig,
     #[serde(default)]
     pub tools: ToolsConfig,
+    #[serde(default)]
+    pub plugins: PluginsConfig,
 }
 
 /// `skills.*`: where the skills registry is and how long its feed is cached.
@@ -83,7 +85,9 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        serde_norway::from_str(text).map_err(|e| e.to_string())
+        let config: Config = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        config.plugins.validate()?;
+        Ok(config)
     }
 }
 
@@ -229,6 +233,49 @@ pub enum ToolLevel {
     Deny,
 }
 
+/// `plugins.<name>.*`: what the operator gives one plugin, by its manifest name (a
+/// built-in's too: `plugins.extract-llm` is `builtin:extract-llm`'s entry). Read at
+/// each call, like every other key.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct PluginsConfig(pub std::collections::BTreeMap<String, PluginConfig>);
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginConfig {
+    /// What the plugin reads through the WIT `config` interface: any map of JSON
+    /// values. Keys ending in `Env` name environment variables (secrets).
+    #[serde(default)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Replaces the manifest's `allowed-hosts` (same forms: `host`, `host:port`,
+    /// `*.domain`, an IP address).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Replaces the manifest's `private-hosts`: names or addresses that may resolve to
+    /// (or be) loopback or private addresses.
+    pub private_hosts: Option<Vec<String>>,
+}
+
+impl PluginsConfig {
+    pub fn get(&self, name: &str) -> Option<&PluginConfig> {
+        self.0.get(name)
+    }
+
+    /// Host lists are checked like a manifest's, so a typo is an error in the log and
+    /// the last good configuration stays in force.
+    fn validate(&self) -> Result<(), String> {
+        use crate::runtime::manifest;
+        for (name, plugin) in &self.0 {
+            manifest::validate_name(name).map_err(|e| format!("plugins: {e}"))?;
+            manifest::validate_hosts(
+                plugin.allowed_hosts.as_deref().unwrap_or_default(),
+                plugin.private_hosts.as_deref().unwrap_or_default(),
+            )
+            .map_err(|e| format!("plugins.{name}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,5 +384,27 @@ mod tests {
         assert_eq!(config.channels.bot.approved_users, ["7", "8"]);
         assert_eq!(Config::default().channels.bot.admins.len(), 0);
         assert!(Config::parse("channels:\n  bot:\n    approvedUser: ['7']\n").is_err());
+    }
+
+    #[test]
+    fn reads_plugin_entries_and_checks_their_hosts() {
+        let config = Config::parse(
+            "plugins:\n  extract-llm:\n    settings:\n      model: m\n      apiKeyEnv: KEY\n      nested: {a: [1, 2.5, true, null]}\n    allowedHosts: ['127.0.0.1:11434', 'llm.lan']\n    privateHosts: [llm.lan]\n",
+        )
+        .expect("parse");
+        let entry = config.plugins.get("extract-llm").expect("entry");
+        assert_eq!(entry.settings["model"], "m");
+        assert_eq!(entry.settings["nested"]["a"][1], 2.5);
+        assert_eq!(entry.allowed_hosts.as_deref().map(<[String]>::len), Some(2));
+        assert!(config.plugins.get("other").is_none());
+        for bad in [
+            "plugins:\n  Bad_Name: {}\n",
+            "plugins:\n  x:\n    allowedHosts: ['https://x.example/']\n",
+            "plugins:\n  x:\n    privateHosts: ['*.lan']\n",
+            "plugins:\n  x:\n    setings: {}\n",
+            "plugins:\n  x:\n    settings: [1, 2]\n",
+        ] {
+            assert!(Config::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -29,17 +29,6 @@ fn good_call(runtime: &Runtime) {
     assert_eq!(out, engram_strategies::extract::extract(&conversation, NOW));
 }
 
-/// Copies a guest package into `dir`, replacing its manifest.
-fn package_with_manifest(from: &str, dir: &Path, manifest: &str) {
-    std::fs::create_dir_all(dir).expect("mkdir");
-    std::fs::copy(
-        guest_package(from).join("plugin.wasm"),
-        dir.join("plugin.wasm"),
-    )
-    .expect("copy wasm");
-    std::fs::write(dir.join("plugin.toml"), manifest).expect("write manifest");
-}
-
 fn probe_conversation(url: &str) -> Conversation {
     let mut c = conversation();
     c.messages.truncate(1);
@@ -514,4 +503,58 @@ fn install_is_validated_and_idempotent() {
         registry.remove("../etc"),
         Err(PluginError::UnknownPlugin(_))
     ));
+}
+
+#[test]
+fn a_component_built_against_wit_0_1_0_still_loads_and_answers() {
+    // tests/fixtures/plugins/legacy-rules: the rule extractor as built before the
+    // `config` interface (engram:plugin@0.1.1) existed; it imports the 0.1.0 names.
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/plugins/legacy-rules");
+    let wasm = std::fs::read(fixture.join("plugin.wasm")).expect("fixture");
+    let imports = String::from_utf8_lossy(&wasm);
+    assert!(imports.contains("engram:plugin/types@0.1.0") && !imports.contains("@0.1.1"));
+
+    let setup = strategies();
+    let registry = PluginRegistry::new(setup.registry_dir.clone());
+    let (status, _) = registry
+        .install(setup.strategies.runtime(), &fixture)
+        .expect("an old component installs");
+    assert_eq!(status, InstallStatus::Installed);
+    std::fs::write(
+        &setup.config_path,
+        "memory:\n  strategies:\n    extractor: legacy-rules\n",
+    )
+    .expect("config");
+    let outcome = setup
+        .strategies
+        .extract(&conversation(), NOW)
+        .expect("answers");
+    assert_eq!(outcome.plugin, "legacy-rules");
+    assert!(
+        outcome.fallback_from.is_none(),
+        "{:?}",
+        outcome.fallback_from
+    );
+    assert!(!outcome.value.is_empty());
+}
+
+#[test]
+fn a_builtins_name_cannot_be_installed() {
+    let setup = strategies();
+    let registry = PluginRegistry::new(setup.registry_dir.clone());
+    let dir = tempfile::tempdir().expect("tempdir");
+    package_with_manifest(
+        "noop",
+        dir.path(),
+        "name = \"extract-llm\"\nversion = \"9.0.0\"\nworld = \"extractor\"\n",
+    );
+    let err = registry
+        .install(setup.strategies.runtime(), dir.path())
+        .expect_err("reserved");
+    assert!(
+        err.to_string().contains("name of a built-in plugin"),
+        "{err}"
+    );
+    assert!(registry.names().is_empty());
 }

@@ -55,11 +55,11 @@ fn runtime_with(gate: Arc<dyn ToolGate>) -> Runtime {
     let cache = option_env!("CARGO_TARGET_TMPDIR")
         .map(|t| PathBuf::from(t).join("component-cache"))
         .unwrap_or_else(|| std::env::temp_dir().join("engram-test-component-cache"));
-    let services = HostServices {
-        memories: Arc::new(NoMemories),
+    let services = HostServices::new(
+        Arc::new(NoMemories),
         gate,
-        kv: KvStore::in_memory().expect("in-memory kv"),
-    };
+        KvStore::in_memory().expect("in-memory kv"),
+    );
     Runtime::new(
         RuntimeOptions {
             cache_dir: Some(cache),

@@ -119,11 +119,13 @@ fn plugins_cli_lists_inspects_installs_and_removes() {
         names,
         [
             "builtin:consolidate-default",
+            "builtin:extract-llm",
             "builtin:extract-rules",
             "builtin:resolve-default"
         ]
     );
-    let extract = &listed["plugins"][1];
+    assert_eq!(listed["plugins"][1]["selected_for"], serde_json::json!([]));
+    let extract = &listed["plugins"][2];
     assert_eq!(extract["world"], "extractor");
     assert_eq!(extract["selected_for"], serde_json::json!(["extractor"]));
     assert_eq!(extract["sha256"].as_str().map(str::len), Some(64));

@@ -21,6 +21,7 @@ use crate::brain::maintenance::Settings;
 use crate::brain::persons::{Graph, PersonDetail, PersonSummary};
 use crate::brain::store::Counts;
 use crate::runtime::World;
+use crate::runtime::strategies::StrategyFailure;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BrainStatus {
@@ -56,6 +57,10 @@ pub struct StrategyStatus {
     pub hash: Option<String>,
     /// Why the configured plugin cannot be loaded, if so.
     pub error: Option<String>,
+    /// The last time the configured plugin failed a call (trap, timeout, invalid
+    /// result, ...) and the built-in strategy answered instead, with the reason;
+    /// `null` when it has not failed since the daemon started.
+    pub last_failure: Option<StrategyFailure>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -148,6 +153,7 @@ fn strategies(app: &App) -> Vec<StrategyStatus> {
                 version,
                 hash,
                 error,
+                last_failure: app.strategies.last_failure(world),
             }
         })
         .collect()

@@ -1007,11 +1007,11 @@ mod ingestion {
     pub(super) fn strategies() -> &'static Strategies {
         static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
         STRATEGIES.get_or_init(|| {
-            let services = HostServices {
-                memories: Arc::new(NoMemories),
-                gate: Arc::new(DenyAllGate),
-                kv: KvStore::in_memory().expect("kv"),
-            };
+            let services = HostServices::new(
+                Arc::new(NoMemories),
+                Arc::new(DenyAllGate),
+                KvStore::in_memory().expect("kv"),
+            );
             let options = RuntimeOptions {
                 cache_dir: Some(std::env::temp_dir().join("engram-unit-test-component-cache")),
                 ..RuntimeOptions::default()

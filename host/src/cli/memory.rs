@@ -257,6 +257,18 @@ pub struct Strategy {
     pub version: Option<String>,
     pub hash: Option<String>,
     pub error: Option<String>,
+    /// The configured plugin's last failed call (the built-in one answered instead).
+    #[serde(default)]
+    pub last_failure: Option<StrategyFailure>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrategyFailure {
+    pub code: String,
+    pub reason: String,
+    pub at: String,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -624,6 +636,13 @@ pub fn render_overview(overview: &Overview) -> String {
                 cut(&clean(error), 160)
             ));
         }
+        if let Some(failure) = &strategy.last_failure {
+            text.push_str(&format!(
+                " (failed {}: {}; the built-in one answered)",
+                clean(&failure.at),
+                cut(&clean(&failure.reason), 160)
+            ));
+        }
         lines.push((if i == 0 { "Strategies" } else { "" }, text));
     }
     let mut out = String::new();
@@ -892,9 +911,14 @@ mod tests {
             "last_consolidation_at": null, "next_consolidation_at": "2026-11-23T03:00:00Z",
             "strategies": [
                 {"role": "extractor", "plugin": "builtin:extract-rules", "version": "0.1.0",
-                 "hash": "abcdef012345", "error": null},
+                 "hash": "abcdef012345", "error": null, "last_failure": null},
                 {"role": "resolver", "plugin": "mine", "version": null, "hash": null,
-                 "error": "no plugin named `mine`"}
+                 "error": "no plugin named `mine`", "last_failure": null},
+                {"role": "consolidator", "plugin": "theirs", "version": "1.0.0",
+                 "hash": "0123456789ab", "error": null,
+                 "last_failure": {"plugin": "theirs", "code": "timeout",
+                    "reason": "theirs (0123456789ab): exceeded its deadline of 2000 ms and was stopped",
+                    "at": "2026-11-23T02:00:00Z"}}
             ]
         });
         let overview: Overview = serde_json::from_value(status.clone()).expect("status");
@@ -910,6 +934,7 @@ mod tests {
             "Consolidation  last never, next 2026-11-23T03:00:00Z",
             "Strategies     extractor     builtin:extract-rules 0.1.0 #abcdef012345",
             "               resolver      mine (cannot load: no plugin named `mine`; the built-in one is used)",
+            "               consolidator  theirs 1.0.0 #0123456789ab (failed 2026-11-23T02:00:00Z: theirs (0123456789ab): exceeded its deadline of 2000 ms and was stopped; the built-in one answered)",
         ];
         assert_eq!(text.lines().collect::<Vec<_>>(), expected);
     }

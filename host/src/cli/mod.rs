@@ -5,6 +5,7 @@
 //! any part failed (one id of several, one skill of an update, one doctor check).
 
 pub mod client;
+mod kit;
 pub mod memory;
 mod plugins;
 mod registry;

@@ -1,12 +1,15 @@
-//! `engram plugins list | inspect | install | remove`. Every subcommand takes `--json`
-//! for a stable machine-readable shape (documented in the README).
+//! `engram plugins list | inspect | install | remove`, and the plugin kit's `new |
+//! build | test` (`cli/kit`). Every subcommand takes `--json` for a stable
+//! machine-readable shape (documented in the README).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::bail;
 use clap::Subcommand;
 use serde::Serialize;
 
+use super::kit;
 use crate::app::App;
 use crate::paths::DataDir;
 use crate::runtime::registry::InstallStatus;
@@ -35,6 +38,37 @@ pub enum PluginsCommand {
     /// Remove an installed plugin and its key-value store
     Remove {
         name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a new plugin crate: Cargo.toml, src/lib.rs, plugin.toml, README.md, wit/,
+    /// examples/input.json
+    New {
+        /// The plugin's name (1-64 lowercase letters, digits and single hyphens)
+        name: String,
+        /// The world it implements: extractor, resolver, consolidator or skill-tool
+        #[arg(long)]
+        world: String,
+        /// Where to write the crate (default: ./<name>)
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a plugin crate for wasm32-wasip2 into DIR/plugin.wasm, beside its plugin.toml
+    Build {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a built plugin once through the real runtime and print its result or error
+    Test {
+        /// A built plugin crate or a package directory
+        dir: PathBuf,
+        /// The call's input as JSON: {"conversation", "now"} (extractor), {"candidate",
+        /// "related"} (resolver), {"snapshot", "now"} (consolidator), {"args"} (skill-tool)
+        #[arg(long, value_name = "FILE.json")]
+        input: PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -136,8 +170,68 @@ fn selected_for(app: &App, name: &str) -> Vec<World> {
 }
 
 pub fn run(data: DataDir, command: PluginsCommand) -> anyhow::Result<ExitCode> {
-    let app = App::open(data)?;
     match command {
+        // `new` only writes files: no data directory is opened for it.
+        PluginsCommand::New {
+            name,
+            world,
+            path,
+            json,
+        } => new(&name, &world, path.as_deref(), json),
+        command => with_app(App::open(data)?, command),
+    }
+}
+
+fn with_app(app: App, command: PluginsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PluginsCommand::New { .. } => bail!("`plugins new` needs no data directory"),
+        PluginsCommand::Build { dir, json } => {
+            let built = kit::build(app.strategies.runtime(), &dir)?;
+            if json {
+                print_json(&built)?;
+            } else {
+                println!(
+                    "{} {} ({}): {} ({} bytes, sha256 {})",
+                    built.name,
+                    built.version,
+                    built.world,
+                    built.wasm.display(),
+                    built.wasm_bytes,
+                    &built.sha256[..12]
+                );
+                println!(
+                    "try it with `engram plugins test {} --input <FILE.json>`",
+                    dir.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginsCommand::Test { dir, input, json } => {
+            let call = kit::call(app.strategies.runtime(), &dir, &input)?;
+            let failed = call.result.is_err();
+            if json {
+                let outcome = match &call.result {
+                    Ok(result) => serde_json::json!({
+                        "plugin": call.plugin, "world": call.world, "ok": true, "result": result,
+                    }),
+                    Err(e) => serde_json::json!({
+                        "plugin": call.plugin, "world": call.world, "ok": false,
+                        "error": ErrorInfo::from(e),
+                    }),
+                };
+                print_json(&outcome)?;
+            } else {
+                match &call.result {
+                    Ok(result) => print_json(result)?,
+                    Err(e) => eprintln!("error: {e} [{}]", e.code()),
+                }
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         PluginsCommand::List { json } => {
             let mut plugins = Vec::new();
             for b in builtin::BUILTINS {
@@ -240,6 +334,28 @@ pub fn run(data: DataDir, command: PluginsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn new(name: &str, world: &str, path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let world = kit::parse_world(world).map_err(|e| anyhow::anyhow!("--world: {e}"))?;
+    let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let created = kit::create(name, world, &dir)?;
+    if json {
+        print_json(&created)?;
+    } else {
+        println!(
+            "created {} ({} plugin, engram:plugin@{}): {}",
+            created.path.display(),
+            created.world,
+            created.wit,
+            created.files.join(", ")
+        );
+        println!(
+            "next: `engram plugins build {0}`, then `engram plugins test {0} --input {0}/examples/input.json`",
+            created.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn looks_like_path(target: &str) -> bool {

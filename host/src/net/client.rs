@@ -1,10 +1,10 @@
 //! The outbound HTTP client: one GET with every rule of the module applied (see
 //! `net/mod.rs`).
 
-use std::net::{IpAddr, SocketAddr};
-
-use super::address::is_non_public;
+use std::net::IpAddr;
 use std::time::Duration;
+
+use super::resolve::{AddressError, SystemResolver, resolve_checked};
 
 use reqwest::Url;
 use reqwest::redirect::Policy;
@@ -250,54 +250,35 @@ async fn pinned_client(
     let host = url.host_str().unwrap_or_default().to_string();
     let port = url.port_or_known_default().unwrap_or(80);
     let trusted = policy.trusted_origin.is_some() && policy.trusted_origin == origin_of(url);
-    let check = |addr: IpAddr| {
-        if policy.allow_private || trusted || !is_non_public(addr) {
-            Ok(())
-        } else {
-            Err(FetchError::PrivateAddress {
-                url: url.to_string(),
-                host: host.clone(),
-                addr,
-            })
-        }
-    };
+    let addrs = resolve_checked(&SystemResolver, &host, port, |_| {
+        policy.allow_private || trusted
+    })
+    .await
+    .map_err(|e| match e {
+        AddressError::NonPublic { host, addr } => FetchError::PrivateAddress {
+            url: url.to_string(),
+            host,
+            addr,
+        },
+        AddressError::Resolve { host, reason } => FetchError::Resolve {
+            url: url.to_string(),
+            host,
+            reason,
+        },
+    })?;
     let remaining = deadline.saturating_duration_since(Instant::now());
-    let mut builder = reqwest::Client::builder()
+    reqwest::Client::builder()
         .redirect(Policy::none())
         .no_proxy()
         .connect_timeout(remaining)
         .timeout(remaining)
-        .user_agent(concat!("engram/", env!("CARGO_PKG_VERSION")));
-    let literal = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(&host)
-        .parse::<IpAddr>();
-    match literal {
-        Ok(ip) => check(ip)?,
-        Err(_) => {
-            let resolve_error = |reason: String| FetchError::Resolve {
-                url: url.to_string(),
-                host: host.clone(),
-                reason,
-            };
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
-                .await
-                .map_err(|e| resolve_error(e.to_string()))?
-                .collect();
-            if addrs.is_empty() {
-                return Err(resolve_error("no address".into()));
-            }
-            for addr in &addrs {
-                check(addr.ip())?;
-            }
-            builder = builder.resolve_to_addrs(&host, &addrs);
-        }
-    }
-    builder.build().map_err(|e| FetchError::Network {
-        url: url.to_string(),
-        reason: describe(&e),
-    })
+        .user_agent(concat!("engram/", env!("CARGO_PKG_VERSION")))
+        .resolve_to_addrs(&host, &addrs)
+        .build()
+        .map_err(|e| FetchError::Network {
+            url: url.to_string(),
+            reason: describe(&e),
+        })
 }
 
 /// The error with its causes (reqwest's own message is often just "error sending
@@ -316,6 +297,7 @@ fn describe(error: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     #[test]
     fn accepts_only_http_urls() {

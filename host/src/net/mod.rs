@@ -1,6 +1,6 @@
 //! Outbound HTTP: the one client Engram uses to reach another machine (registry
 //! requests, installs from a URL, the `fetch_url` host tool), treating every answer as
-//! hostile:
+//! hostile, and the address rules plugins' `wasi:http` shares (`resolve_checked`):
 //!
 //! - `http` and `https` only; a redirect is followed by hand (at most
 //!   [`MAX_REDIRECTS`]) and every hop is checked again as if it were the first, and a
@@ -19,8 +19,10 @@
 
 mod address;
 mod client;
+mod resolve;
 
 pub use address::is_non_public;
 pub use client::{
     FetchError, Fetched, MAX_REDIRECTS, NetPolicy, URL_TIMEOUT, get, origin_of, parse_http_url,
 };
+pub use resolve::{AddressError, Resolve, SystemResolver, ip_literal, resolve_checked};

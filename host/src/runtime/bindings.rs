@@ -17,6 +17,7 @@ pub mod resolver {
         with: {
             "engram:plugin/types": super::extractor::engram::plugin::types,
             "engram:plugin/log": super::extractor::engram::plugin::log,
+            "engram:plugin/config": super::extractor::engram::plugin::config,
             "engram:plugin/kv": super::extractor::engram::plugin::kv,
             "engram:plugin/memories": super::extractor::engram::plugin::memories,
         },
@@ -30,6 +31,7 @@ pub mod consolidator {
         with: {
             "engram:plugin/types": super::extractor::engram::plugin::types,
             "engram:plugin/log": super::extractor::engram::plugin::log,
+            "engram:plugin/config": super::extractor::engram::plugin::config,
             "engram:plugin/kv": super::extractor::engram::plugin::kv,
             "engram:plugin/memories": super::extractor::engram::plugin::memories,
         },
@@ -46,5 +48,5 @@ pub mod skill_tool {
     });
 }
 
-pub use extractor::engram::plugin::{kv, log, memories, types};
+pub use extractor::engram::plugin::{config, kv, log, memories, types};
 pub use skill_tool::engram::plugin::tools;

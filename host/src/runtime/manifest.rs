@@ -22,8 +22,14 @@ const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
 pub struct Permissions {
     /// Hosts outbound HTTP may reach: `example.com`, `example.com:8443`, `*.example.com`
     /// or an IP literal such as `127.0.0.1:8080`. Anything else is refused at once.
+    /// A name may only lead to public addresses, unless it is in `private_hosts`; an
+    /// IP literal is explicit and may be private (a local model server).
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// Names (`ollama.lan`) or addresses (`192.168.1.20`) of allowed hosts that may
+    /// resolve to, or be, a loopback or private address. Grants no host by itself.
+    #[serde(default)]
+    pub private_hosts: Vec<String>,
     /// Whether the plugin gets its private key-value store.
     #[serde(default)]
     pub kv: bool,
@@ -86,10 +92,11 @@ impl Manifest {
         if self.description.chars().count() > 1024 {
             return Err("description: over 1024 characters".into());
         }
-        for host in &self.permissions.allowed_hosts {
-            validate_host_pattern(host)
-                .map_err(|e| format!("permissions.allowed-hosts: `{host}`: {e}"))?;
-        }
+        validate_hosts(
+            &self.permissions.allowed_hosts,
+            &self.permissions.private_hosts,
+        )
+        .map_err(|e| format!("permissions.{e}"))?;
         for tool in &self.permissions.tools {
             if tool.is_empty()
                 || tool.len() > 64
@@ -158,6 +165,7 @@ impl ScriptManifest {
             description: script.description,
             permissions: Permissions {
                 allowed_hosts: script.permissions.allowed_hosts,
+                private_hosts: Vec::new(),
                 kv: false,
                 tools: script.permissions.tools,
             },
@@ -237,9 +245,30 @@ fn validate_version(version: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks an `allowed-hosts` and a `private-hosts` list (a manifest's, or the
+/// operator's override in config.yaml); the error names the list and the entry.
+pub fn validate_hosts(allowed: &[String], private: &[String]) -> Result<(), String> {
+    for host in allowed {
+        validate_host_pattern(host).map_err(|e| format!("allowed-hosts: `{host}`: {e}"))?;
+    }
+    for host in private {
+        let plain = crate::net::ip_literal(host).is_some()
+            || (!host.starts_with("*.") && split_host_port(host).1.is_none());
+        if !plain || validate_host_pattern(host).is_err() {
+            return Err(format!(
+                "private-hosts: `{host}`: give a host name or an IP address, without port or wildcard"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn validate_host_pattern(pattern: &str) -> Result<(), String> {
     if pattern.contains("://") || pattern.contains('/') {
         return Err("give a host (and optional port), not a URL".into());
+    }
+    if crate::net::ip_literal(pattern).is_some() {
+        return Ok(());
     }
     let (host, port) = split_host_port(pattern);
     if let Some(port) = port {
@@ -280,6 +309,7 @@ world = "extractor"
 description = "test"
 [permissions]
 allowed-hosts = ["api.example.com", "*.example.org", "127.0.0.1:8080"]
+private-hosts = ["127.0.0.1"]
 kv = true
 tools = ["search_memory"]
 [limits]
@@ -322,6 +352,14 @@ timeout-ms = 500
             (
                 GOOD.replace("search_memory", "Search Memory"),
                 "permissions.tools",
+            ),
+            (
+                GOOD.replace("[\"127.0.0.1\"]", "[\"*.example.org\"]"),
+                "permissions.private-hosts",
+            ),
+            (
+                GOOD.replace("[\"127.0.0.1\"]", "[\"127.0.0.1:8080\"]"),
+                "permissions.private-hosts",
             ),
             (
                 GOOD.replace("memory-mib = 32", "memory-mib = 4096"),

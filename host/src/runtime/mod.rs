@@ -20,8 +20,8 @@ pub mod world;
 pub use cache::CacheOutcome;
 pub use error::PluginError;
 pub use host::{
-    DenyAllGate, HostServices, KvStore, MemoryQuery, MemorySource, NoMemories, ToolCaller,
-    ToolDenied, ToolGate,
+    DenyAllGate, FixedSettings, HostServices, KvStore, MemoryQuery, MemorySource, NoMemories,
+    PluginSettings, ToolCaller, ToolDenied, ToolGate,
 };
 pub use manifest::{Manifest, ScriptManifest};
 pub use plugin::{

@@ -9,9 +9,11 @@ use engram_strategies::model;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use super::bindings::{consolidator, extractor, kv, log, memories, resolver, skill_tool, tools};
+use super::bindings::{
+    config, consolidator, extractor, kv, log, memories, resolver, skill_tool, tools,
+};
 use super::builtin;
 use super::cache::{CacheOutcome, CompileCache};
 use super::convert;
@@ -232,23 +234,25 @@ impl Runtime {
             .timeout_ms
             .map(Duration::from_millis)
             .unwrap_or(self.options.default_timeout);
+        // A skill script (`<skill>/scripts/<name>.wasm`) is named after its skill and has
+        // no entry in config.yaml; every other plugin is configured by its manifest name.
+        let script_of = match &source {
+            PluginSource::Directory(path) if world == World::SkillTool && path.is_file() => path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned()),
+            _ => None,
+        };
         let identity = Arc::new(PluginIdentity {
-            name: match &source {
-                PluginSource::Builtin => format!("{}{}", builtin::PREFIX, manifest.name),
-                // A skill script (`<skill>/scripts/<name>.wasm`) is named after its skill.
-                PluginSource::Directory(path) if world == World::SkillTool && path.is_file() => {
-                    let skill = path
-                        .parent()
-                        .and_then(Path::parent)
-                        .and_then(Path::file_name)
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    format!("skill:{skill}/{}", manifest.name)
-                }
-                PluginSource::Directory(_) => manifest.name.clone(),
+            name: match (&source, &script_of) {
+                (PluginSource::Builtin, _) => format!("{}{}", builtin::PREFIX, manifest.name),
+                (_, Some(skill)) => format!("skill:{skill}/{}", manifest.name),
+                (PluginSource::Directory(_), None) => manifest.name.clone(),
             },
             short_hash: sha256[..12].to_string(),
             permissions: manifest.permissions.clone(),
+            settings_key: script_of.is_none().then(|| manifest.name.clone()),
         });
         Ok(Plugin {
             manifest,
@@ -272,7 +276,7 @@ impl Runtime {
         let WorldPre::Extractor(pre) = &plugin.pre else {
             return Err(plugin.wrong_world(World::Extractor));
         };
-        let mut store = self.store(plugin, &conversation.user_id, None, sealed_wasi());
+        let mut store = self.store(plugin, &conversation.user_id, None, WasiCtxBuilder::new());
         let input = convert::conversation_to_wit(conversation);
         let output = pre
             .instantiate(&mut store)
@@ -298,7 +302,7 @@ impl Runtime {
         let WorldPre::Resolver(pre) = &plugin.pre else {
             return Err(plugin.wrong_world(World::Resolver));
         };
-        let mut store = self.store(plugin, user_id, None, sealed_wasi());
+        let mut store = self.store(plugin, user_id, None, WasiCtxBuilder::new());
         let input = convert::candidate_to_wit(candidate);
         let related_wit: Vec<_> = related.iter().map(convert::memory_to_wit).collect();
         let output = pre
@@ -319,7 +323,7 @@ impl Runtime {
         let WorldPre::Consolidator(pre) = &plugin.pre else {
             return Err(plugin.wrong_world(World::Consolidator));
         };
-        let mut store = self.store(plugin, &snapshot.user_id, None, sealed_wasi());
+        let mut store = self.store(plugin, &snapshot.user_id, None, WasiCtxBuilder::new());
         let input = convert::snapshot_to_wit(snapshot);
         let output = pre
             .instantiate(&mut store)
@@ -363,17 +367,11 @@ impl Runtime {
             )));
         }
         let mut wasi = WasiCtxBuilder::new();
-        seal(&mut wasi);
         wasi.preopened_dir(skill_dir, super::SKILL_MOUNT, FsPerms::ReadOnly)
             .map_err(|e| {
                 PluginError::Runtime(format!("cannot open {}: {e}", skill_dir.display()))
             })?;
-        let mut store = self.store(
-            plugin,
-            &caller.user_id,
-            caller.turn_id.clone(),
-            wasi.build(),
-        );
+        let mut store = self.store(plugin, &caller.user_id, caller.turn_id.clone(), wasi);
         let output = pre
             .instantiate(&mut store)
             .and_then(|bindings| bindings.call_run(&mut store, args_json))
@@ -390,13 +388,15 @@ impl Runtime {
         Ok(output)
     }
 
+    /// A store for one call; `wasi` is sealed here (see [`seal`]) whatever it grants.
     fn store(
         &self,
         plugin: &Plugin,
         user_id: &str,
         turn_id: Option<String>,
-        wasi: WasiCtx,
+        mut wasi: WasiCtxBuilder,
     ) -> Store<CallState> {
+        seal(&mut wasi);
         let state = CallState::new(
             plugin.identity.clone(),
             user_id,
@@ -414,8 +414,8 @@ impl Runtime {
     }
 }
 
-/// Only the imports a world needs: the memory worlds get log, kv and memories; the
-/// skill-tool world gets log and tools. Both get WASI with nothing granted (the
+/// Only the imports a world needs: the memory worlds get log, config, kv and memories;
+/// the skill-tool world gets log and tools. Both get WASI with nothing granted (the
 /// context decides) and wasi:http filtered by allowed-hosts.
 fn linker(engine: &SharedEngine, world: World) -> Result<Linker<CallState>, PluginError> {
     let build = || -> wasmtime::Result<Linker<CallState>> {
@@ -426,6 +426,7 @@ fn linker(engine: &SharedEngine, world: World) -> Result<Linker<CallState>, Plug
         if world == World::SkillTool {
             tools::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |s| s)?;
         } else {
+            config::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |s| s)?;
             kv::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |s| s)?;
             memories::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |s| s)?;
         }
@@ -434,18 +435,13 @@ fn linker(engine: &SharedEngine, world: World) -> Result<Linker<CallState>, Plug
     build().map_err(|e| PluginError::Runtime(format!("cannot build the {world} linker: {e:#}")))
 }
 
-/// No files, no environment, no arguments, no sockets, no name lookups; stdio is
-/// closed or discarded (the builder's defaults).
+/// No files (but what the caller preopened), no environment, no arguments, no
+/// sockets, no name lookups; stdin and stdout closed or discarded (the builder's
+/// defaults), stderr kept by the store.
 fn seal(wasi: &mut WasiCtxBuilder) {
     wasi.allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
-}
-
-fn sealed_wasi() -> WasiCtx {
-    let mut wasi = WasiCtxBuilder::new();
-    seal(&mut wasi);
-    wasi.build()
 }
 
 fn invalid(plugin: &Plugin, reason: String) -> PluginError {
@@ -473,9 +469,11 @@ fn classify(plugin: &Plugin, store: &Store<CallState>, error: wasmtime::Error) -
             deadline_ms: plugin.timeout.as_millis() as u64,
         };
     }
-    PluginError::Trap {
-        name,
-        hash,
-        detail: format!("{error:#}"),
-    }
+    // What the guest said last (a Rust panic's message) is the reason; the trap itself
+    // then only needs its root cause, not the wasm backtrace.
+    let detail = match store.data().stderr.summary() {
+        Some(said) => format!("{said} ({})", error.root_cause()),
+        None => format!("{error:#}"),
+    };
+    PluginError::Trap { name, hash, detail }
 }

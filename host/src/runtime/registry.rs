@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::builtin;
 use super::error::PluginError;
 use super::manifest::{self, Manifest};
 use super::plugin::Runtime;
@@ -70,6 +71,17 @@ impl PluginRegistry {
     ) -> Result<(InstallStatus, Manifest), PluginError> {
         let plugin = runtime.load_dir(source)?;
         let name = plugin.manifest.name.clone();
+        // An installed plugin is configured by its name (`plugins.<name>` in
+        // config.yaml): sharing a built-in's name would hand it the built-in's settings
+        // and secrets.
+        if builtin::find(&name).is_some() {
+            return Err(PluginError::InvalidManifest {
+                path: source.join("plugin.toml"),
+                reason: format!(
+                    "name: `{name}` is the name of a built-in plugin (builtin:{name}); choose another"
+                ),
+            });
+        }
         let target = self.dir.join(&name);
         let status = if !target.exists() {
             InstallStatus::Installed

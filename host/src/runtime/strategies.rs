@@ -1,8 +1,9 @@
 //! The memory strategies in use: which plugin runs extraction, resolution and
 //! consolidation (`memory.strategies.*` in config.yaml, read at each call so a switch
 //! needs no restart), and the fallback to the built-in strategy when a custom one
-//! fails. A failure is logged with the plugin's name and hash and reported in the
-//! [`Outcome`], never hidden.
+//! fails. A failure is logged with the plugin's name and hash, reported in the
+//! [`Outcome`], and kept as the strategy's [`StrategyFailure`] for the brain status, never
+//! hidden.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,6 +29,20 @@ pub fn default_builtin(world: World) -> Option<&'static str> {
     }
 }
 
+/// The last time a strategy's configured plugin failed and the built-in one answered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct StrategyFailure {
+    /// The plugin that failed.
+    pub plugin: String,
+    /// The error's stable code (`trap`, `timeout`, `invalid-result`, ...).
+    pub code: String,
+    /// The error, with the plugin's own reason when it gave one.
+    pub reason: String,
+    /// When it failed (RFC 3339, UTC).
+    #[schema(format = DateTime)]
+    pub at: String,
+}
+
 /// A strategy's answer, with who gave it.
 #[derive(Debug)]
 pub struct Outcome<T> {
@@ -43,7 +58,10 @@ pub struct Strategies {
     registry: PluginRegistry,
     config: Arc<ConfigFile>,
     builtins: HashMap<&'static str, Arc<Plugin>>,
-    installed: Mutex<HashMap<String, (Stamp, Arc<Plugin>)>>,
+    /// Installed plugins, and built-ins other than the defaults once first used
+    /// (stamped empty: they never change).
+    loaded: Mutex<HashMap<String, (Stamp, Arc<Plugin>)>>,
+    failures: Mutex<HashMap<World, StrategyFailure>>,
 }
 
 /// Identifies a version of an installed package on disk without hashing it.
@@ -67,7 +85,8 @@ impl Strategies {
             registry,
             config,
             builtins,
-            installed: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::new()),
         })
     }
 
@@ -98,9 +117,13 @@ impl Strategies {
         let plugin = match name.strip_prefix(builtin::PREFIX) {
             Some(bare) => match self.builtins.get(bare) {
                 Some(plugin) => plugin.clone(),
-                None => Arc::new(self.runtime.load_builtin(bare)?),
+                None => self.cached(name, Stamp::new(), || self.runtime.load_builtin(bare))?,
             },
-            None => self.installed_plugin(name)?,
+            None => {
+                let dir = self.registry.package_dir(name)?;
+                let stamp = stamp(&[dir.join("plugin.toml"), dir.join("plugin.wasm")]);
+                self.cached(name, stamp, || self.runtime.load_dir(&dir))?
+            }
         };
         if plugin.world() != world {
             return Err(PluginError::WrongWorld {
@@ -112,11 +135,15 @@ impl Strategies {
         Ok(plugin)
     }
 
-    fn installed_plugin(&self, name: &str) -> Result<Arc<Plugin>, PluginError> {
-        let dir = self.registry.package_dir(name)?;
-        let stamp = stamp(&[dir.join("plugin.toml"), dir.join("plugin.wasm")]);
+    /// The loaded plugin named `name`, loaded again only when its stamp changed.
+    fn cached(
+        &self,
+        name: &str,
+        stamp: Stamp,
+        load: impl FnOnce() -> Result<Plugin, PluginError>,
+    ) -> Result<Arc<Plugin>, PluginError> {
         let mut cache = self
-            .installed
+            .loaded
             .lock()
             .map_err(|_| PluginError::Runtime("plugin cache lock poisoned".into()))?;
         if let Some((seen, plugin)) = cache.get(name)
@@ -124,9 +151,35 @@ impl Strategies {
         {
             return Ok(plugin.clone());
         }
-        let plugin = Arc::new(self.runtime.load_dir(&dir)?);
+        let plugin = Arc::new(load()?);
         cache.insert(name.to_string(), (stamp, plugin.clone()));
         Ok(plugin)
+    }
+
+    /// The last failure of the plugin configured for `world`, if it has failed since
+    /// the daemon started (a failure of a plugin no longer configured is not shown).
+    pub fn last_failure(&self, world: World) -> Option<StrategyFailure> {
+        let selected = self.selected(world);
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        failures
+            .get(&world)
+            .filter(|f| f.plugin == selected)
+            .cloned()
+    }
+
+    fn record_failure(&self, world: World, plugin: &str, failure: &PluginError) {
+        use crate::time::Clock;
+        let at = crate::time::rfc3339::format(crate::time::SystemClock.now_ms());
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        failures.insert(
+            world,
+            StrategyFailure {
+                plugin: plugin.to_string(),
+                code: failure.code().to_string(),
+                reason: failure.to_string(),
+                at,
+            },
+        );
     }
 
     /// Runs `call` with the configured plugin for `world`, falling back to the built-in
@@ -162,6 +215,7 @@ impl Strategies {
             fallback = %fallback.qualified_name(),
             "strategy failed, falling back to the built-in one: {failure}"
         );
+        self.record_failure(world, &name, &failure);
         let value = call(&self.runtime, fallback)?;
         Ok(Outcome {
             value,

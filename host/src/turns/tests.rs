@@ -51,11 +51,11 @@ fn fixture(policy: Policy) -> Fixture {
         .expect("gate"),
     );
     let plugin_tools = Arc::new(PluginTools::default());
-    let services = HostServices {
-        memories: Arc::new(NoMemories),
-        gate: plugin_tools.clone(),
-        kv: KvStore::in_memory().expect("kv"),
-    };
+    let services = HostServices::new(
+        Arc::new(NoMemories),
+        plugin_tools.clone(),
+        KvStore::in_memory().expect("kv"),
+    );
     let runtime = Arc::new(Runtime::new(RuntimeOptions::default(), services).expect("runtime"));
     let config = Arc::new(ConfigFile::new(data.config_file()));
     let turns = TurnService::new(gate.clone(), skills.clone(), memory, config, runtime);

@@ -13,6 +13,8 @@ use engram_strategies::model::{
     Conversation, Evidence, Memory, MemoryType, Message, PersonRef, Role, Scope, Snapshot,
 };
 
+pub mod stand_in;
+
 pub const NOW: i64 = 1_790_000_000_000;
 const DAY: i64 = 86_400_000;
 
@@ -20,12 +22,30 @@ pub fn guest_package(name: &str) -> PathBuf {
     Path::new(builtin::GUEST_PACKAGES_DIR).join(name)
 }
 
+/// Copies a guest package into `dir`, replacing its manifest.
+pub fn package_with_manifest(from: &str, dir: &Path, manifest: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::copy(
+        guest_package(from).join("plugin.wasm"),
+        dir.join("plugin.wasm"),
+    )
+    .expect("copy wasm");
+    std::fs::write(dir.join("plugin.toml"), manifest).expect("write manifest");
+}
+
+/// The compile cache the tests share, in the target directory.
+pub fn test_cache_dir() -> PathBuf {
+    option_env!("CARGO_TARGET_TMPDIR")
+        .map(|t| PathBuf::from(t).join("component-cache"))
+        .unwrap_or_else(|| std::env::temp_dir().join("engram-test-component-cache"))
+}
+
 pub fn services() -> HostServices {
-    HostServices {
-        memories: Arc::new(NoMemories),
-        gate: Arc::new(DenyAllGate),
-        kv: KvStore::in_memory().expect("in-memory kv"),
-    }
+    HostServices::new(
+        Arc::new(NoMemories),
+        Arc::new(DenyAllGate),
+        KvStore::in_memory().expect("in-memory kv"),
+    )
 }
 
 pub fn runtime_with_cache(cache_dir: Option<PathBuf>) -> Runtime {
@@ -42,10 +62,19 @@ pub fn runtime_with_cache(cache_dir: Option<PathBuf>) -> Runtime {
 /// A runtime whose compile cache persists in the target dir, so tests compile each
 /// component once per build rather than once per test.
 pub fn runtime() -> Runtime {
-    let cache = option_env!("CARGO_TARGET_TMPDIR")
-        .map(|t| PathBuf::from(t).join("component-cache"))
-        .unwrap_or_else(|| std::env::temp_dir().join("engram-test-component-cache"));
-    runtime_with_cache(Some(cache))
+    runtime_with_cache(Some(test_cache_dir()))
+}
+
+/// A runtime over `services`, with the shared compile cache.
+pub fn runtime_with_services(services: HostServices) -> Runtime {
+    Runtime::new(
+        RuntimeOptions {
+            cache_dir: Some(test_cache_dir()),
+            ..RuntimeOptions::default()
+        },
+        services,
+    )
+    .expect("runtime")
 }
 
 fn message(turn: usize, role: Role, content: &str) -> Message {

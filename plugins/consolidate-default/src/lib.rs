@@ -5,7 +5,7 @@
 wit_bindgen::generate!({
     path: "../../wit",
     world: "consolidator",
-    with: { "engram:plugin/types@0.1.0": guest_convert::wit },
+    with: { "engram:plugin/types@0.1.1": guest_convert::wit },
     generate_all,
 });
 

@@ -9,7 +9,7 @@ wit_bindgen::generate!({
     inline: "
         package engram:guest-convert;
         world shared-types {
-            import engram:plugin/types@0.1.0;
+            import engram:plugin/types@0.1.1;
         }
     ",
     world: "engram:guest-convert/shared-types",

@@ -1,7 +1,10 @@
 //! Plain Rust mirrors of the records in `wit/types.wit`. Timestamps are milliseconds
-//! since the Unix epoch; scores are in 0.0..=1.0.
+//! since the Unix epoch; scores are in 0.0..=1.0. With the `serde` feature (the host's
+//! `engram plugins test` reads and prints them) they are JSON with snake_case names.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum MemoryType {
     Identity,
     Preference,
@@ -44,6 +47,8 @@ impl MemoryType {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Scope {
     Durable,
     Active,
@@ -51,6 +56,8 @@ pub enum Scope {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Evidence {
     Direct,
     Inferred,
@@ -59,6 +66,8 @@ pub enum Evidence {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Role {
     User,
     Assistant,
@@ -66,6 +75,7 @@ pub enum Role {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Message {
     pub turn_id: String,
     pub role: Role,
@@ -74,6 +84,7 @@ pub struct Message {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Conversation {
     pub id: String,
     pub user_id: String,
@@ -81,12 +92,14 @@ pub struct Conversation {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PersonRef {
     pub name: String,
     pub relation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Memory {
     pub id: String,
     pub memory_type: MemoryType,
@@ -106,6 +119,7 @@ pub struct Memory {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Candidate {
     pub memory_type: MemoryType,
     pub summary: String,
@@ -120,6 +134,7 @@ pub struct Candidate {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MemoryPatch {
     pub summary: Option<String>,
     pub detail: Option<String>,
@@ -130,6 +145,8 @@ pub struct MemoryPatch {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Resolution {
     Add,
     Reinforce(String),
@@ -140,12 +157,14 @@ pub enum Resolution {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Snapshot {
     pub user_id: String,
     pub memories: Vec<Memory>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Reflection {
     pub summary: String,
     pub detail: Option<String>,
@@ -156,6 +175,7 @@ pub struct Reflection {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Consolidation {
     pub profile_summary: String,
     pub active_summary: String,
