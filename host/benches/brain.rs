@@ -34,7 +34,7 @@ use engram::brain::record::MemoryRecord;
 use engram::brain::retrieve::{Retrieval, query_terms};
 use engram::brain::store::{ListFilter, q};
 use engram::config::ConfigFile;
-use engram::runtime::registry::PluginRegistry;
+use engram::runtime::packages::PluginPackages;
 use engram::runtime::strategies::Strategies;
 use engram::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
 use engram::time::{DAY_MS, ManualClock};
@@ -469,7 +469,7 @@ fn strategies(config_dir: &Path) -> Strategies {
     let runtime = Arc::new(Runtime::new(options, services).expect("runtime"));
     Strategies::new(
         runtime,
-        PluginRegistry::new(config_dir.join("plugins")),
+        PluginPackages::new(config_dir.join("plugins")),
         config,
     )
     .expect("built-in strategies")

@@ -11,7 +11,7 @@ use crate::events::EventBus;
 use crate::gate::{ConfigPolicy, Gate};
 use crate::memory::{ENV_VAR, Memory, open_memory};
 use crate::paths::DataDir;
-use crate::runtime::registry::PluginRegistry;
+use crate::runtime::packages::PluginPackages;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
@@ -78,8 +78,8 @@ impl App {
             ..RuntimeOptions::default()
         };
         let runtime = Arc::new(Runtime::new(options, services)?);
-        let registry = PluginRegistry::new(data.plugins_dir());
-        let strategies = Arc::new(Strategies::new(runtime.clone(), registry, config.clone())?);
+        let packages = PluginPackages::new(data.plugins_dir());
+        let strategies = Arc::new(Strategies::new(runtime.clone(), packages, config.clone())?);
         let turns = TurnService::new(
             gate.clone(),
             skills.clone(),
@@ -106,8 +106,8 @@ impl App {
         })
     }
 
-    pub fn registry(&self) -> PluginRegistry {
-        PluginRegistry::new(self.data.plugins_dir())
+    pub fn plugin_packages(&self) -> PluginPackages {
+        PluginPackages::new(self.data.plugins_dir())
     }
 }
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use engram::config::{ConfigFile, PluginConfig};
-use engram::runtime::registry::PluginRegistry;
+use engram::runtime::packages::PluginPackages;
 use engram::runtime::strategies::Strategies;
 use engram::runtime::{FixedSettings, PluginError, Runtime, World};
 use engram_strategies::model::{Evidence, MemoryType};
@@ -136,7 +136,7 @@ fn strategies(config_yaml: &str) -> Setup {
     ));
     let strategies = Strategies::new(
         runtime,
-        PluginRegistry::new(dir.path().join("plugins")),
+        PluginPackages::new(dir.path().join("plugins")),
         config,
     )
     .expect("strategies");

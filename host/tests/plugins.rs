@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use engram::config::ConfigFile;
-use engram::runtime::registry::{InstallStatus, PluginRegistry};
+use engram::runtime::packages::{InstallStatus, PluginPackages};
 use engram::runtime::strategies::Strategies;
 use engram::runtime::{CacheOutcome, Manifest, Plugin, PluginError, Runtime, World};
 use engram_strategies::model::{Candidate, Conversation, Evidence, MemoryType, Resolution};
@@ -354,22 +354,22 @@ fn runtime_uses_epochs_and_pooling_where_possible() {
 struct Setup {
     _dir: tempfile::TempDir,
     config_path: std::path::PathBuf,
-    registry_dir: std::path::PathBuf,
+    packages_dir: std::path::PathBuf,
     strategies: Strategies,
 }
 
 fn strategies() -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_path = dir.path().join("config.yaml");
-    let registry_dir = dir.path().join("plugins");
+    let packages_dir = dir.path().join("plugins");
     let runtime = Arc::new(runtime());
     let config = Arc::new(ConfigFile::new(config_path.clone()));
-    let strategies = Strategies::new(runtime, PluginRegistry::new(registry_dir.clone()), config)
+    let strategies = Strategies::new(runtime, PluginPackages::new(packages_dir.clone()), config)
         .expect("strategies");
     Setup {
         _dir: dir,
         config_path,
-        registry_dir,
+        packages_dir,
         strategies,
     }
 }
@@ -377,8 +377,8 @@ fn strategies() -> Setup {
 #[test]
 fn a_failing_custom_strategy_falls_back_to_the_builtin_one() {
     let setup = strategies();
-    let registry = PluginRegistry::new(setup.registry_dir.clone());
-    let (status, manifest) = registry
+    let packages = PluginPackages::new(setup.packages_dir.clone());
+    let (status, manifest) = packages
         .install(setup.strategies.runtime(), &guest_package("trap"))
         .expect("install");
     assert_eq!(status, InstallStatus::Installed);
@@ -415,8 +415,8 @@ fn a_failing_custom_strategy_falls_back_to_the_builtin_one() {
 #[test]
 fn strategies_switch_without_restart() {
     let setup = strategies();
-    let registry = PluginRegistry::new(setup.registry_dir.clone());
-    registry
+    let packages = PluginPackages::new(setup.packages_dir.clone());
+    packages
         .install(setup.strategies.runtime(), &guest_package("noop"))
         .expect("install");
     let first = setup
@@ -458,13 +458,13 @@ fn strategies_switch_without_restart() {
 #[test]
 fn install_is_validated_and_idempotent() {
     let setup = strategies();
-    let registry = PluginRegistry::new(setup.registry_dir.clone());
+    let packages = PluginPackages::new(setup.packages_dir.clone());
     let runtime = setup.strategies.runtime();
-    let (status, _) = registry
+    let (status, _) = packages
         .install(runtime, &guest_package("noop"))
         .expect("install");
     assert_eq!(status, InstallStatus::Installed);
-    let (status, _) = registry
+    let (status, _) = packages
         .install(runtime, &guest_package("noop"))
         .expect("again");
     assert_eq!(status, InstallStatus::AlreadyInstalled);
@@ -475,7 +475,7 @@ fn install_is_validated_and_idempotent() {
         dir.path(),
         "name = \"noop\"\nversion = \"0.2.0\"\nworld = \"extractor\"\n",
     );
-    let (status, manifest) = registry.install(runtime, dir.path()).expect("update");
+    let (status, manifest) = packages.install(runtime, dir.path()).expect("update");
     assert_eq!(status, InstallStatus::Updated);
     assert_eq!(manifest.version, "0.2.0");
 
@@ -486,21 +486,21 @@ fn install_is_validated_and_idempotent() {
         broken.path(),
         "name = \"noop\"\nversion = \"0.3.0\"\nworld = \"extractor\"\n",
     );
-    registry
+    packages
         .install(runtime, broken.path())
         .expect_err("refused");
-    let kept = Manifest::load(&setup.registry_dir.join("noop")).expect("still there");
+    let kept = Manifest::load(&setup.packages_dir.join("noop")).expect("still there");
     assert_eq!(kept.version, "0.2.0");
-    assert_eq!(registry.names(), vec!["noop".to_string()]);
+    assert_eq!(packages.names(), vec!["noop".to_string()]);
 
-    registry.remove("noop").expect("remove");
-    assert!(registry.names().is_empty());
+    packages.remove("noop").expect("remove");
+    assert!(packages.names().is_empty());
     assert!(matches!(
-        registry.remove("noop"),
+        packages.remove("noop"),
         Err(PluginError::UnknownPlugin(_))
     ));
     assert!(matches!(
-        registry.remove("../etc"),
+        packages.remove("../etc"),
         Err(PluginError::UnknownPlugin(_))
     ));
 }
@@ -516,8 +516,8 @@ fn a_component_built_against_wit_0_1_0_still_loads_and_answers() {
     assert!(imports.contains("engram:plugin/types@0.1.0") && !imports.contains("@0.1.1"));
 
     let setup = strategies();
-    let registry = PluginRegistry::new(setup.registry_dir.clone());
-    let (status, _) = registry
+    let packages = PluginPackages::new(setup.packages_dir.clone());
+    let (status, _) = packages
         .install(setup.strategies.runtime(), &fixture)
         .expect("an old component installs");
     assert_eq!(status, InstallStatus::Installed);
@@ -542,19 +542,19 @@ fn a_component_built_against_wit_0_1_0_still_loads_and_answers() {
 #[test]
 fn a_builtins_name_cannot_be_installed() {
     let setup = strategies();
-    let registry = PluginRegistry::new(setup.registry_dir.clone());
+    let packages = PluginPackages::new(setup.packages_dir.clone());
     let dir = tempfile::tempdir().expect("tempdir");
     package_with_manifest(
         "noop",
         dir.path(),
         "name = \"extract-llm\"\nversion = \"9.0.0\"\nworld = \"extractor\"\n",
     );
-    let err = registry
+    let err = packages
         .install(setup.strategies.runtime(), dir.path())
         .expect_err("reserved");
     assert!(
         err.to_string().contains("name of a built-in plugin"),
         "{err}"
     );
-    assert!(registry.names().is_empty());
+    assert!(packages.names().is_empty());
 }

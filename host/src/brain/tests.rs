@@ -998,7 +998,7 @@ mod ingestion {
 
     use crate::brain::ingest::{Applied, apply_one};
     use crate::config::ConfigFile;
-    use crate::runtime::registry::PluginRegistry;
+    use crate::runtime::packages::PluginPackages;
     use crate::runtime::strategies::Strategies;
     use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
     use crate::time::MINUTE_MS;
@@ -1021,7 +1021,7 @@ mod ingestion {
                 .join(format!("engram-unit-test-config-{}", std::process::id()));
             Strategies::new(
                 runtime,
-                PluginRegistry::new(dir.join("plugins")),
+                PluginPackages::new(dir.join("plugins")),
                 Arc::new(ConfigFile::new(dir.join("config.yaml"))),
             )
             .expect("strategies")

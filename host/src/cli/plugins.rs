@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::kit;
 use crate::app::App;
 use crate::paths::DataDir;
-use crate::runtime::registry::InstallStatus;
+use crate::runtime::packages::InstallStatus;
 use crate::runtime::{CacheOutcome, Plugin, PluginError, PluginSource, World, builtin};
 
 #[derive(Debug, Subcommand)]
@@ -245,7 +245,7 @@ fn with_app(app: App, command: PluginsCommand) -> anyhow::Result<ExitCode> {
                     )),
                 }
             }
-            let registry = app.registry();
+            let registry = app.plugin_packages();
             for name in registry.names() {
                 let dir = registry.dir().join(&name);
                 match app.strategies.runtime().load_dir(&dir) {
@@ -274,7 +274,7 @@ fn with_app(app: App, command: PluginsCommand) -> anyhow::Result<ExitCode> {
                     .load_builtin(bare)
                     .map(|p| info(&app, &p, "builtin"))
             } else {
-                app.registry()
+                app.plugin_packages()
                     .package_dir(&target)
                     .and_then(|dir| app.strategies.runtime().load_dir(&dir))
                     .map(|p| info(&app, &p, "installed"))
@@ -288,7 +288,9 @@ fn with_app(app: App, command: PluginsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PluginsCommand::Install { dir, json } => {
-            let (status, manifest) = app.registry().install(app.strategies.runtime(), &dir)?;
+            let (status, manifest) = app
+                .plugin_packages()
+                .install(app.strategies.runtime(), &dir)?;
             if json {
                 print_json(&serde_json::json!({
                     "name": manifest.name,
@@ -316,7 +318,7 @@ fn with_app(app: App, command: PluginsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PluginsCommand::Remove { name, json } => {
-            app.registry().remove(&name)?;
+            app.plugin_packages().remove(&name)?;
             app.strategies.runtime().clear_kv(&name)?;
             let in_use = selected_for(&app, &name);
             if json {

@@ -14,8 +14,8 @@ use engram_strategies::model;
 
 use super::builtin;
 use super::error::PluginError;
+use super::packages::PluginPackages;
 use super::plugin::{Plugin, Runtime};
-use super::registry::PluginRegistry;
 use super::world::World;
 use crate::config::ConfigFile;
 
@@ -55,7 +55,7 @@ pub struct Outcome<T> {
 
 pub struct Strategies {
     runtime: Arc<Runtime>,
-    registry: PluginRegistry,
+    packages: PluginPackages,
     config: Arc<ConfigFile>,
     builtins: HashMap<&'static str, Arc<Plugin>>,
     /// Installed plugins, and built-ins other than the defaults once first used
@@ -71,7 +71,7 @@ impl Strategies {
     /// Loads the three built-in strategies (they must load: they are part of the binary).
     pub fn new(
         runtime: Arc<Runtime>,
-        registry: PluginRegistry,
+        packages: PluginPackages,
         config: Arc<ConfigFile>,
     ) -> Result<Strategies, PluginError> {
         let mut builtins = HashMap::new();
@@ -82,7 +82,7 @@ impl Strategies {
         }
         Ok(Strategies {
             runtime,
-            registry,
+            packages,
             config,
             builtins,
             loaded: Mutex::new(HashMap::new()),
@@ -120,7 +120,7 @@ impl Strategies {
                 None => self.cached(name, Stamp::new(), || self.runtime.load_builtin(bare))?,
             },
             None => {
-                let dir = self.registry.package_dir(name)?;
+                let dir = self.packages.package_dir(name)?;
                 let stamp = stamp(&[dir.join("plugin.toml"), dir.join("plugin.wasm")]);
                 self.cached(name, stamp, || self.runtime.load_dir(&dir))?
             }

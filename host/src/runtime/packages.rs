@@ -23,13 +23,13 @@ pub enum InstallStatus {
     AlreadyInstalled,
 }
 
-pub struct PluginRegistry {
+pub struct PluginPackages {
     dir: PathBuf,
 }
 
-impl PluginRegistry {
-    pub fn new(dir: PathBuf) -> PluginRegistry {
-        PluginRegistry { dir }
+impl PluginPackages {
+    pub fn new(dir: PathBuf) -> PluginPackages {
+        PluginPackages { dir }
     }
 
     pub fn dir(&self) -> &Path {
