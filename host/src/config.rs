@@ -263,10 +263,9 @@ impl PluginsConfig {
     /// Host lists are checked like a manifest's, so a typo is an error in the log and
     /// the last good configuration stays in force.
     fn validate(&self) -> Result<(), String> {
-        use crate::runtime::manifest;
         for (name, plugin) in &self.0 {
-            manifest::validate_name(name).map_err(|e| format!("plugins: {e}"))?;
-            manifest::validate_hosts(
+            crate::ids::validate_name(name).map_err(|e| format!("plugins: {e}"))?;
+            crate::net::host_pattern::validate_hosts(
                 plugin.allowed_hosts.as_deref().unwrap_or_default(),
                 plugin.private_hosts.as_deref().unwrap_or_default(),
             )

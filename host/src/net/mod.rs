@@ -19,6 +19,7 @@
 
 mod address;
 mod client;
+pub mod host_pattern;
 mod resolve;
 
 pub use address::is_non_public;

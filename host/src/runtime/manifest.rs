@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::PluginError;
 use super::world::World;
+use crate::ids::validate_name;
+use crate::net::host_pattern::validate_hosts;
 
 /// Largest memory limit a manifest may ask for.
 pub const MAX_MEMORY_MIB: u64 = 1024;
@@ -213,28 +215,6 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     )
 }
 
-/// Plugin names follow the skill-name rules: 1-64 lowercase letters, digits and single
-/// hyphens, so that a name is always a safe directory name.
-pub fn validate_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 64 {
-        return Err(format!("`{name}` must be 1 to 64 characters"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(format!(
-            "`{name}` may only contain lowercase letters, digits and hyphens"
-        ));
-    }
-    if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
-        return Err(format!(
-            "`{name}` may not start or end with a hyphen or contain two in a row"
-        ));
-    }
-    Ok(())
-}
-
 fn validate_version(version: &str) -> Result<(), String> {
     let core = version.split(['-', '+']).next().unwrap_or_default();
     let parts: Vec<&str> = core.split('.').collect();
@@ -243,59 +223,6 @@ fn validate_version(version: &str) -> Result<(), String> {
         return Err(format!("`{version}` is not a semantic version like 1.2.3"));
     }
     Ok(())
-}
-
-/// Checks an `allowed-hosts` and a `private-hosts` list (a manifest's, or the
-/// operator's override in config.yaml); the error names the list and the entry.
-pub fn validate_hosts(allowed: &[String], private: &[String]) -> Result<(), String> {
-    for host in allowed {
-        validate_host_pattern(host).map_err(|e| format!("allowed-hosts: `{host}`: {e}"))?;
-    }
-    for host in private {
-        let plain = crate::net::ip_literal(host).is_some()
-            || (!host.starts_with("*.") && split_host_port(host).1.is_none());
-        if !plain || validate_host_pattern(host).is_err() {
-            return Err(format!(
-                "private-hosts: `{host}`: give a host name or an IP address, without port or wildcard"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn validate_host_pattern(pattern: &str) -> Result<(), String> {
-    if pattern.contains("://") || pattern.contains('/') {
-        return Err("give a host (and optional port), not a URL".into());
-    }
-    if crate::net::ip_literal(pattern).is_some() {
-        return Ok(());
-    }
-    let (host, port) = split_host_port(pattern);
-    if let Some(port) = port {
-        port.parse::<u16>()
-            .map_err(|_| format!("`{port}` is not a port number"))?;
-    }
-    let host = host.strip_prefix("*.").unwrap_or(host);
-    let valid_label = |l: &str| {
-        !l.is_empty() && l.len() <= 63 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-    };
-    let is_ipv6 = host.starts_with('[') && host.ends_with(']');
-    if host.is_empty() || !(is_ipv6 || host.split('.').all(valid_label)) {
-        return Err("not a host name or IP address".into());
-    }
-    Ok(())
-}
-
-/// Splits `host:port` (with `[v6]:port` support); the port is None when absent.
-pub(crate) fn split_host_port(pattern: &str) -> (&str, Option<&str>) {
-    if let Some(end) = pattern.rfind(']') {
-        let (host, rest) = pattern.split_at(end + 1);
-        return (host, rest.strip_prefix(':'));
-    }
-    match pattern.rsplit_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (pattern, None),
-    }
 }
 
 #[cfg(test)]

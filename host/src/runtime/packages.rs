@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::builtin;
 use super::error::PluginError;
-use super::manifest::{self, Manifest};
+use super::manifest::Manifest;
 use super::plugin::Runtime;
 
 /// What an install did.
@@ -38,7 +38,8 @@ impl PluginPackages {
 
     /// The package directory of an installed plugin, if its name is valid and present.
     pub fn package_dir(&self, name: &str) -> Result<PathBuf, PluginError> {
-        manifest::validate_name(name).map_err(|_| PluginError::UnknownPlugin(name.to_string()))?;
+        crate::ids::validate_name(name)
+            .map_err(|_| PluginError::UnknownPlugin(name.to_string()))?;
         let dir = self.dir.join(name);
         if dir.join("plugin.toml").is_file() {
             Ok(dir)
@@ -57,7 +58,7 @@ impl PluginPackages {
             .filter_map(Result::ok)
             .filter(|e| e.path().join("plugin.toml").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.') && manifest::validate_name(n).is_ok())
+            .filter(|n| !n.starts_with('.') && crate::ids::validate_name(n).is_ok())
             .collect();
         names.sort();
         names

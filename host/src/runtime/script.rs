@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::error::PluginError;
 use super::host::ToolCaller;
-use super::manifest::{ScriptManifest, validate_name};
+use super::manifest::ScriptManifest;
 use super::plugin::{MAX_WASM_BYTES, Plugin, PluginSource, Runtime};
+use crate::ids::validate_name;
 
 /// Where a script sees its skill's directory.
 pub const SKILL_MOUNT: &str = "/skill";

@@ -36,7 +36,7 @@ impl TurnService {
         name: &str,
         args: Value,
     ) -> Result<ScriptResult, TurnError> {
-        crate::runtime::manifest::validate_name(name).map_err(|reason| TurnError::Invalid {
+        crate::ids::validate_name(name).map_err(|reason| TurnError::Invalid {
             field: "name",
             reason,
         })?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::runtime::manifest::validate_name;
+use crate::ids::validate_name;
 use crate::runtime::{World, builtin};
 
 /// The contract this binary speaks, written into every new crate.

@@ -30,8 +30,8 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 use super::PluginIdentity;
 use crate::config::PluginConfig;
+use crate::net::host_pattern::split_host_port;
 use crate::net::{AddressError, Resolve, ip_literal, resolve_checked};
-use crate::runtime::manifest::split_host_port;
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
 type ResponseFuture =
