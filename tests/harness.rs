@@ -445,9 +445,10 @@ pub fn problem(response: Response, status: u16, code: &str) -> Value {
     doc
 }
 
-/// `shared/data` beside the checkout (test and benchmark data, see its README).
-pub fn shared_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+/// The repository's test data, `tests/fixtures` (what is there and its licences: its
+/// README).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
 /// A process that printed `listening on http://ADDR` as its first line, killed when
