@@ -12,6 +12,7 @@ pub mod events;
 pub mod gate;
 pub mod html;
 pub mod ids;
+pub mod lock;
 pub mod memory;
 pub mod net;
 pub mod paths;

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
-use engram_e2e::{Daemon, engram_bin};
+use engram_e2e::{Daemon, engram, engram_bin, output_within};
 use serde_json::Value;
 
 #[test]
@@ -175,4 +176,85 @@ fn plugins_cli_lists_inspects_installs_and_removes() {
     );
     assert_eq!(not_a_package.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&not_a_package.stderr).contains("plugin.toml"));
+}
+
+/// `engram serve` on `data` (quiet logs), run to its end: for starts that must fail.
+fn serve_to_the_end(data: &Path) -> Output {
+    output_within(
+        engram(data).args(["serve", "--listen", "127.0.0.1:0"]),
+        Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn a_second_serve_on_one_data_dir_exits_1_naming_the_first_and_touches_nothing() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let daemon_file = data.path().join(engram::server::DAEMON_FILE);
+    let before = std::fs::read(&daemon_file).expect("daemon.json");
+    let modified = std::fs::metadata(&daemon_file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+
+    let second = serve_to_the_end(data.path());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", daemon.pid())) && stderr.contains(&daemon.url()),
+        "the running daemon's pid and URL: {stderr}"
+    );
+    assert!(second.stdout.is_empty(), "it never listened");
+    // Nothing touched: the first daemon's daemon.json, and the daemon itself.
+    assert_eq!(std::fs::read(&daemon_file).expect("daemon.json"), before);
+    assert_eq!(
+        std::fs::metadata(&daemon_file)
+            .and_then(|m| m.modified())
+            .expect("mtime"),
+        modified
+    );
+    assert_eq!(daemon.get("/healthz").status, 200);
+    let state = engram::lock::state(data.path()).expect("lock state");
+    let engram::lock::LockState::Held(Some(holder)) = state else {
+        panic!("not held: {state:?}");
+    };
+    assert_eq!(holder.pid, daemon.pid());
+    assert_eq!(holder.url.as_deref(), Some(daemon.url().as_str()));
+
+    // The commands that work on the data directory directly still do.
+    let skills = cli(data.path(), &["skills", "list", "--json"]);
+    assert!(
+        skills.status.success(),
+        "{}",
+        String::from_utf8_lossy(&skills.stderr)
+    );
+    json(&cli(data.path(), &["plugins", "list", "--json"]));
+
+    assert!(daemon.stop().success());
+    assert!(!daemon_file.exists(), "removed at a clean stop");
+    assert_eq!(
+        engram::lock::state(data.path()).expect("lock state"),
+        engram::lock::LockState::Free
+    );
+}
+
+#[test]
+fn a_daemon_killed_with_sigkill_does_not_keep_the_data_dir() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut first = Daemon::start(&mut engram(data.path()));
+    let first_pid = first.pid();
+    // SIGKILL: no shutdown, daemon.json and the lock file's record stay behind.
+    first.child.kill().expect("kill -9");
+    first.child.wait().expect("reap");
+    assert!(data.path().join(engram::server::DAEMON_FILE).exists());
+    assert!(data.path().join(engram::lock::LOCK_FILE).exists());
+
+    let second = Daemon::start(&mut engram(data.path()));
+    assert_ne!(second.pid(), first_pid);
+    assert_eq!(second.get("/healthz").status, 200);
+    let info: engram::server::DaemonInfo = serde_json::from_slice(
+        &std::fs::read(data.path().join(engram::server::DAEMON_FILE)).expect("daemon.json"),
+    )
+    .expect("daemon.json");
+    assert_eq!(info.pid, second.pid());
+    assert!(second.stop().success());
 }

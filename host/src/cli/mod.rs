@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::app::App;
+use crate::lock::DataDirLock;
 use crate::paths::DataDir;
 use crate::server;
 
@@ -82,11 +83,13 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     let data = DataDir::new(root);
     match cli.command {
         Command::Serve { listen } => {
+            // Before anything in the directory is opened: a second daemon touches nothing.
+            let lock = DataDirLock::acquire(data.root(), "serve")?;
             let app = App::open(data)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(server::serve(app, listen))?;
+            runtime.block_on(server::serve(app, lock, listen))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins(command) => plugins::run(data, command),
