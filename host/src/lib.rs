@@ -14,6 +14,7 @@ pub mod html;
 pub mod ids;
 pub mod lock;
 pub mod memory;
+pub mod logging;
 pub mod net;
 pub mod paths;
 pub mod routing;

@@ -258,3 +258,82 @@ fn a_daemon_killed_with_sigkill_does_not_keep_the_data_dir() {
     assert_eq!(info.pid, second.pid());
     assert!(second.stop().success());
 }
+
+/// Starts `engram serve` with `ENGRAM_LOG=info` and `args` (before `serve`), stops it,
+/// and returns what it logged on stderr (a pipe, not a terminal).
+fn log_of_a_run(args: &[&str], env: &[(&str, &str)]) -> String {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut command = engram(data.path());
+    command
+        .env("ENGRAM_LOG", "info")
+        .env_remove("ENGRAM_LOG_FORMAT")
+        .env_remove("NO_COLOR")
+        .args(args)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("spawn");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("listening line");
+    assert!(line.starts_with("listening on "), "{line:?}");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{:?}", out.status);
+    String::from_utf8(out.stderr).expect("utf-8 log")
+}
+
+#[test]
+fn logs_to_a_pipe_are_plain_text_or_json_lines_on_request() {
+    let text = log_of_a_run(&[], &[]);
+    assert!(text.contains("engram listening on http://"), "{text}");
+    assert!(
+        !text.contains('\x1b'),
+        "no colour codes in a pipe: {text:?}"
+    );
+
+    for (args, env) in [
+        (&["--log-format", "json"][..], &[][..]),
+        (&[][..], &[("ENGRAM_LOG_FORMAT", "json")][..]),
+    ] {
+        let json = log_of_a_run(args, env);
+        let lines: Vec<Value> = json
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"))
+            })
+            .collect();
+        let listening = lines
+            .iter()
+            .find(|l| {
+                l["fields"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("engram listening on http://"))
+            })
+            .unwrap_or_else(|| panic!("no listening line in {json}"));
+        assert_eq!(listening["level"], "INFO");
+        assert!(listening["timestamp"].is_string(), "{listening}");
+        assert!(listening["fields"]["data_dir"].is_string(), "{listening}");
+    }
+
+    // RUST_LOG-style filters: `warn` hides the info lines; a bad one is named.
+    let quiet = log_of_a_run(&[], &[("ENGRAM_LOG", "warn")]);
+    assert!(!quiet.contains("engram listening on"), "{quiet}");
+    let bad = log_of_a_run(&[], &[("ENGRAM_LOG", "engram=loud")]);
+    assert!(
+        bad.contains("ENGRAM_LOG=\"engram=loud\" is not a log filter"),
+        "{bad}"
+    );
+}

@@ -20,6 +20,7 @@ use clap::{Parser, Subcommand};
 
 use crate::app::App;
 use crate::lock::DataDirLock;
+use crate::logging::LogFormat;
 use crate::paths::DataDir;
 use crate::server;
 
@@ -33,6 +34,17 @@ pub struct Cli {
     /// Data directory (default: $XDG_DATA_HOME/engram or ~/.local/share/engram)
     #[arg(long, global = true, env = "ENGRAM_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+
+    /// Log lines on stderr as `text` (coloured on a terminal only) or `json` (one object
+    /// per line, for journald and log collectors); ENGRAM_LOG filters them
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
 
     #[command(subcommand)]
     pub command: Command,
