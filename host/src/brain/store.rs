@@ -17,8 +17,11 @@ use super::writer::Writer;
 use crate::events::EventBus;
 use crate::sqlite::ReaderPool;
 
-/// Read connections kept open between reads; more may be open during a burst.
-const MAX_IDLE_READERS: usize = 8;
+/// Read connections kept open between reads; more may be open during a burst. A
+/// connection opened for a burst and closed after it loses its prepared statements, so
+/// this covers the REST layer's usual concurrency (a client per connection, 32 in the
+/// load benchmark); with the database mapped, an idle reader holds little memory.
+const MAX_IDLE_READERS: usize = 32;
 
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
@@ -216,11 +219,11 @@ fn run_search(
 
 /// How many rows the FTS index matches, counting no further than `cap + 1`.
 fn raw_match_count(conn: &Connection, query: &str, cap: usize) -> Result<usize, StoreError> {
-    let count: i64 = conn.query_row(
-        "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
-        params![query, (cap + 1) as i64],
-        |r| r.get(0),
-    )?;
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![query, (cap + 1) as i64], |r| r.get(0))?;
     Ok(count as usize)
 }
 
@@ -380,11 +383,10 @@ pub mod q {
     use super::*;
 
     pub fn get(conn: &Connection, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
-        conn.query_row(
-            &format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
-            params![user, id],
-            record_from_row,
-        )
+        conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![user, id], record_from_row)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(id.to_string()))
     }
@@ -415,13 +417,12 @@ pub mod q {
         validate_record(r)?;
         // Columns 1 and 2 are id and user_id: the row is matched on them and they
         // are written back unchanged.
-        let changed = tx.execute(
-            &format!(
+        let changed = tx
+            .prepare_cached(&format!(
                 "UPDATE memories SET ({COLUMNS}) = ({}) WHERE id = ?1 AND user_id = ?2",
                 placeholders()
-            ),
-            params_from_iter(values(r)),
-        )?;
+            ))?
+            .execute(params_from_iter(values(r)))?;
         if changed == 0 {
             return Err(StoreError::NotFound(r.id.clone()));
         }
@@ -481,10 +482,10 @@ pub mod q {
         at: i64,
     ) -> Result<(), StoreError> {
         let json = |r: Option<&MemoryRecord>| r.and_then(|r| serde_json::to_string(r).ok());
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO history (user_id, memory_id, event, old_value, new_value, actor, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![user, id, event, json(old), json(new), actor, at],
-        )?;
+        )?
+        .execute(params![user, id, event, json(old), json(new), actor, at])?;
         Ok(())
     }
 
@@ -613,10 +614,9 @@ pub mod q {
     /// score thousands of rows. Counting stops at that threshold, so the check costs
     /// at most a bounded scan per word. Returns `None` when every word is common.
     pub fn selective_words(conn: &Connection, text: &str) -> Result<Option<String>, StoreError> {
-        let indexed: i64 =
-            conn.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
-                r.get(0)
-            })?;
+        let indexed: i64 = conn
+            .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memories")?
+            .query_row([], |r| r.get(0))?;
         let common_at = (indexed / 50).max(200);
         let mut stmt = conn.prepare_cached(
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
@@ -862,13 +862,11 @@ pub mod q {
     }
 
     fn insert_without_history(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
-        tx.execute(
-            &format!(
-                "INSERT INTO memories ({COLUMNS}) VALUES ({})",
-                placeholders()
-            ),
-            params_from_iter(values(r)),
-        )?;
+        tx.prepare_cached(&format!(
+            "INSERT INTO memories ({COLUMNS}) VALUES ({})",
+            placeholders()
+        ))?
+        .execute(params_from_iter(values(r)))?;
         Ok(())
     }
 }
