@@ -390,6 +390,44 @@ pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
     }
 }
 
+/// Runs `command` to its end and returns what it printed; kills it and fails if it is
+/// still running after `limit` (a command that should refuse to start must not hang a
+/// test by serving instead).
+pub fn output_within(command: &mut Command, limit: Duration) -> std::process::Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
+}
+
 /// Spawns `command` and reads its first line, `listening on http://ADDR` (what
 /// `engram serve` and `engram registry serve` print once bound): the child and ADDR.
 fn spawn_listening(command: &mut Command, stderr: Stdio) -> (Child, String) {
@@ -445,9 +483,10 @@ pub fn problem(response: Response, status: u16, code: &str) -> Value {
     doc
 }
 
-/// `shared/data` beside the checkout (test and benchmark data, see its README).
-pub fn shared_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+/// The repository's test data, `tests/fixtures` (what is there and its licences: its
+/// README).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
 /// A process that printed `listening on http://ADDR` as its first line, killed when

@@ -1,7 +1,8 @@
 //! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
 //! short run). One run measures, and prints as one table:
 //!
-//! a. Retrieval quality on LoCoMo (`../shared/data/locomo/locomo-dev.json`, question
+//! a. Retrieval quality on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA,
+//!    default `../shared/data`; question
 //!    categories 1-4): each conversation's shipped `observation` facts stored as the
 //!    memories of one user, `Brain::retrieve` for every question, evidence recall@5;
 //!    the baseline is a plain FTS5 bm25 top 5 over the same facts. Diagnostic variants
@@ -24,7 +25,7 @@ mod common;
 mod stand_in;
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ use stand_in::{Answer, StandIn};
 
 use common::{
     ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
-    agent_question, ms, ratio, synthetic_summary,
+    agent_question, bench_data, ms, ratio, synthetic_summary,
 };
 
 /// The fixed time of every run: recency is the same for every memory, so rankings
@@ -73,7 +74,9 @@ fn main() {
     let mut table = Table::default();
     let started = Instant::now();
     if wanted("locomo") {
-        match load_locomo(&locomo_path()) {
+        match bench_data("LoCoMo benchmarks", "locomo/locomo-dev.json")
+            .and_then(|path| load_locomo(&path))
+        {
             Some(samples) => {
                 facts_quality(&samples, &mut table);
                 end_to_end(&samples, quick, &mut table);
@@ -123,11 +126,7 @@ struct Question {
     evidence: BTreeSet<String>,
 }
 
-fn locomo_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo/locomo-dev.json")
-}
-
-/// The samples, or `None` (with a message) when the data set is not beside the checkout.
+/// The samples, or `None` (with a message) when the file cannot be read.
 fn load_locomo(path: &Path) -> Option<Vec<Sample>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

@@ -2,7 +2,8 @@
 //! prints the threshold sweep the minimum was chosen from). One run measures, and
 //! prints as one table:
 //!
-//! a. Tool selection on MetaTool (`../shared/data/routing/metatool`): each of the 199
+//! a. Tool selection on MetaTool (`routing/metatool` under ENGRAM_BENCH_DATA, default
+//!    `../shared/data`): each of the 199
 //!    tools of `plugin_des.json` becomes a skill (name = a slug of the tool name,
 //!    description = the tool's description, nothing else), every query of
 //!    `queries-dev.csv` is routed, top-1 and top-5 accuracy of the candidates; the
@@ -26,14 +27,14 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use engram::routing::{RoutableSkill, Router, RouterConfig};
 use engram_strategies::analyser;
 use serde_json::Value;
 
-use common::{Rng, Table, ms, ratio};
+use common::{Rng, Table, bench_data, ms, ratio};
 
 const TOP_K: usize = 5;
 /// Skills in the larger latency run.
@@ -48,7 +49,9 @@ const CALIBRATION_FALSE_TRIGGERS: f64 = 0.12;
 fn main() {
     let calibrate = std::env::args().skip(1).any(|a| a == "calibrate");
     let started = Instant::now();
-    let Some(data) = load(&data_dir()) else {
+    let Some(data) =
+        bench_data("routing benchmark (MetaTool)", "routing/metatool").and_then(|dir| load(&dir))
+    else {
         return;
     };
     if calibrate {
@@ -82,10 +85,6 @@ struct Data {
     /// Slugs of the tools MetaTool merged from several plugins (`big_tool_des.json`):
     /// broad category blurbs. For a diagnostic row only.
     merged: HashSet<String>,
-}
-
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/routing/metatool")
 }
 
 fn load(dir: &Path) -> Option<Data> {

@@ -1,4 +1,4 @@
-//! Skills registry figures over `shared/data/registry-mirror` (136 skills, 23
+//! Skills registry figures over `tests/fixtures/registry-mirror` (136 skills, 23
 //! categories), each beside a baseline measured in the same process:
 //!
 //! 1. feed parse: `Feed::parse` (JSON, id and sha checks, hidden-character cleaning,
@@ -17,15 +17,19 @@
 mod common;
 
 use common::{percentile, time_n};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use engram::skills::registry::feed::Feed;
 use engram::skills::registry::{RegistryClient, RegistrySource, RegistryUrl};
 use engram::skills::{InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind};
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+/// The registry mirror in the repository's fixtures.
 fn mirror() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/registry-mirror")
+    support::fixtures().join("registry-mirror")
 }
 
 const QUERIES: &[&str] = &[

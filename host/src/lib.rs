@@ -12,6 +12,8 @@ pub mod events;
 pub mod gate;
 pub mod html;
 pub mod ids;
+pub mod lock;
+pub mod logging;
 pub mod memory;
 pub mod net;
 pub mod paths;

@@ -13,6 +13,7 @@ use crate::api;
 use crate::api::auth::{Auth, Sessions, TOKEN_ENV, Token};
 use crate::api::events::Shutdown;
 use crate::app::App;
+use crate::lock::DataDirLock;
 use crate::runtime::World;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -79,9 +80,10 @@ pub struct DaemonInfo {
 
 pub const DAEMON_FILE: &str = "daemon.json";
 
-/// Serves until SIGINT/SIGTERM. Prints `listening on http://ADDR` once bound, so that
-/// scripts and tests using port 0 learn the real port.
-pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
+/// Serves until SIGINT/SIGTERM, holding `lock` (the data directory's) until it has
+/// stopped. Prints `listening on http://ADDR` once bound, so that scripts and tests
+/// using port 0 learn the real port.
+pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyhow::Result<()> {
     if !listen.ip().is_loopback() {
         tracing::warn!(
             "listening on {listen}, which is reachable from other machines; bind 127.0.0.1 unless that is intended"
@@ -103,6 +105,10 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
             daemon_file.display()
         );
     }
+    if let Err(e) = lock.set_url(&info.url) {
+        tracing::warn!("{e}; a second start will not be told this daemon's URL");
+    }
+    let stop = shutdown_signal();
     println!("listening on http://{bound}");
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let app = Arc::new(app);
@@ -111,20 +117,14 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
     axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            stop.await;
             let _ = stopping.send(true);
         })
         .await?;
     maintenance.abort();
     scheduler.abort();
-    // Leave the file alone if another daemon has taken over the data directory since.
-    let ours = std::fs::read(&daemon_file)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<DaemonInfo>(&bytes).ok())
-        .is_some_and(|found| found.pid == info.pid);
-    if ours {
-        let _ = std::fs::remove_file(&daemon_file);
-    }
+    // Ours to remove: no other daemon can have written it while we hold the lock.
+    let _ = std::fs::remove_file(&daemon_file);
     if let Ok(brain) = app.memory.brain()
         && let Err(e) = brain.store().checkpoint()
     {
@@ -137,6 +137,7 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<()> {
         tracing::warn!("schedules checkpoint at shutdown failed: {e}");
     }
     tracing::info!("engram stopped");
+    drop(lock);
     Ok(())
 }
 
@@ -202,23 +203,33 @@ async fn run_schedules(app: Arc<App>) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called, not
+/// when the future is first polled: `serve` calls it before it prints that it listens,
+/// so a signal sent as soon as a supervisor reads that line stops it cleanly instead
+/// of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        let received = |signal: std::io::Result<Signal>| async move {
+            match signal {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        async move {
+            tokio::select! {
+                _ = received(interrupt) => {},
+                _ = received(terminate) => {},
+            }
         }
-    };
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

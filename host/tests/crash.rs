@@ -1,7 +1,8 @@
-//! Crash safety of the Second Brain (issue 3 item 10): a child process adds memories in
-//! a loop and is killed with SIGKILL at a random point, several times over the same
-//! database; afterwards the database passes `PRAGMA integrity_check` and holds every
-//! memory whose write was acknowledged.
+//! Crash safety of the Second Brain (issue 3 item 10, issue 18): a child process adds
+//! and edits memories from several threads at once, so that their writes share group
+//! commits, and is killed with SIGKILL at a random point, several times over the same
+//! database; afterwards the database passes `PRAGMA integrity_check`, holds every
+//! memory whose add was acknowledged, and every acknowledged edit (or a later one).
 //!
 //! The child is this test binary itself, re-executed with `ENGRAM_CRASH_CHILD=<db path>`
 //! and a filter that runs only [`crash_child`]. Without that variable `crash_child`
@@ -15,9 +16,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
+use std::thread;
 use std::time::{Duration, Instant};
 
-use engram::brain::{Brain, NewMemory};
+use engram::brain::{Brain, MemoryEdit, NewMemory};
 use engram::events::EventBus;
 use engram::time::SystemClock;
 use engram_strategies::model::MemoryType;
@@ -31,6 +33,8 @@ const USER: &str = "crash";
 const ACK: &str = "ENGRAM-CRASH-ACK ";
 /// Kills per run.
 const ROUNDS: usize = 5;
+/// Writer threads in the child: each has at most one write in flight.
+const THREADS: usize = 4;
 /// How long a round may wait for the child's first acknowledgement (start-up, opening
 /// and recovering the database); a bound, not an expectation.
 const FIRST_ACK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -38,37 +42,70 @@ const FIRST_ACK_TIMEOUT: Duration = Duration::from_secs(60);
 /// without killing it.
 const CHILD_LIFETIME: Duration = Duration::from_secs(120);
 
-/// The child: adds memories until killed, printing each id only after `add` returned
-/// `Ok` (that is, after the transaction committed).
+/// The child: `THREADS` threads add memories, and edit their own earlier ones, until
+/// killed, printing each change only after `add` or `edit` returned `Ok` (that is,
+/// after the commit holding it is durable): `add <id>` and `edit <id> <k>`.
 #[test]
 fn crash_child() {
     let Some(db) = std::env::var_os(CHILD_ENV) else {
         return;
     };
-    let brain = Brain::open(Path::new(&db), Arc::new(SystemClock), EventBus::default())
-        .expect("child: open");
+    let brain = Arc::new(
+        Brain::open(Path::new(&db), Arc::new(SystemClock), EventBus::default())
+            .expect("child: open"),
+    );
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let brain = brain.clone();
+            thread::spawn(move || write_until_killed(&brain, t))
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("child: writer thread");
+    }
+}
+
+fn write_until_killed(brain: &Brain, thread: usize) {
     let started = Instant::now();
-    let mut out = std::io::stdout().lock();
     let types = MemoryType::ALL;
+    let pid = std::process::id();
+    let mut mine: Vec<(String, u64)> = Vec::new();
     let mut n: u64 = 0;
     while started.elapsed() < CHILD_LIFETIME {
-        let memory = NewMemory {
-            memory_type: types[(n as usize) % types.len()],
-            summary: format!(
-                "crash test fact number {n} from process {}",
-                std::process::id()
-            ),
-            detail: n
-                .is_multiple_of(3)
-                .then(|| "x".repeat((n % 700) as usize + 1)),
-            evidence: None,
-            scope: None,
-            confidence: None,
-            importance: None,
+        let line = if n % 3 == 2 {
+            // Edit one of this thread's memories: its k-th edit.
+            let at = (n as usize / 3) % mine.len();
+            let (id, edits) = &mut mine[at];
+            *edits += 1;
+            let edit = MemoryEdit {
+                summary: Some(format!(
+                    "crash test fact edited {edits} times by thread {thread} of process {pid}"
+                )),
+                ..MemoryEdit::default()
+            };
+            brain.edit(USER, id, edit).expect("child: edit");
+            format!("edit {id} {edits}")
+        } else {
+            let memory = NewMemory {
+                memory_type: types[(n as usize) % types.len()],
+                summary: format!(
+                    "crash test fact number {n} from thread {thread} of process {pid}"
+                ),
+                detail: n
+                    .is_multiple_of(3)
+                    .then(|| "x".repeat((n % 700) as usize + 1)),
+                evidence: None,
+                scope: None,
+                confidence: None,
+                importance: None,
+            };
+            let record = brain.add(USER, memory).expect("child: add");
+            mine.push((record.id.clone(), 0));
+            format!("add {}", record.id)
         };
-        let record = brain.add(USER, memory).expect("child: add");
-        // A closed pipe means the parent is gone: stop.
-        if writeln!(out, "{ACK}{}", record.id)
+        // One line at a time under the lock. A closed pipe means the parent is gone.
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{ACK}{line}")
             .and_then(|()| out.flush())
             .is_err()
         {
@@ -104,8 +141,8 @@ impl Rng {
 }
 
 /// Runs one child until it has acknowledged at least one write, lets it write for
-/// `write_for`, kills it with SIGKILL and returns every id it acknowledged (the ones
-/// still in the pipe when it died included).
+/// `write_for`, kills it with SIGKILL and returns every change it acknowledged (the
+/// ones still in the pipe when it died included).
 fn run_and_kill(db: &Path, write_for: Duration) -> Vec<String> {
     let mut child = Command::new(std::env::current_exe().expect("current exe"))
         .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
@@ -133,7 +170,7 @@ fn run_and_kill(db: &Path, write_for: Duration) -> Vec<String> {
 
     let mut acked = Vec::new();
     match rx.recv_timeout(FIRST_ACK_TIMEOUT) {
-        Ok(id) => acked.push(id),
+        Ok(line) => acked.push(line),
         Err(e) => {
             let _ = child.kill();
             let status = child.wait();
@@ -143,7 +180,7 @@ fn run_and_kill(db: &Path, write_for: Duration) -> Vec<String> {
     let deadline = Instant::now() + write_for;
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match rx.recv_timeout(left) {
-            Ok(id) => acked.push(id),
+            Ok(line) => acked.push(line),
             Err(mpsc::RecvTimeoutError::Timeout) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
@@ -174,12 +211,12 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
     let mut acked: Vec<String> = Vec::new();
     for round in 0..ROUNDS {
         let write_for = Duration::from_millis(rng.range(50, 300));
-        let ids = run_and_kill(&db, write_for);
+        let lines = run_and_kill(&db, write_for);
         eprintln!(
-            "round {round}: killed after {write_for:?}, {} acknowledged",
-            ids.len()
+            "round {round}: killed after {write_for:?}, {} changes acknowledged",
+            lines.len()
         );
-        acked.extend(ids);
+        acked.extend(lines);
     }
 
     let brain = Brain::open(&db, Arc::new(SystemClock), EventBus::default())
@@ -208,19 +245,48 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
         })
         .expect("FTS integrity-check");
 
-    assert!(!acked.is_empty());
-    let mut unique = acked.clone();
+    // The last acknowledged edit of each memory, and every acknowledged add.
+    let mut added: Vec<&str> = Vec::new();
+    let mut edited: std::collections::HashMap<&str, u64> = Default::default();
+    for line in &acked {
+        match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["add", id] => added.push(id),
+            ["edit", id, k] => {
+                let k: u64 = k.parse().expect("edit count");
+                let last = edited.entry(id).or_default();
+                *last = (*last).max(k);
+            }
+            _ => panic!("unexpected acknowledgement {line:?}"),
+        }
+    }
+    assert!(!added.is_empty());
+    assert!(!edited.is_empty(), "no edit was acknowledged");
+    let mut unique = added.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), acked.len(), "ids are unique");
-    for id in &acked {
+    assert_eq!(unique.len(), added.len(), "ids are unique");
+    for id in &added {
         let record = brain
             .get(USER, id)
             .unwrap_or_else(|e| panic!("acknowledged memory {id} is missing: {e}"));
         assert_eq!(&record.id, id);
-        assert!(record.summary.starts_with("crash test fact number "));
+        assert!(record.summary.starts_with("crash test fact "));
     }
-    // At most one write per kill can have committed without being acknowledged.
+    for (id, k) in &edited {
+        let summary = brain.get(USER, id).expect("edited memory").summary;
+        // This edit, or a later one that committed before the kill.
+        let stored: u64 = summary
+            .strip_prefix("crash test fact edited ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("acknowledged edit {k} of {id} is missing: {summary:?}"));
+        assert!(
+            stored >= *k,
+            "{id}: edit {k} was acknowledged, {stored} is stored"
+        );
+    }
+    // Each writer thread has at most one write in flight when the child dies, so per
+    // kill at most THREADS adds can have committed without being acknowledged.
     let stored: i64 = brain
         .store()
         .read(|c| {
@@ -233,8 +299,8 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
         .expect("count");
     let stored = stored as usize;
     assert!(
-        stored >= acked.len() && stored <= acked.len() + ROUNDS,
+        stored >= added.len() && stored <= added.len() + ROUNDS * THREADS,
         "{stored} stored, {} acknowledged",
-        acked.len()
+        added.len()
     );
 }

@@ -1,15 +1,17 @@
 //! The `/skills` bot command with the real registry client behind it, against a real
-//! registry server (the mirror in ../shared/data, served on loopback in-process).
+//! registry server (the mirror in tests/fixtures, served on loopback in-process).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use engram::channels::skills_command::{ReplyStatus, Role, handle_skills_command};
 use engram::skills::registry::RegistrySource;
 use engram::skills::{Library, RegistryClient, RegistryUrl};
 
+mod support;
+
 fn mirror() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/registry-mirror")
+    support::fixtures().join("registry-mirror")
 }
 
 /// Serves the mirror on a free loopback port; returns the registry URL.

@@ -1,24 +1,24 @@
-//! Conformance of the SKILL.md parser and validator with the shared acceptance data:
+//! Conformance of the SKILL.md parser and validator with the acceptance data:
 //!
-//! - every fixture in `shared/data/skills-edge-cases` gets the decision in [`EXPECTED`]
+//! - every fixture in `tests/fixtures/skills-edge-cases` gets the decision in [`EXPECTED`]
 //!   (accept, accept with named warnings, or reject naming the rule), read as a skill
 //!   directory is read during discovery (the directory's name is the identity);
 //! - every SKILL.md of the community registry mirror parses, with version, category
 //!   and tags read from the top level or `metadata`, and installs into a library.
 //!
-//! The data lives beside the checkout (`../shared/data` from the repository root).
+//! The data is in the repository (`tests/fixtures`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use engram::skills::{
     Library, LibraryError, SkillId, SkillPackage, Source, SourceKind, ValidSkill, load_skill,
     load_skill_dir, summarize,
 };
 
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-}
+mod support;
+
+use support::fixtures as data_dir;
 
 /// What we decide for a fixture.
 #[derive(Debug, Clone, Copy, PartialEq)]

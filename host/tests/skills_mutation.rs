@@ -8,6 +8,8 @@ use std::path::Path;
 
 use engram::skills::{load_skill, parse_skill};
 
+mod support;
+
 const ITERATIONS: usize = 4000;
 /// Fixture bodies are cut to this, so the 2 MB fixture does not dominate the run.
 const MAX_SEED_BYTES: usize = 8 * 1024;
@@ -75,7 +77,7 @@ const TOKENS: &[&[u8]] = &[
 ];
 
 fn seeds() -> Vec<Vec<u8>> {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let data = support::fixtures();
     let mut files = Vec::new();
     collect(&data.join("skills-edge-cases"), &mut files);
     let mut mirror = Vec::new();

@@ -1,4 +1,4 @@
-//! End-to-end: `engram registry serve` over a copy of `shared/data/registry-mirror`,
+//! End-to-end: `engram registry serve` over a copy of `tests/fixtures/registry-mirror`,
 //! and `engram skills install` from it, as a user runs them. Everything hostile is
 //! served from loopback: tampered SKILL.md files, tarballs with `../` entries,
 //! absolute paths, links and huge entries, redirects to elsewhere, oversize and
@@ -9,13 +9,13 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use engram_e2e::{Listening, engram, shared_data};
+use engram_e2e::{Listening, engram, fixtures};
 use serde_json::{Value, json};
 
 const ID: &str = "ai-ml/agent-audit-logging";
 
 fn mirror() -> PathBuf {
-    shared_data().join("registry-mirror")
+    fixtures().join("registry-mirror")
 }
 
 fn copy_dir(from: &Path, to: &Path) {

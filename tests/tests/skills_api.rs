@@ -483,8 +483,7 @@ fn the_openapi_document_describes_the_skills_routes() {
 
 #[test]
 fn installs_from_the_registry_and_from_a_url_over_rest() {
-    let registry =
-        engram_e2e::Listening::registry(&engram_e2e::shared_data().join("registry-mirror"));
+    let registry = engram_e2e::Listening::registry(&engram_e2e::fixtures().join("registry-mirror"));
     let data = tempfile::tempdir().expect("tempdir");
     let config = data.path().join("config.yaml");
     // The registry runs on loopback, which URL installs refuse unless allowed.

@@ -1,11 +1,11 @@
 //! End-to-end: every `engram skills ...` subcommand, with `--json` and without,
-//! against `engram registry serve` over `shared/data/registry-mirror` on loopback.
+//! against `engram registry serve` over `tests/fixtures/registry-mirror` on loopback.
 //! Each answer is checked against the mirror's own files and the data directory.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use engram_e2e::{Listening, engram, shared_data};
+use engram_e2e::{Listening, engram, fixtures};
 use serde_json::Value;
 
 const ID: &str = "ai-ml/agent-audit-logging";
@@ -70,13 +70,13 @@ fn text(data: &Path, registry: &str, args: &[&str]) -> String {
 }
 
 fn feed() -> Value {
-    let bytes = std::fs::read(shared_data().join("registry-mirror/api/feed.json")).unwrap();
+    let bytes = std::fs::read(fixtures().join("registry-mirror/api/feed.json")).unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
 
 #[test]
 fn skills_cli_every_subcommand_with_json() {
-    let server = Listening::registry(&shared_data().join("registry-mirror"));
+    let server = Listening::registry(&fixtures().join("registry-mirror"));
     let data = data_dir();
     let (d, r) = (data.path(), server.url());
     let feed = feed();
@@ -175,7 +175,7 @@ fn skills_cli_every_subcommand_with_json() {
     assert_eq!(by_slug["skill"]["id"], ID);
     let raw = json(d, &r, &["view", ID, "--raw"]);
     let on_disk = std::fs::read_to_string(
-        shared_data()
+        fixtures()
             .join("registry-mirror/categories")
             .join(ID)
             .join("SKILL.md"),
@@ -308,7 +308,7 @@ fn skills_cli_every_subcommand_with_json() {
 
 #[test]
 fn skills_cli_human_output_and_registry_precedence() {
-    let server = Listening::registry(&shared_data().join("registry-mirror"));
+    let server = Listening::registry(&fixtures().join("registry-mirror"));
     let data = data_dir();
     let (d, r) = (data.path(), server.url());
 

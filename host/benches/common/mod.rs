@@ -1,4 +1,5 @@
-//! What the benchmark binaries share: the seeded synthetic text (benches/brain.rs and
+//! What the benchmark binaries share: where the data sets that may not be
+//! redistributed are found, the seeded synthetic text (benches/brain.rs and
 //! benches/api_load.rs generate their memories and queries from it) and the printed
 //! results table. Included by each bench with `mod common;`, so each compiles its own
 //! copy; every item here is used by both.
@@ -6,9 +7,39 @@
 //! The generators must keep drawing from the `Rng` in the same order: the figures of a
 //! run are only comparable with earlier runs while the same seed gives the same data.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use engram_strategies::model::MemoryType;
+
+// ---------------------------------------------------------------------------------
+// Data sets that stay out of the repository
+
+/// The directory holding the data sets the repository may not carry (LoCoMo is
+/// CC BY-NC; MetaTool is kept beside it): `ENGRAM_BENCH_DATA`, else `../shared/data`
+/// beside the checkout.
+pub const BENCH_DATA_ENV: &str = "ENGRAM_BENCH_DATA";
+
+/// `relative` (a file or directory) under the bench data directory. When it is absent,
+/// prints `skipped: <what>: <path> not found (...)` and returns `None`: a clone without
+/// the data still runs every other part of the benchmarks.
+#[allow(dead_code)] // only the benches with such data use it
+pub fn bench_data(what: &str, relative: &str) -> Option<PathBuf> {
+    let root = std::env::var_os(BENCH_DATA_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let path = root.join(relative);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!(
+            "skipped: {what}: {} not found (set {BENCH_DATA_ENV} to the directory holding {relative})",
+            path.display()
+        );
+        None
+    }
+}
 
 // ---------------------------------------------------------------------------------
 // Synthetic text

@@ -87,6 +87,18 @@ impl ApiError {
         )
     }
 
+    /// 507: a write failed because the disk holding the data directory is full. Nothing
+    /// of the request is stored (its transaction rolled back) and everything committed
+    /// before is intact; reads go on working.
+    pub fn insufficient_storage(context: &str, error: &dyn std::fmt::Display) -> ApiError {
+        tracing::error!("{context}: the disk is full: {error}");
+        ApiError::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "insufficient-storage",
+            "the disk holding the data directory is full: nothing of this request was stored, and what was stored before is intact; free some space and retry",
+        )
+    }
+
     /// 500 for a failure whose details belong in the log, not in the response.
     pub fn internal(context: &str, error: &dyn std::fmt::Display) -> ApiError {
         tracing::error!("{context}: {error}");
@@ -140,6 +152,9 @@ impl From<StoreError> for ApiError {
                 detail: format!("import line {line}: {reason}; nothing was imported"),
                 field: None,
             },
+            StoreError::Sqlite(e) if is_disk_full(&e) => {
+                ApiError::insufficient_storage("Second Brain", &e)
+            }
             other => ApiError::internal("Second Brain", &other),
         }
     }
@@ -159,11 +174,22 @@ impl From<MemoryError> for ApiError {
     }
 }
 
+/// SQLite reports a write that ran out of space as SQLITE_FULL, whatever file it was
+/// writing (database, WAL, journal).
+fn is_disk_full(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+}
+
 impl From<FactsError> for ApiError {
     fn from(e: FactsError) -> ApiError {
         match e {
             FactsError::NotFound(id) => ApiError::not_found(format!("no memory `{id}`")),
             FactsError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            FactsError::Io { ref source, .. }
+                if source.kind() == std::io::ErrorKind::StorageFull =>
+            {
+                ApiError::insufficient_storage("fact store", &e)
+            }
             other => ApiError::internal("fact store", &other),
         }
     }
@@ -237,6 +263,9 @@ impl From<LibraryError> for ApiError {
                     code,
                     "the skill's files lead outside the skills directory (a symlink?)",
                 );
+            }
+            LibraryError::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                return ApiError::insufficient_storage("skills library", &e);
             }
             LibraryError::Io { .. } => return ApiError::internal("skills library", &e),
         };

@@ -230,6 +230,7 @@ pub async fn get_memory(
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn add_memory(
     State(app): State<Arc<App>>,
@@ -255,6 +256,7 @@ pub async fn add_memory(
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn edit_memory(
     State(app): State<Arc<App>>,
@@ -281,6 +283,7 @@ pub async fn edit_memory(
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_memory(
     State(app): State<Arc<App>>,
@@ -384,6 +387,7 @@ pub async fn export(
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn import(
     State(app): State<Arc<App>>,

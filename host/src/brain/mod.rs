@@ -11,6 +11,7 @@ pub mod record;
 pub mod retrieve;
 mod schema;
 pub mod store;
+mod writer;
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -170,7 +171,8 @@ impl Brain {
     pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
         let record = new.into_record(user, now);
-        self.store.write(|tx| q::insert(tx, &record, ACTOR_USER))?;
+        self.store
+            .write_grouped(|conn| q::insert(conn, &record, ACTOR_USER))?;
         Ok(record)
     }
 
@@ -181,7 +183,7 @@ impl Brain {
 
     pub fn edit(&self, user: &str, id: &str, edit: MemoryEdit) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
-        self.store.write(|tx| {
+        self.store.write_grouped(|tx| {
             let old = q::get(tx, user, id)?;
             let mut new = old.clone();
             if let Some(summary) = edit.summary {
@@ -221,7 +223,7 @@ impl Brain {
     pub fn delete(&self, user: &str, id: &str) -> Result<(), StoreError> {
         let now = self.now();
         self.store
-            .write(|tx| q::delete(tx, user, id, ACTOR_USER, now))
+            .write_grouped(|conn| q::delete(conn, user, id, ACTOR_USER, now))
     }
 
     /// Deletes every memory of the user, as `delete` does one. Returns how many.

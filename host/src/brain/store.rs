@@ -1,25 +1,27 @@
 //! The SQLite store under the Second Brain: one database file, WAL, foreign keys on,
-//! every statement scoped by `user_id`. Writes run in IMMEDIATE transactions and record
-//! a history row for every change; a failed statement rolls the whole change back.
+//! every statement scoped by `user_id`. Writes run in IMMEDIATE transactions, or in
+//! savepoints of a group transaction (`writer.rs`), and record a history row for every
+//! change; a failed statement rolls its whole change back.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{
-    Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params, params_from_iter,
-};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
 use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
-use crate::events::{Event, EventBus, EventKind};
+use super::writer::Writer;
+use crate::events::EventBus;
 use crate::sqlite::ReaderPool;
 
-/// Read connections kept open between reads; more may be open during a burst.
-const MAX_IDLE_READERS: usize = 8;
+/// Read connections kept open between reads; more may be open during a burst. A
+/// connection opened for a burst and closed after it loses its prepared statements, so
+/// this covers the REST layer's usual concurrency (a client per connection, 32 in the
+/// load benchmark); with the database mapped, an idle reader holds little memory.
+const MAX_IDLE_READERS: usize = 32;
 
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
@@ -115,13 +117,12 @@ pub struct TextMatch {
 }
 
 pub struct Store {
-    /// The one writer: SQLite takes one write transaction at a time anyway.
-    conn: Mutex<Connection>,
+    /// The one write connection (SQLite takes one write transaction at a time anyway);
+    /// it announces `memory.*` events for the history rows each commit adds.
+    writer: Writer,
     /// Reads (search, get, list) run here, in parallel with each other and the writer.
     readers: ReaderPool,
     path: PathBuf,
-    /// Receives `memory.*` events for the history rows each write commits.
-    events: EventBus,
 }
 
 const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
@@ -218,11 +219,11 @@ fn run_search(
 
 /// How many rows the FTS index matches, counting no further than `cap + 1`.
 fn raw_match_count(conn: &Connection, query: &str, cap: usize) -> Result<usize, StoreError> {
-    let count: i64 = conn.query_row(
-        "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
-        params![query, (cap + 1) as i64],
-        |r| r.get(0),
-    )?;
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![query, (cap + 1) as i64], |r| r.get(0))?;
     Ok(count as usize)
 }
 
@@ -308,10 +309,9 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            writer: Writer::new(conn, events),
             readers: ReaderPool::new(path, MAX_IDLE_READERS),
             path: path.to_path_buf(),
-            events,
         })
     }
 
@@ -319,14 +319,8 @@ impl Store {
         &self.path
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        // A panic while holding the lock leaves no half-applied change (transactions
-        // roll back on drop), so the connection is safe to keep using.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     pub fn events(&self) -> &EventBus {
-        &self.events
+        self.writer.events()
     }
 
     /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds. Every
@@ -336,8 +330,18 @@ impl Store {
         &self,
         f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let mut conn = self.lock();
-        self.write_locked(&mut conn, f)
+        self.writer.transaction(f)
+    }
+
+    /// A small write that may share its commit with concurrent ones (group commit, see
+    /// `writer.rs`): `f` runs in a savepoint of its own and this returns once the
+    /// commit holding its change is durable. A failure of `f` undoes only its own
+    /// changes. For the writes that arrive many at a time: manual add, edit, delete.
+    pub fn write_grouped<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.writer.grouped(f)
     }
 
     /// As [`Store::write`], for bookkeeping whose loss in a power cut costs nothing
@@ -348,69 +352,14 @@ impl Store {
         &self,
         f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let mut conn = self.lock();
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let out = self.write_locked(&mut conn, f);
-        // FULL again before anyone else writes; if even that fails, later writes
-        // would silently lose their durability, so the error wins.
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        out
-    }
-
-    fn write_locked<R>(
-        &self,
-        conn: &mut Connection,
-        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let announce = self.events.has_subscribers();
-        let mark: i64 = if announce {
-            tx.query_row("SELECT coalesce(max(id), 0) FROM history", [], |r| r.get(0))?
-        } else {
-            0
-        };
-        let out = f(&tx)?;
-        tx.commit()?;
-        if announce {
-            self.announce_since(conn, mark);
-        }
-        Ok(out)
-    }
-
-    /// Publishes the history rows after `mark`. The change is committed already, so a
-    /// failure here only costs subscribers a notification; it is logged, not returned.
-    fn announce_since(&self, conn: &Connection, mark: i64) {
-        let rows = conn
-            .prepare_cached(
-                "SELECT user_id, memory_id, event FROM history WHERE id > ?1 ORDER BY id",
-            )
-            .and_then(|mut stmt| {
-                stmt.query_map([mark], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            });
-        match rows {
-            Ok(rows) => {
-                for (user, id, event) in rows {
-                    let kind = match event.as_str() {
-                        "ADD" => EventKind::MemoryCreated,
-                        "DELETE" | "DISMISS" => EventKind::MemoryDeleted,
-                        _ => EventKind::MemoryUpdated,
-                    };
-                    self.events.publish(Event {
-                        kind,
-                        user,
-                        data: serde_json::json!({ "id": id, "change": event }),
-                    });
-                }
-            }
-            Err(e) => tracing::warn!("cannot announce committed memory changes: {e}"),
-        }
+        self.writer.exclusive(|conn| {
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            let out = self.writer.transaction_on(conn, f);
+            // FULL again before anyone else writes; if even that fails, later writes
+            // would silently lose their durability, so the error wins.
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            out
+        })
     }
 
     /// Runs `f` on a read-only connection (see [`ReaderPool::read`]).
@@ -423,8 +372,8 @@ impl Store {
 
     /// Flushes the WAL into the main file (at shutdown).
     pub fn checkpoint(&self) -> Result<(), StoreError> {
-        self.lock()
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        self.writer
+            .exclusive(|conn| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
             .map_err(StoreError::from)
     }
 }
@@ -434,16 +383,15 @@ pub mod q {
     use super::*;
 
     pub fn get(conn: &Connection, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
-        conn.query_row(
-            &format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
-            params![user, id],
-            record_from_row,
-        )
+        conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![user, id], record_from_row)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(id.to_string()))
     }
 
-    pub fn insert(tx: &Transaction, r: &MemoryRecord, actor: &str) -> Result<(), StoreError> {
+    pub fn insert(tx: &Connection, r: &MemoryRecord, actor: &str) -> Result<(), StoreError> {
         validate_record(r)?;
         insert_without_history(tx, r)?;
         history(
@@ -460,7 +408,7 @@ pub mod q {
 
     /// Writes every field of `r` over the stored row, recording `event`.
     pub fn update(
-        tx: &Transaction,
+        tx: &Connection,
         old: &MemoryRecord,
         r: &MemoryRecord,
         event: &str,
@@ -469,13 +417,12 @@ pub mod q {
         validate_record(r)?;
         // Columns 1 and 2 are id and user_id: the row is matched on them and they
         // are written back unchanged.
-        let changed = tx.execute(
-            &format!(
+        let changed = tx
+            .prepare_cached(&format!(
                 "UPDATE memories SET ({COLUMNS}) = ({}) WHERE id = ?1 AND user_id = ?2",
                 placeholders()
-            ),
-            params_from_iter(values(r)),
-        )?;
+            ))?
+            .execute(params_from_iter(values(r)))?;
         if changed == 0 {
             return Err(StoreError::NotFound(r.id.clone()));
         }
@@ -503,7 +450,7 @@ pub mod q {
     /// Removes a memory for good: its row, its FTS entry (trigger), its person links
     /// (cascade); its history keeps the events but loses their text.
     pub fn delete(
-        tx: &Transaction,
+        tx: &Connection,
         user: &str,
         id: &str,
         actor: &str,
@@ -525,7 +472,7 @@ pub mod q {
 
     #[allow(clippy::too_many_arguments)]
     pub fn history(
-        tx: &Transaction,
+        tx: &Connection,
         user: &str,
         id: &str,
         event: &str,
@@ -535,10 +482,10 @@ pub mod q {
         at: i64,
     ) -> Result<(), StoreError> {
         let json = |r: Option<&MemoryRecord>| r.and_then(|r| serde_json::to_string(r).ok());
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO history (user_id, memory_id, event, old_value, new_value, actor, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![user, id, event, json(old), json(new), actor, at],
-        )?;
+        )?
+        .execute(params![user, id, event, json(old), json(new), actor, at])?;
         Ok(())
     }
 
@@ -667,10 +614,9 @@ pub mod q {
     /// score thousands of rows. Counting stops at that threshold, so the check costs
     /// at most a bounded scan per word. Returns `None` when every word is common.
     pub fn selective_words(conn: &Connection, text: &str) -> Result<Option<String>, StoreError> {
-        let indexed: i64 =
-            conn.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
-                r.get(0)
-            })?;
+        let indexed: i64 = conn
+            .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memories")?
+            .query_row([], |r| r.get(0))?;
         let common_at = (indexed / 50).max(200);
         let mut stmt = conn.prepare_cached(
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
@@ -915,14 +861,12 @@ pub mod q {
         Ok(count)
     }
 
-    fn insert_without_history(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
-        tx.execute(
-            &format!(
-                "INSERT INTO memories ({COLUMNS}) VALUES ({})",
-                placeholders()
-            ),
-            params_from_iter(values(r)),
-        )?;
+    fn insert_without_history(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
+        tx.prepare_cached(&format!(
+            "INSERT INTO memories ({COLUMNS}) VALUES ({})",
+            placeholders()
+        ))?
+        .execute(params_from_iter(values(r)))?;
         Ok(())
     }
 }

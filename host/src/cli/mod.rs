@@ -19,6 +19,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::app::App;
+use crate::lock::DataDirLock;
+use crate::logging::LogFormat;
 use crate::paths::DataDir;
 use crate::server;
 
@@ -32,6 +34,17 @@ pub struct Cli {
     /// Data directory (default: $XDG_DATA_HOME/engram or ~/.local/share/engram)
     #[arg(long, global = true, env = "ENGRAM_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+
+    /// Log lines on stderr as `text` (coloured on a terminal only) or `json` (one object
+    /// per line, for journald and log collectors); ENGRAM_LOG filters them
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
 
     #[command(subcommand)]
     pub command: Command,
@@ -82,11 +95,13 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     let data = DataDir::new(root);
     match cli.command {
         Command::Serve { listen } => {
+            // Before anything in the directory is opened: a second daemon touches nothing.
+            let lock = DataDirLock::acquire(data.root(), "serve")?;
             let app = App::open(data)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(server::serve(app, listen))?;
+            runtime.block_on(server::serve(app, lock, listen))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins(command) => plugins::run(data, command),

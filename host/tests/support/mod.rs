@@ -18,6 +18,12 @@ pub mod stand_in;
 pub const NOW: i64 = 1_790_000_000_000;
 const DAY: i64 = 86_400_000;
 
+/// The repository's test data, `tests/fixtures` (what is there and its licences: its
+/// README), so that a clone tests itself.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
 pub fn guest_package(name: &str) -> PathBuf {
     Path::new(builtin::GUEST_PACKAGES_DIR).join(name)
 }

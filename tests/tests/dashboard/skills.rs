@@ -1,12 +1,12 @@
-//! /skills against a local registry server (`engram registry serve` over the shared
-//! mirror): install from a registry id with its toasts, the already-installed refusal,
+//! /skills against a local registry server (`engram registry serve` over the
+//! repository's mirror): install from a registry id with its toasts, the already-installed refusal,
 //! the active switch, delete through the trash icon and its confirmation, install from
 //! the URL of a raw SKILL.md, the refresh icon's discovery scan, and the registry link.
 //! Each step is checked against what the daemon then reports.
 
 use std::path::Path;
 
-use engram_e2e::{Daemon, Listening, ok, shared_data};
+use engram_e2e::{Daemon, Listening, fixtures, ok};
 use serde_json::Value;
 
 use crate::browser::{Browser, WIDTHS};
@@ -89,7 +89,7 @@ fn write_skill(dir: &Path, frontmatter: &str) {
 
 #[tokio::test]
 async fn install_toggle_delete_rescan_and_browse_skills() {
-    let registry = Listening::registry(&shared_data().join("registry-mirror"));
+    let registry = Listening::registry(&fixtures().join("registry-mirror"));
     let registry_url = registry.url();
     // The registry is on loopback, which URL installs refuse unless allowed.
     let config = format!("skills:\n  registry: {registry_url}\nnetwork:\n  allowPrivate: true\n");
