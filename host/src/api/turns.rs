@@ -232,6 +232,10 @@ impl From<ToolError> for ApiError {
             }
             ToolError::Memory(e) => e.into(),
             ToolError::Library(e) => e.into(),
+            ToolError::Install(e) => e.into(),
+            ToolError::SkillExists { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "already-installed", detail)
+            }
             ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
                 ApiError::internal("host tool", &detail)
             }
