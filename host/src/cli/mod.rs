@@ -10,7 +10,6 @@ pub mod memory;
 mod plugins;
 mod registry;
 pub mod skills;
-mod text;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
