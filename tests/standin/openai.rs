@@ -4,6 +4,7 @@
 //! scripted: streamed text, streamed tool calls (arguments split across chunks, as real
 //! servers send them), a plain JSON completion, or raw bytes for the garbage cases.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -71,6 +72,52 @@ impl OpenAi {
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// A stand-in that answers each request with the next step the test queued (and,
+    /// once the queue is empty, a text saying so).
+    pub fn queued() -> (OpenAi, Queue) {
+        let queue = Queue::default();
+        let steps = queue.0.clone();
+        let server = OpenAi::start(move |_, request| {
+            let step = steps.lock().unwrap().pop_front();
+            match step {
+                Some(step) => step(request),
+                None => Reply::Text("(the test scripted nothing more)".into()),
+            }
+        });
+        (server, queue)
+    }
+}
+
+/// A step of a queued script: the reply, possibly made from the request.
+type Step = Box<dyn FnOnce(&Value) -> Reply + Send>;
+
+/// The queue behind [`OpenAi::queued`].
+#[derive(Clone, Default)]
+pub struct Queue(Arc<Mutex<VecDeque<Step>>>);
+
+impl Queue {
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        let mut steps = self.0.lock().unwrap();
+        for reply in replies {
+            steps.push_back(Box::new(move |_| reply));
+        }
+    }
+
+    /// A reply made from the request it answers.
+    pub fn push_fn(&self, step: impl FnOnce(&Value) -> Reply + Send + 'static) {
+        self.0.lock().unwrap().push_back(Box::new(step));
+    }
+}
+
+/// The text of the last user message of a request.
+pub fn last_user_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// What a real endpoint would refuse.

@@ -16,7 +16,7 @@ use engram::brain::NewMemory;
 use engram::gate::{TurnState, Verdict};
 use engram::paths::DataDir;
 use engram_e2e::standin::http::{Request, Response, Server};
-use engram_e2e::standin::openai::{OpenAi, Reply};
+use engram_e2e::standin::openai::{OpenAi, Queue, Reply};
 use engram_strategies::model::MemoryType;
 use serde_json::{Value, json};
 
@@ -56,24 +56,17 @@ impl ChatIo for Person {
 /// A model scripted by a queue: each request takes the next reply.
 struct Model {
     server: OpenAi,
-    queue: Arc<Mutex<VecDeque<Reply>>>,
+    queue: Queue,
 }
 
 impl Model {
     fn start() -> Model {
-        let queue = Arc::new(Mutex::new(VecDeque::<Reply>::new()));
-        let next = queue.clone();
-        let server = OpenAi::start(move |_, _| {
-            next.lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or_else(|| Reply::Text("(the test scripted nothing more)".into()))
-        });
+        let (server, queue) = OpenAi::queued();
         Model { server, queue }
     }
 
     fn script(&self, replies: impl IntoIterator<Item = Reply>) {
-        self.queue.lock().unwrap().extend(replies);
+        self.queue.push(replies);
     }
 
     fn requests(&self) -> Vec<Value> {
