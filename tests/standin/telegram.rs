@@ -18,6 +18,8 @@ use super::http::{Request, Response, Server};
 pub struct Call {
     pub method: String,
     pub params: Value,
+    /// The id of the message a `sendMessage` created (to press its buttons).
+    pub message_id: Option<i64>,
 }
 
 #[derive(Default)]
@@ -175,6 +177,7 @@ fn handle(shared: &Arc<(Mutex<State>, Condvar)>, method: &str, params: Value) ->
         state.calls.push(Call {
             method: method.into(),
             params: params.clone(),
+            message_id: None,
         });
         // Confirmed updates are forgotten, as Telegram forgets them.
         state
@@ -192,11 +195,24 @@ fn handle(shared: &Arc<(Mutex<State>, Condvar)>, method: &str, params: Value) ->
         }
     }
     let mut state = lock.lock().unwrap();
-    state.calls.push(Call {
+    let response = answer(&mut state, method, &params);
+    ready.notify_all();
+    response
+}
+
+/// Answers a call other than `getUpdates`, recording it.
+fn answer(state: &mut State, method: &str, params: &Value) -> Response {
+    let mut call = Call {
         method: method.into(),
         params: params.clone(),
-    });
-    ready.notify_all();
+        message_id: None,
+    };
+    let response = respond(state, method, params, &mut call);
+    state.calls.push(call);
+    response
+}
+
+fn respond(state: &mut State, method: &str, params: &Value, call: &mut Call) -> Response {
     match method {
         "getMe" => ok(
             json!({"id": 4242, "is_bot": true, "first_name": "Engram", "username": "engram_standin_bot"}),
@@ -214,6 +230,7 @@ fn handle(shared: &Arc<(Mutex<State>, Condvar)>, method: &str, params: Value) ->
             }
             let message_id = if method == "sendMessage" {
                 state.next_message += 1;
+                call.message_id = Some(state.next_message);
                 state.next_message
             } else {
                 params["message_id"].as_i64().unwrap_or(0)

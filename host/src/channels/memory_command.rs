@@ -108,6 +108,20 @@ impl Choice {
         }
     }
 
+    /// The action it runs, when it needs nothing more from the person (Search needs
+    /// its query first).
+    pub fn action(self) -> Option<Action> {
+        Some(match self {
+            Choice::Overview => Action::Overview,
+            Choice::Recent => Action::Recent,
+            Choice::Subconscious => Action::Subconscious,
+            Choice::Search => return None,
+            Choice::Pause => Action::Pause,
+            Choice::Resume => Action::Resume,
+            Choice::Clear => Action::Clear,
+        })
+    }
+
     pub fn parse(key: &str) -> Option<Choice> {
         TERMINAL_MENU
             .into_iter()

@@ -28,11 +28,11 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Config, Editor};
 
+use super::learned;
 use super::memory_command::{self, Action, Choice, TERMINAL_MENU};
 use super::skills_command::{Role, handle_skills_command};
 use crate::agent::{Agent, Chat};
 use crate::app::App;
-use crate::brain::ingest::{Applied, Ingested};
 use crate::skills::RegistryClient;
 use crate::term_text::clean_block;
 use io::TerminalIo;
@@ -222,11 +222,9 @@ impl Session {
                 return Ok(());
             }
         };
-        let action = match choice {
-            Choice::Overview => Action::Overview,
-            Choice::Recent => Action::Recent,
-            Choice::Subconscious => Action::Subconscious,
-            Choice::Search => {
+        let action = match choice.action() {
+            Some(action) => action,
+            None => {
                 let query = if args.len() > 1 {
                     args[1..].join(" ")
                 } else {
@@ -237,9 +235,6 @@ impl Session {
                 };
                 Action::Search(query)
             }
-            Choice::Pause => Action::Pause,
-            Choice::Resume => Action::Resume,
-            Choice::Clear => Action::Clear,
         };
         let reply = self.memory_action(action);
         println!("{}", clean_block(&reply.text));
@@ -258,10 +253,11 @@ impl Session {
     fn memory_action(&self, action: Action) -> memory_command::MemoryReply {
         let memory = self.app.memory.clone();
         let user = self.chat.user().to_string();
+        let handle = self
+            .runtime
+            .spawn_blocking(move || memory_command::run(&memory, &user, action));
         self.runtime
-            .block_on(tokio::task::spawn_blocking(move || {
-                memory_command::run(&memory, &user, action)
-            }))
+            .block_on(handle)
             .unwrap_or_else(|e| memory_command::MemoryReply {
                 text: format!("/memory failed: {e}"),
                 confirm: false,
@@ -291,27 +287,4 @@ impl Session {
 fn entries() -> String {
     let keys: Vec<&str> = TERMINAL_MENU.iter().map(|c| c.key()).collect();
     format!("Entries: /memory {}", keys.join(" | "))
-}
-
-/// What ending a conversation learned, in a few words.
-fn learned(ingested: &Ingested) -> String {
-    if let Some(why) = &ingested.skipped {
-        return format!("(nothing learned: {why})");
-    }
-    let count = |f: fn(&Applied) -> bool| ingested.applied.iter().filter(|a| f(a)).count();
-    let added = count(|a| matches!(a, Applied::Added { .. }));
-    let changed = count(|a| {
-        matches!(
-            a,
-            Applied::Reinforced { .. } | Applied::Updated { .. } | Applied::Superseded { .. }
-        )
-    });
-    match (added, changed) {
-        (0, 0) => "(nothing new to remember)".to_string(),
-        (added, 0) => format!(
-            "(learned {added} new memor{})",
-            if added == 1 { "y" } else { "ies" }
-        ),
-        (added, changed) => format!("(learned {added} new, updated {changed})"),
-    }
 }
