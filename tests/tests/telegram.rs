@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use engram_e2e::standin::openai::{OpenAi, Queue, Reply, last_user_text};
 use engram_e2e::standin::telegram::{Call, MAX_TEXT, Telegram, texts_to};
-use engram_e2e::{Daemon, engram, ok};
+use engram_e2e::{Daemon, Listening, engram, ok, shared_data};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "4242:standin-token";
@@ -415,5 +415,61 @@ fn without_a_model_commands_work_and_chat_says_what_to_set() {
     telegram.message(MEMBER, MEMBER, "Bob", "/memory overview");
     let overview = text(&nth_sent(&telegram, MEMBER, 2));
     assert!(overview.starts_with("Second Brain: on"), "{overview}");
+    daemon.stop();
+}
+
+#[test]
+fn skills_search_shows_the_top_five_with_their_pages_and_buttons_by_role() {
+    let mirror = shared_data().join("registry-mirror");
+    if !mirror.is_dir() {
+        eprintln!("SKIPPED: no registry mirror at {}", mirror.display());
+        return;
+    }
+    let registry = Listening::registry(&mirror);
+    let registry_url = format!("http://{}", registry.addr);
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = Telegram::start(TOKEN);
+    let (model, _queue) = OpenAi::queued();
+    let config = format!(
+        "{}skills:\n  registry: {registry_url}\n",
+        config(&telegram, &model)
+    );
+    let daemon = start(dir.path(), &config);
+
+    telegram.message(MEMBER, MEMBER, "Bob", "/skills search audit logging");
+    let found = nth_sent(&telegram, MEMBER, 1);
+    let pages = text(&found)
+        .matches(&format!("{registry_url}/skills/"))
+        .count();
+    assert!((1..=5).contains(&pages), "{}", text(&found));
+    let member_buttons = buttons(&found);
+    assert_eq!(member_buttons.len(), pages, "{member_buttons:?}");
+    assert!(
+        member_buttons
+            .iter()
+            .all(|(l, d)| l.starts_with("View ") && d.starts_with("s:v:"))
+    );
+
+    telegram.message(ADMIN, ADMIN, "Ann", "/skills search audit logging");
+    let found = nth_sent(&telegram, ADMIN, 1);
+    let install = buttons(&found)
+        .into_iter()
+        .find(|(l, _)| l.starts_with("Install "))
+        .expect("admins get Install buttons");
+    let id = install.1.strip_prefix("s:i:").unwrap().to_string();
+    // A member's View press shows the details with the page.
+    telegram.press(MEMBER, MEMBER, 1, &format!("s:v:{id}"));
+    let view = text(&nth_sent(&telegram, MEMBER, 2));
+    assert!(
+        view.contains(&format!("{registry_url}/skills/{id}")),
+        "{view}"
+    );
+    // The admin's Install press installs it.
+    telegram.press(ADMIN, ADMIN, found.message_id.unwrap(), &install.1);
+    let installed = text(&nth_sent(&telegram, ADMIN, 2));
+    assert!(installed.contains("installed"), "{installed}");
+    let slug = id.rsplit('/').next().unwrap();
+    let skills = ok(daemon.get("/api/skills"), 200).to_string();
+    assert!(skills.contains(slug), "{skills}");
     daemon.stop();
 }
