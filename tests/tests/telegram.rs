@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use engram_e2e::standin::openai::{OpenAi, Queue, Reply, last_user_text};
 use engram_e2e::standin::telegram::{Call, MAX_TEXT, Telegram, texts_to};
-use engram_e2e::{Daemon, Listening, engram, ok, shared_data};
+use engram_e2e::{Daemon, Listening, engram, fixtures, ok};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "4242:standin-token";
@@ -420,12 +420,7 @@ fn without_a_model_commands_work_and_chat_says_what_to_set() {
 
 #[test]
 fn skills_search_shows_the_top_five_with_their_pages_and_buttons_by_role() {
-    let mirror = shared_data().join("registry-mirror");
-    if !mirror.is_dir() {
-        eprintln!("SKIPPED: no registry mirror at {}", mirror.display());
-        return;
-    }
-    let registry = Listening::registry(&mirror);
+    let registry = Listening::registry(&fixtures().join("registry-mirror"));
     let registry_url = format!("http://{}", registry.addr);
     let dir = tempfile::tempdir().unwrap();
     let telegram = Telegram::start(TOKEN);
