@@ -355,3 +355,35 @@ fn engram_chat_without_a_model_serves_commands_and_says_what_to_set() {
     term.send("\x04"); // Ctrl-D leaves
     term.wait_for("Bye.");
 }
+
+#[test]
+fn ctrl_c_stops_an_answer_and_the_chat_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, queue) = OpenAi::queued();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!(
+            "llm:\n  baseUrl: {}\n  model: standin-model\n  timeoutSeconds: 30\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    let mut term = Terminal::start(dir.path());
+    term.wait_for("model standin-model.");
+    // A model that starts answering and then goes silent for longer than the test waits.
+    queue.push([Reply::Stall(Duration::from_secs(25))]);
+    term.send("tell me a long story\r");
+    let deadline = Instant::now() + WAIT;
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model was never called");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    term.keys("\x03");
+    term.wait_for("(interrupted)");
+    // The prompt is back and the next message is answered.
+    queue.push([Reply::Text("Short one, then.".into())]);
+    term.send("a short one then\r");
+    term.wait_for("Short one, then.");
+    term.send("/exit\r");
+    term.wait_for("Bye.");
+}
