@@ -15,6 +15,7 @@ use serde_json::Value;
 /// use too (no network or model on the test machines).
 #[path = "../host/tests/support/stand_in.rs"]
 pub mod stand_in;
+pub mod standin;
 
 /// The token the tests give the daemon through `ENGRAM_TOKEN`.
 pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";

@@ -27,6 +27,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     #[serde(default)]
     pub plugins: PluginsConfig,
+    #[serde(default)]
+    pub llm: LlmConfig,
 }
 
 /// `skills.*`: where the skills registry is and how long its feed is cached.
@@ -173,11 +175,58 @@ impl ConfigFile {
 pub struct ChannelsConfig {
     #[serde(default)]
     pub bot: BotChannelConfig,
+    /// Absent: no Telegram channel.
+    pub telegram: Option<TelegramConfig>,
+}
+
+/// `channels.telegram.*`: the Telegram bot the daemon answers as (long polling). Who
+/// may talk to it is `channels.bot`; the token is read from the environment variable
+/// named here, never from this file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TelegramConfig {
+    /// The environment variable holding the bot token BotFather gave (default
+    /// `TELEGRAM_BOT_TOKEN`).
+    pub token_env: Option<String>,
+    /// The Bot API's base URL (default `https://api.telegram.org`): a self-hosted Bot
+    /// API server, or a stand-in for tests. Like `llm.baseUrl`, the operator's choice,
+    /// so it may be on loopback.
+    pub base_url: Option<String>,
+    /// How long one `getUpdates` long poll waits for news, in seconds (1 to 50,
+    /// default 30).
+    pub poll_seconds: Option<u32>,
+    /// Telegram user id -> the Engram user whose memory their chats use (default
+    /// `telegram-<id>`: each person keeps their own). Map yourself to `default` to
+    /// share the memory of `engram chat`.
+    #[serde(default, deserialize_with = "user_map")]
+    pub users: std::collections::BTreeMap<String, String>,
+}
+
+/// `llm.*`: the model `engram chat` and the Telegram channel talk to, any
+/// OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, llama.cpp's server,
+/// vLLM). Without `baseUrl` and `model`, chat says so and the slash commands still work.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmConfig {
+    /// The API's base URL, up to and including its version (`/v1`): requests go to
+    /// `{baseUrl}/chat/completions`.
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// The environment variable holding the API key, sent as a bearer token (none:
+    /// no key is sent, as local servers expect).
+    pub api_key_env: Option<String>,
+    /// Model calls answered with tool calls in one turn, at most (default 8); then the
+    /// turn stops and says so.
+    pub max_tool_rounds: Option<u32>,
+    /// The longest one model call may take, streaming included, in seconds (default
+    /// 120).
+    pub timeout_seconds: Option<u32>,
+    pub temperature: Option<f32>,
 }
 
 /// `channels.bot.*`: who may use the messaging-bot channel's commands. User ids are
 /// the transport's own, compared exactly. Admins are approved users too; anyone else
-/// is refused (see `skills/bot.rs`).
+/// is refused (see `channels/skills_command.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BotChannelConfig {
@@ -202,6 +251,29 @@ fn user_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Er
         .map(|id| match id {
             Id::Text(text) => text,
             Id::Number(n) => n.to_string(),
+        })
+        .collect())
+}
+
+/// Telegram user ids (text or numbers) -> Engram user names.
+fn user_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(i64),
+    }
+    let map = std::collections::BTreeMap::<Id, String>::deserialize(d)?;
+    Ok(map
+        .into_iter()
+        .map(|(id, user)| {
+            let id = match id {
+                Id::Text(text) => text,
+                Id::Number(n) => n.to_string(),
+            };
+            (id, user)
         })
         .collect())
 }
@@ -405,5 +477,33 @@ mod tests {
         ] {
             assert!(Config::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn reads_the_llm_and_telegram_settings() {
+        let config = Config::parse(
+            "llm:\n  baseUrl: http://127.0.0.1:11434/v1\n  model: qwen3\n  apiKeyEnv: OPENAI_API_KEY\n  maxToolRounds: 3\n  timeoutSeconds: 20\nchannels:\n  telegram:\n    tokenEnv: TG\n    baseUrl: http://127.0.0.1:9\n    pollSeconds: 2\n    users: {42: default}\n",
+        )
+        .expect("parse");
+        assert_eq!(
+            config.llm.base_url.as_deref(),
+            Some("http://127.0.0.1:11434/v1")
+        );
+        assert_eq!(config.llm.model.as_deref(), Some("qwen3"));
+        assert_eq!(config.llm.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(
+            (config.llm.max_tool_rounds, config.llm.timeout_seconds),
+            (Some(3), Some(20))
+        );
+        let telegram = config.channels.telegram.expect("telegram");
+        assert_eq!(telegram.token_env.as_deref(), Some("TG"));
+        assert_eq!(telegram.poll_seconds, Some(2));
+        assert_eq!(
+            telegram.users.get("42").map(String::as_str),
+            Some("default")
+        );
+        assert_eq!(Config::default().channels.telegram, None);
+        assert!(Config::parse("llm:\n  baseURL: x\n").is_err());
+        assert!(Config::parse("channels:\n  telegram:\n    token: secret\n").is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! Engram: a local memory-and-skills host for AI agents. See ARCHITECTURE.md at the
 //! repository root for the codemap.
 
+pub mod agent;
 pub mod api;
 pub mod app;
 pub mod brain;
@@ -24,6 +25,7 @@ pub mod server;
 pub mod skills;
 pub mod sqlite;
 pub mod strict_json;
+pub mod term_text;
 pub mod time;
 pub mod tools;
 pub mod turns;

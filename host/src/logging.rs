@@ -3,7 +3,8 @@
 //! when stderr is a terminal and `NO_COLOR` is unset, so files and pipes get plain
 //! lines. What is logged is chosen the `RUST_LOG` way: `ENGRAM_LOG` (else `RUST_LOG`)
 //! holds `tracing` directives such as `warn`, `engram=debug` or
-//! `info,engram::brain=trace`; the default is `info`.
+//! `info,engram::brain=trace`; the default is `info` (`warn` for `engram chat`, which
+//! shares the terminal with the person: see [`default_filter`]).
 
 use std::io::IsTerminal;
 
@@ -13,6 +14,8 @@ use tracing_subscriber::EnvFilter;
 pub const FILTER_ENV: [&str; 2] = ["ENGRAM_LOG", "RUST_LOG"];
 /// What is logged when neither variable is set.
 const DEFAULT_FILTER: &str = "info";
+/// The same for commands whose terminal belongs to a person (`engram chat`).
+const QUIET_FILTER: &str = "warn";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LogFormat {
@@ -23,10 +26,16 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the process's subscriber. A filter that does not parse is reported on
+/// The filter used when neither variable is set: [`QUIET_FILTER`] for `engram chat`.
+pub fn default_filter(quiet: bool) -> &'static str {
+    if quiet { QUIET_FILTER } else { DEFAULT_FILTER }
+}
+
+/// Installs the process's subscriber, logging `default` unless a variable says
+/// otherwise. A filter that does not parse is reported on
 /// stderr and replaced by the default, rather than silently logging nothing.
-pub fn init(format: LogFormat) {
-    let (filter, problem) = filter_from_env();
+pub fn init(format: LogFormat, default: &str) {
+    let (filter, problem) = filter_from_env(default);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -35,22 +44,22 @@ pub fn init(format: LogFormat) {
         LogFormat::Json => builder.json().init(),
     }
     if let Some(problem) = problem {
-        tracing::warn!("{problem}; logging at `{DEFAULT_FILTER}`");
+        tracing::warn!("{problem}; logging at `{default}`");
     }
 }
 
 /// The filter from the first variable of [`FILTER_ENV`] that is set, and what was
 /// wrong with it if it did not parse.
-fn filter_from_env() -> (EnvFilter, Option<String>) {
+fn filter_from_env(default: &str) -> (EnvFilter, Option<String>) {
     let set = FILTER_ENV
         .iter()
         .find_map(|name| std::env::var(name).ok().map(|value| (*name, value)));
     match set {
-        None => (EnvFilter::new(DEFAULT_FILTER), None),
+        None => (EnvFilter::new(default), None),
         Some((name, value)) => match EnvFilter::try_new(&value) {
             Ok(filter) => (filter, None),
             Err(e) => (
-                EnvFilter::new(DEFAULT_FILTER),
+                EnvFilter::new(default),
                 Some(format!("{name}={value:?} is not a log filter ({e})")),
             ),
         },

@@ -67,6 +67,11 @@ impl DataDir {
         self.root.join("cache")
     }
 
+    /// What was typed into `engram chat` (its line editor's history; private: 0600).
+    pub fn chat_history_file(&self) -> PathBuf {
+        self.root.join("chat").join("history.txt")
+    }
+
     pub fn component_cache_dir(&self) -> PathBuf {
         self.cache_dir().join("components")
     }

@@ -115,6 +115,10 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
     let maintenance = tokio::spawn(maintain(app.clone()));
     let scheduler = tokio::spawn(run_schedules(app.clone()));
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
+    let telegram = tokio::spawn(crate::channels::telegram::run(
+        app.clone(),
+        shutdown.clone(),
+    ));
     axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
         .with_graceful_shutdown(async move {
             stop.await;
@@ -123,6 +127,7 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
         .await?;
     maintenance.abort();
     scheduler.abort();
+    telegram.abort();
     // Ours to remove: no other daemon can have written it while we hold the lock.
     let _ = std::fs::remove_file(&daemon_file);
     if let Ok(brain) = app.memory.brain()

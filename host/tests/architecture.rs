@@ -15,7 +15,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front doors: commands", &["cli", "server"]),
     ("front doors: surfaces", &["api", "dashboard", "channels"]),
     ("assembly", &["app"]),
-    ("services: turns and runs", &["turns", "schedule"]),
+    ("services: turns and runs", &["agent", "turns", "schedule"]),
     ("services: the turn's parts", &["tools", "gate", "routing"]),
     ("services: memory", &["memory"]),
     (
@@ -36,6 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ids",
             "strict_json",
             "html",
+            "term_text",
         ],
     ),
 ];

@@ -469,7 +469,7 @@ fn the_openapi_document_describes_the_skills_routes() {
     }
     assert_eq!(
         schemas["SkillSourceKind"]["enum"],
-        json!(["seed", "registry", "url", "file", "manual"])
+        json!(["seed", "registry", "url", "file", "manual", "chat"])
     );
     let detail = &doc["paths"]["/api/skills/{name}"]["get"];
     let params: Vec<&str> = detail["parameters"]

@@ -15,6 +15,7 @@ const SOURCES = {
   url: 'URL',
   file: 'file',
   manual: 'manual',
+  chat: 'pasted in a chat',
 };
 
 const STATUS_WORDS = {

@@ -112,7 +112,8 @@ pub struct SkillSource {
     pub registry: Option<String>,
 }
 
-/// `seed` (a built-in), `registry`, `url`, `file` or `manual` (found by a scan).
+/// `seed` (a built-in), `registry`, `url`, `file`, `manual` (found by a scan) or
+/// `chat` (SKILL.md text pasted into a chat).
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SkillSourceKind {
@@ -121,6 +122,7 @@ pub enum SkillSourceKind {
     Url,
     File,
     Manual,
+    Chat,
 }
 
 /// A stable code and a human message.
@@ -576,6 +578,7 @@ fn item(skill: InstalledSkill, root: &FsPath) -> SkillItem {
                 SourceKind::Url => SkillSourceKind::Url,
                 SourceKind::File => SkillSourceKind::File,
                 SourceKind::Manual => SkillSourceKind::Manual,
+                SourceKind::Chat => SkillSourceKind::Chat,
             },
             url: entry.source.url,
             registry: entry.source.registry,

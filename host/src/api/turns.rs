@@ -43,7 +43,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, user_id};
 use crate::app::App;
 use crate::gate::{
-    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
+    Approver, AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
 use crate::net::FetchError;
 use crate::tools::ToolError;
@@ -232,6 +232,10 @@ impl From<ToolError> for ApiError {
             }
             ToolError::Memory(e) => e.into(),
             ToolError::Library(e) => e.into(),
+            ToolError::Install(e) => e.into(),
+            ToolError::SkillExists { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "already-installed", detail)
+            }
             ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
                 ApiError::internal("host tool", &detail)
             }
@@ -395,7 +399,7 @@ pub async fn approve(
     blocking(move || {
         Ok((
             StatusCode::CREATED,
-            Json(app.turns.approve(&id, &body.tool)?),
+            Json(app.turns.approve(Approver::Operator, &id, &body.tool)?),
         ))
     })
     .await

@@ -28,10 +28,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{ClientError, DaemonClient, Endpoint, URL_ENV};
-use super::text::{clean, cut};
 use crate::api::auth::TOKEN_ENV;
 use crate::brain::DEFAULT_USER;
 use crate::brain::record::WireName;
+use crate::term_text::{clean, cut};
 
 /// How many memories `recent` and `subconscious` show unless `--limit` says otherwise.
 pub const DEFAULT_SHOWN: u16 = 10;

@@ -10,7 +10,6 @@ pub mod memory;
 mod plugins;
 mod registry;
 pub mod skills;
-mod text;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -68,6 +67,16 @@ pub enum Command {
     /// Host a skills registry
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
+    /// Talk to Engram in this terminal (needs llm.* in config.yaml for answers)
+    Chat(ChatArgs),
+}
+
+/// `engram chat`.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    /// Whose memory the conversation uses
+    #[arg(long, default_value = crate::brain::DEFAULT_USER, value_name = "USER")]
+    pub user: String,
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -108,5 +117,6 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),
+        Command::Chat(args) => crate::channels::terminal::run(App::open(data)?, args.user),
     }
 }

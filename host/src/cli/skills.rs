@@ -19,7 +19,6 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::text::{clean, clean_block, cut};
 use crate::config::{Config, ConfigFile};
 use crate::paths::DataDir;
 use crate::skills::registry::client::{FeedOrigin, LoadedFeed, human_age};
@@ -28,6 +27,7 @@ use crate::skills::registry::feed::{FeedCategory, FeedSkill};
 use crate::skills::registry::update::UpdateStatus;
 use crate::skills::registry::{RegistryClient, RegistryError, RegistryUrl};
 use crate::skills::{IndexEntry, InstallOutcome, Library, SkillId, SourceKind};
+use crate::term_text::{clean, clean_block, cut};
 
 #[derive(Debug, Args)]
 pub struct SkillsArgs {

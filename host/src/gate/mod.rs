@@ -96,9 +96,6 @@ pub struct Approved {
     pub decision: Decision,
 }
 
-/// The audit log's caller for the operator's approvals.
-const OPERATOR: &str = "operator";
-
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Caller<'a> {
@@ -107,6 +104,10 @@ pub enum Caller<'a> {
     /// A WASM plugin through `tools.invoke` (it has nobody to ask), acting for `user`:
     /// it may use that user's turns only.
     Plugin { name: &'a str, user: &'a str },
+    /// A chat channel's agent loop (`terminal`, `telegram`) acting for `user`, the
+    /// person in that chat: it may use their turns only, and it can ask them when the
+    /// answer is ask.
+    Channel { channel: &'a str, user: &'a str },
 }
 
 impl Caller<'_> {
@@ -114,13 +115,43 @@ impl Caller<'_> {
         match self {
             Caller::Agent => "agent".to_string(),
             Caller::Plugin { name, .. } => format!("plugin:{name}"),
+            Caller::Channel { channel, .. } => format!("channel:{channel}"),
         }
     }
 
     fn user(&self) -> Option<&str> {
         match self {
             Caller::Agent => None,
-            Caller::Plugin { user, .. } => Some(user),
+            Caller::Plugin { user, .. } | Caller::Channel { user, .. } => Some(user),
+        }
+    }
+}
+
+/// Who says yes to a tool the gate asks about. Never the model: an approval comes
+/// from a person or the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approver<'a> {
+    /// The operator (`POST /api/turns/{id}/approvals`, with the token).
+    Operator,
+    /// The person in a chat channel, answering the question it asked them: for their
+    /// own turn only.
+    Person { channel: &'a str, user: &'a str },
+}
+
+impl Approver<'_> {
+    fn label(&self) -> String {
+        match self {
+            Approver::Operator => "operator".to_string(),
+            Approver::Person { channel, .. } => format!("person:{channel}"),
+        }
+    }
+
+    fn reason(&self, tool: &str) -> String {
+        match self {
+            Approver::Operator => format!("the operator approved `{tool}` for this turn only"),
+            Approver::Person { channel, .. } => {
+                format!("the user approved `{tool}` in {channel} for this turn only")
+            }
         }
     }
 }
@@ -186,13 +217,19 @@ impl Gate {
         Some((turn, state))
     }
 
-    /// The operator approves `tool` for the open turn `turn_id`: from now until the
+    /// `approver` approves `tool` for the open turn `turn_id`: from now until the
     /// turn ends or expires, the gate answers allow where it would ask. A tool the
     /// gate denies in the turn (operator deny, not in the invoked skill's
-    /// `allowed-tools`) cannot be approved, nor one it does not know. The approval is
-    /// written to the audit log (caller `operator`, code `approved`) before it takes
-    /// effect: one that cannot be recorded is not given.
-    pub fn approve(&self, turn_id: &str, tool: &str) -> Result<Approved, GateError> {
+    /// `allowed-tools`) cannot be approved, nor one it does not know, nor, by a person,
+    /// another user's turn. The approval is written to the audit log (caller
+    /// `operator` or `person:<channel>`, code `approved`) before it takes effect: one
+    /// that cannot be recorded is not given.
+    pub fn approve(
+        &self,
+        approver: Approver,
+        turn_id: &str,
+        tool: &str,
+    ) -> Result<Approved, GateError> {
         let now = self.clock.now_ms();
         let policy = self.policy.policy();
         let (turn, state) = self
@@ -202,6 +239,15 @@ impl Gate {
             TurnState::Open => {}
             TurnState::Ended => return Err(GateError::TurnEnded(turn.id)),
             TurnState::Expired => return Err(GateError::TurnExpired(turn.id)),
+        }
+        if let Approver::Person { user, .. } = approver
+            && user != turn.user
+        {
+            return Err(GateError::NotApprovable {
+                tool: policy::shown(tool),
+                code: ReasonCode::UserMismatch,
+                reason: "the turn belongs to another user".into(),
+            });
         }
         let without = policy::decide(&policy, turn.skill.as_ref(), false, tool);
         match (without.verdict, without.code) {
@@ -220,17 +266,14 @@ impl Gate {
         let decision = Decision::new(
             Verdict::Allow,
             ReasonCode::Approved,
-            format!(
-                "the operator approved `{}` for this turn only",
-                policy::shown(tool)
-            ),
+            approver.reason(&policy::shown(tool)),
         );
         self.audit.record(&audit::NewEntry {
             at: now,
             turn_id: Some(&turn.id),
             user: Some(&turn.user),
             skill: turn.skill.as_ref().map(|s| s.skill.as_str()),
-            caller: OPERATOR,
+            caller: &approver.label(),
             tool,
             decision: &decision,
             args_summary: "",
@@ -260,8 +303,9 @@ impl Gate {
     }
 
     /// As [`Gate::decide`], for any caller, in the turn `turn_id` if the call belongs
-    /// to one. A plugin's user must be the turn's (a plugin acting for one user cannot
-    /// use another's turn), and a plugin has nobody to ask, so ask is a deny for it.
+    /// to one. A plugin's or channel's user must be the turn's (acting for one user, it
+    /// cannot use another's turn), and a plugin has nobody to ask, so ask is a deny for
+    /// it.
     /// Never fails: an error while deciding is a deny with its reason code.
     pub fn decide_as(
         &self,

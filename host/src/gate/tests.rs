@@ -478,7 +478,10 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     f.clock.advance(1_000);
-    let approved = f.gate.approve(&t.id, "fetch_url").expect("approve");
+    let approved = f
+        .gate
+        .approve(Approver::Operator, &t.id, "fetch_url")
+        .expect("approve");
     let decision = &approved.decision;
     assert_eq!(
         (decision.verdict, decision.code),
@@ -527,22 +530,24 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     assert!(matches!(
-        f.gate.approve(&t.id, "fetch_url"),
+        f.gate.approve(Approver::Operator, &t.id, "fetch_url"),
         Err(GateError::TurnEnded(_))
     ));
     // Expired: gone too, and no longer approvable.
-    f.gate.approve(&next.id, "fetch_url").expect("approve");
+    f.gate
+        .approve(Approver::Operator, &next.id, "fetch_url")
+        .expect("approve");
     f.clock.advance(10 * MINUTE_MS);
     assert_eq!(
         verdict(&f.gate, &next, "fetch_url"),
         (Verdict::Deny, ReasonCode::TurnExpired)
     );
     assert!(matches!(
-        f.gate.approve(&next.id, "fetch_url"),
+        f.gate.approve(Approver::Operator, &next.id, "fetch_url"),
         Err(GateError::TurnExpired(_))
     ));
     assert!(matches!(
-        f.gate.approve("turn_nope", "fetch_url"),
+        f.gate.approve(Approver::Operator, "turn_nope", "fetch_url"),
         Err(GateError::UnknownTurn(_))
     ));
 
@@ -575,7 +580,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
 fn a_denied_or_unknown_tool_cannot_be_approved() {
     let f = fixture(Policy::default().with_level("fetch_url", ToolLevel::Deny));
     let plain = turn(&f.gate, "u", None);
-    match f.gate.approve(&plain.id, "fetch_url") {
+    match f.gate.approve(Approver::Operator, &plain.id, "fetch_url") {
         Err(e @ GateError::NotApprovable { .. }) => {
             assert_eq!(e.code(), "operator-deny");
             assert!(e.to_string().contains("never a deny"), "{e}");
@@ -587,13 +592,13 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
         (Verdict::Deny, ReasonCode::OperatorDeny)
     );
     assert!(matches!(
-        f.gate.approve(&plain.id, "Read"),
+        f.gate.approve(Approver::Operator, &plain.id, "Read"),
         Err(GateError::UnknownTool(_))
     ));
     // While a skill is invoked, a tool outside its allowed-tools stays denied.
     let web = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
     assert!(matches!(
-        f.gate.approve(&web.id, "save_memory"),
+        f.gate.approve(Approver::Operator, &web.id, "save_memory"),
         Err(GateError::NotApprovable {
             code: ReasonCode::NotInAllowedTools,
             ..

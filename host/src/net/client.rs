@@ -283,7 +283,7 @@ async fn pinned_client(
 
 /// The error with its causes (reqwest's own message is often just "error sending
 /// request").
-fn describe(error: &reqwest::Error) -> String {
+pub(super) fn describe(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

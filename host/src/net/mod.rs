@@ -16,9 +16,14 @@
 //!   environment (a proxy would resolve names we never checked);
 //! - the body is read chunk by chunk and the read stops as soon as it passes the
 //!   limit (a `Content-Length` over the limit is refused before reading).
+//!
+//! The services the operator configured (the model endpoint, the Telegram Bot API) are
+//! reached through an [`Endpoint`] instead: bound to that one origin, which may be
+//! private (`endpoint.rs` says why that opens nothing else).
 
 mod address;
 mod client;
+mod endpoint;
 pub mod host_pattern;
 mod resolve;
 
@@ -26,4 +31,5 @@ pub use address::is_non_public;
 pub use client::{
     FetchError, Fetched, MAX_REDIRECTS, NetPolicy, URL_TIMEOUT, get, origin_of, parse_http_url,
 };
+pub use endpoint::{Answer, Endpoint};
 pub use resolve::{AddressError, Resolve, SystemResolver, ip_literal, resolve_checked};

@@ -1,5 +1,6 @@
-//! The host tools (DESIGN section 5): `save_memory`, `search_memory`, `fetch_url` and
-//! `read_skill_file`, the tools Engram runs itself once the gate has allowed a call.
+//! The host tools (DESIGN section 5): `save_memory`, `search_memory`, `fetch_url`,
+//! `read_skill_file` and `install_skill`, the tools Engram runs itself once the gate
+//! has allowed a call.
 //!
 //! [`HOST_TOOLS`] specifies each of them once: its name, the level it gets when the
 //! operator says nothing, a one-line description written for a model, the JSON Schema
@@ -16,6 +17,7 @@
 mod fetch;
 mod files;
 mod memory;
+mod skills;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +29,7 @@ use crate::config::{ConfigFile, ToolLevel};
 use crate::memory::Memory;
 use crate::memory::MemoryError;
 use crate::net::FetchError;
-use crate::skills::{Library, LibraryError};
+use crate::skills::{Library, LibraryError, RegistryError};
 use crate::strict_json::ShapeError;
 
 pub use fetch::{FETCH_MAX_BYTES, FETCH_MAX_TEXT_CHARS};
@@ -66,6 +68,13 @@ pub const HOST_TOOLS: &[HostTool] = &[
         default_level: ToolLevel::Ask,
         args_schema: fetch::args_schema,
         run: fetch::run,
+    },
+    HostTool {
+        name: "install_skill",
+        description: "Install a skill from a raw SKILL.md's URL or from pasted SKILL.md text.",
+        default_level: ToolLevel::Ask,
+        args_schema: skills::install_schema,
+        run: skills::install,
     },
     HostTool {
         name: "read_skill_file",
@@ -136,6 +145,17 @@ pub enum ToolError {
     Memory(#[from] MemoryError),
     #[error(transparent)]
     Library(#[from] LibraryError),
+    /// An install from a URL failed: the fetch, or the SKILL.md it served.
+    #[error(transparent)]
+    Install(RegistryError),
+    #[error(
+        "a skill named `{slug}` is already installed{}; pass force: true to replace it",
+        .version.as_deref().map(|v| format!(" (version {v})")).unwrap_or_default()
+    )]
+    SkillExists {
+        slug: String,
+        version: Option<String>,
+    },
     #[error("{context}: {source}")]
     Io {
         context: &'static str,
@@ -150,7 +170,10 @@ impl ToolError {
         match self {
             ToolError::Io { .. } => true,
             ToolError::Memory(e) => e.is_internal(),
-            ToolError::Library(e) => matches!(e, LibraryError::Io { .. }),
+            ToolError::Library(e) | ToolError::Install(RegistryError::Library(e)) => {
+                matches!(e, LibraryError::Io { .. })
+            }
+            ToolError::Install(e) => matches!(e, RegistryError::Internal(_)),
             _ => false,
         }
     }

@@ -12,6 +12,7 @@ use crate::brain::NewMemory;
 fn parses(tool: &str, args: Value) -> Result<(), ToolError> {
     match tool {
         "fetch_url" => tool_args::<fetch::FetchArgs>(args).map(drop),
+        "install_skill" => skills::read_args(args).map(drop),
         "read_skill_file" => tool_args::<files::ReadArgs>(args).map(drop),
         "save_memory" => tool_args::<NewMemory>(args).map(drop),
         "search_memory" => tool_args::<memory::SearchArgs>(args).map(drop),
@@ -27,6 +28,11 @@ fn calls(tool: &str) -> (Value, Value, Value) {
             json!({"url": "https://example.org/page"}),
             json!({"url": 42}),
             json!({}),
+        ),
+        "install_skill" => (
+            json!({"url": "https://example.org/notes/SKILL.md", "force": true}),
+            json!({"skill_md": 42}),
+            json!({"force": true}),
         ),
         "read_skill_file" => (
             json!({"path": "references/guide.md"}),
@@ -132,6 +138,6 @@ fn the_table_names_each_tool_once_and_describes_it_in_a_line() {
     assert!(host_tool("Fetch_URL").is_none());
     assert_eq!(
         names(),
-        "fetch_url, read_skill_file, save_memory, search_memory"
+        "fetch_url, install_skill, read_skill_file, save_memory, search_memory"
     );
 }

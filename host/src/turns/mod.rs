@@ -39,7 +39,7 @@ pub use script::ScriptResult;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::retrieve::Retrieval;
 use crate::config::ConfigFile;
-use crate::gate::{AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
+use crate::gate::{Approver, AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
 use crate::memory::Memory;
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
@@ -162,12 +162,18 @@ impl TurnService {
         Ok(self.gate.decide(id, tool, &args.to_string()))
     }
 
-    /// The operator's yes to `tool` in the open turn `id`, for the rest of the turn:
-    /// calls the gate would ask about are allowed (code `approved`). Recorded in the
-    /// audit log; approving again keeps the first approval.
-    pub fn approve(&self, id: &str, tool: &str) -> Result<ApprovalGranted, TurnError> {
+    /// `approver`'s yes (the operator's, or the person's in their chat) to `tool` in
+    /// the open turn `id`, for the rest of the turn: calls the gate would ask about are
+    /// allowed (code `approved`). Recorded in the audit log; approving again keeps the
+    /// first approval.
+    pub fn approve(
+        &self,
+        approver: Approver,
+        id: &str,
+        tool: &str,
+    ) -> Result<ApprovalGranted, TurnError> {
         check_tool_name("tool", tool)?;
-        let approved = self.gate.approve(id, tool)?;
+        let approved = self.gate.approve(approver, id, tool)?;
         Ok(ApprovalGranted {
             turn_id: approved.turn.id,
             tool: approved.approval.tool,

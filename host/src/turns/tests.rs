@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::{Config, ToolLevel};
 use crate::events::EventBus;
-use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
+use crate::gate::{Approver, Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
 use crate::paths::DataDir;
 use crate::runtime::{
@@ -259,7 +259,9 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
         .expect_err("asks");
     assert_eq!(asked.code(), "approval-required");
     // Once the operator approves, both may.
-    f.turns.approve(&t, "save_memory").expect("approve");
+    f.turns
+        .approve(Approver::Operator, &t, "save_memory")
+        .expect("approve");
     let saved = f
         .turns
         .run_host_tool(plugin, Some(&t), "save_memory", save, None)

@@ -81,6 +81,8 @@ pub enum SourceKind {
     Url,
     File,
     Manual,
+    /// SKILL.md text pasted into a chat (`install_skill {skill_md}`).
+    Chat,
 }
 
 impl IndexEntry {

@@ -140,11 +140,12 @@ impl RegistryClient {
                         reason: "the index records no file for this skill".into(),
                     }),
                 },
-                SourceKind::Seed | SourceKind::Manual => {
+                SourceKind::Seed | SourceKind::Manual | SourceKind::Chat => {
                     result.reason = Some(format!(
                         "{} skills have no source to update from",
                         match entry.source.kind {
                             SourceKind::Seed => "built-in",
+                            SourceKind::Chat => "pasted",
                             _ => "manually placed",
                         }
                     ));

@@ -1,5 +1,6 @@
-//! Text from a daemon or a registry made fit for a terminal, for every command that
-//! prints it: nothing it says can move the cursor or rewrite the screen.
+//! Text from a daemon, a registry or a model made fit for a terminal, for every command
+//! that prints it (the CLI, `engram chat`): nothing it says can move the cursor or
+//! rewrite the screen.
 
 /// One line: control characters (newlines, escape sequences) become spaces.
 pub fn clean(text: &str) -> String {
