@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use engram_e2e::{Daemon, TOKEN, engram, engram_bin};
+use engram_e2e::{Daemon, engram, engram_bin};
 
 fn python() -> Option<PathBuf> {
     if let Some(python) = std::env::var_os("ENGRAM_MCP_PYTHON") {
@@ -43,7 +43,9 @@ fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
     };
     let data = tempfile::tempdir().expect("data dir");
     let embedded = tempfile::tempdir().expect("embedded data dir");
-    let daemon = Daemon::start(&mut engram(data.path()));
+    // As a person's daemon runs: its token generated into `auth-token`, where `engram
+    // mcp` finds it (the README's stdio snippets pass no token).
+    let daemon = Daemon::start_first_run(&mut engram(data.path()), data.path());
     let bin_dir = engram_bin().parent().expect("bin dir").to_path_buf();
     let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
@@ -53,7 +55,7 @@ fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
         .arg(repo().join("tests/mcp/test_mcp.py"))
         .env("PATH", path)
         .env("ENGRAM_MCP_URL", daemon.url())
-        .env("ENGRAM_MCP_TOKEN", TOKEN)
+        .env("ENGRAM_MCP_TOKEN", &daemon.token)
         .env("ENGRAM_MCP_DATA", data.path())
         .env("ENGRAM_MCP_EMBEDDED_DATA", embedded.path())
         .env("ENGRAM_MCP_README", repo().join("README.md"))
@@ -65,4 +67,28 @@ fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
     eprintln!("{report}");
     assert!(output.status.success(), "the MCP suite failed: {report}");
     assert!(report.contains("\nOK"), "the suite ran no test: {report}");
+}
+
+#[test]
+fn embedded_refuses_a_data_directory_a_daemon_holds_and_touches_nothing() {
+    let data = tempfile::tempdir().expect("data dir");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let daemon_file = data.path().join(engram::server::DAEMON_FILE);
+    let before = std::fs::read(&daemon_file).expect("daemon.json");
+    // stdin is closed at once: were the lock not checked, the session would start
+    // (and end) on the daemon's databases.
+    let output = engram(data.path())
+        .args(["mcp", "--embedded"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run engram mcp --embedded");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", daemon.pid())) && stderr.contains(&daemon.url()),
+        "names the running daemon: {stderr}"
+    );
+    assert!(output.stdout.is_empty(), "no protocol was spoken");
+    assert_eq!(std::fs::read(&daemon_file).expect("daemon.json"), before);
+    assert_eq!(daemon.get("/healthz").status, 200);
 }

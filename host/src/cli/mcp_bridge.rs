@@ -27,13 +27,15 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::client::{ClientError, Endpoint};
+use crate::api::extract::MAX_BODY_BYTES;
 use crate::mcp::http::PATH;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
-/// The longest message read from stdin (the daemon takes at most 1 MiB; a longer one
-/// is still sent, so that its refusal reaches the client as an error for its id).
+/// The longest message read from stdin. One over the daemon's body limit (1 MiB) is
+/// answered here, as the daemon would refuse it: sending it only to be cut off
+/// mid-body would lose the answer to its id.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// The longest answer body kept when it is not an event stream.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
@@ -102,6 +104,10 @@ async fn relay(endpoint: Endpoint) -> Result<(), ClientError> {
             task.abort();
         }
         while tasks.try_join_next().is_some() {}
+        if line.len() > MAX_BODY_BYTES {
+            bridge.fail(&message, too_large());
+            continue;
+        }
         let id = request_id(&message);
         let task = tasks.spawn(bridge.clone().post(line, message));
         if let Some(id) = id {
@@ -165,6 +171,13 @@ async fn read_line(stdin: &mut BufReader<tokio::io::Stdin>) -> Option<Vec<u8>> {
             return Some(line);
         }
     }
+}
+
+fn too_large() -> String {
+    format!(
+        "the message is over the daemon's {} MiB limit (413)",
+        MAX_BODY_BYTES / (1024 * 1024)
+    )
 }
 
 /// The id of a request (a message with a method and an id), as its JSON text.
@@ -260,7 +273,7 @@ impl Bridge {
                 let reason = match status.as_u16() {
                     401 => "the daemon refused the API token (401); check {data_dir}/auth-token or ENGRAM_TOKEN".to_string(),
                     404 if lock(&self.session).is_some() => "the daemon no longer knows this MCP session (it restarted?); restart the MCP client".to_string(),
-                    413 => "the message is over the daemon's 1 MiB limit (413)".to_string(),
+                    413 => too_large(),
                     _ => format!("the daemon answered {status}"),
                 };
                 self.fail(&message, reason);

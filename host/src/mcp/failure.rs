@@ -56,6 +56,18 @@ impl Failure {
         )
     }
 
+    /// A refusal by a host tool's argument reader (`crate::tools::search_args`, ...)
+    /// for an MCP tool that takes the host tool's arguments: the host tool's
+    /// `args.<field>` is the call's own `<field>` here.
+    pub fn from_host_args(e: ToolError) -> Failure {
+        let own = |field: &str| field.strip_prefix("args.").unwrap_or(field).to_string();
+        match e {
+            ToolError::UnknownArg { field } => Failure::unknown_field(&own(&field)),
+            ToolError::InvalidArg { field, reason } => Failure::invalid(&own(&field), reason),
+            other => other.into(),
+        }
+    }
+
     pub fn into_result(self) -> CallToolResult {
         let mut structured = json!({ "code": self.code, "detail": self.detail });
         if let Some(field) = &self.field {

@@ -407,14 +407,15 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
 }
 
 fn memory_search(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
-    let (q, limit) = crate::tools::search_args(Value::Object(args))?;
+    let (q, limit) =
+        crate::tools::search_args(Value::Object(args)).map_err(Failure::from_host_args)?;
     let found = app.memory.search(user, &q, limit)?;
     let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
     Ok(json!({ "items": to_json(items)? }))
 }
 
 fn memory_add(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
-    let new = crate::tools::save_args(Value::Object(args))?;
+    let new = crate::tools::save_args(Value::Object(args)).map_err(Failure::from_host_args)?;
     to_json(app.memory.add(user, new)?)
 }
 
