@@ -175,7 +175,9 @@ impl ToolError {
             ToolError::OutsideSkillDir(_) => "outside-skill-dir",
             ToolError::Fetch(e) => e.code(),
             ToolError::Memory(e) => e.code(),
-            ToolError::Library(e) => e.code(),
+            ToolError::Library(e) | ToolError::Install(RegistryError::Library(e)) => e.code(),
+            ToolError::Install(e) => e.code(),
+            ToolError::SkillExists { .. } => "already-installed",
             ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => "internal",
         }
     }
