@@ -29,6 +29,17 @@ pub struct Config {
     pub plugins: PluginsConfig,
     #[serde(default)]
     pub llm: LlmConfig,
+    #[serde(default)]
+    pub mcp: McpConfig,
+}
+
+/// `mcp.*`: the MCP server (`engram mcp`, `/mcp`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpConfig {
+    /// Whose memories and turns an MCP session uses when a call names no `user`
+    /// (default `default`).
+    pub user: Option<String>,
 }
 
 /// `skills.*`: where the skills registry is and how long its feed is cached.

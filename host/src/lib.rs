@@ -15,6 +15,7 @@ pub mod html;
 pub mod ids;
 pub mod lock;
 pub mod logging;
+pub mod mcp;
 pub mod memory;
 pub mod net;
 pub mod paths;

@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
 use crate::api;
 use crate::api::auth::{Auth, Sessions, TOKEN_ENV, Token};
@@ -57,9 +58,17 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
     })
 }
 
-/// `/healthz` (open, for supervisors and scripts), the authenticated `/api` and the
-/// dashboard, which logs in with the same token.
-pub fn router(app: Arc<App>, token: Token, shutdown: Shutdown) -> Router {
+/// `/healthz` (open, for supervisors and scripts), the authenticated `/api` and
+/// `/mcp`, and the dashboard, which logs in with the same token. `bound` is where the
+/// daemon listens (`/mcp` accepts requests addressed to it); `shutdown` ends `/api`'s
+/// event streams and `mcp_stop` the MCP sessions when the daemon stops.
+pub fn router(
+    app: Arc<App>,
+    token: Token,
+    bound: SocketAddr,
+    shutdown: Shutdown,
+    mcp_stop: CancellationToken,
+) -> Router {
     let auth = Auth {
         token,
         sessions: Sessions::default(),
@@ -68,6 +77,12 @@ pub fn router(app: Arc<App>, token: Token, shutdown: Shutdown) -> Router {
         .route("/healthz", get(healthz))
         .with_state(app.clone())
         .merge(crate::dashboard::router(app.clone(), auth.clone()))
+        .merge(crate::mcp::http::router(
+            app.clone(),
+            auth.clone(),
+            bound,
+            mcp_stop,
+        ))
         .merge(api::router(app, auth, shutdown))
 }
 
@@ -112,24 +127,51 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
     println!("listening on http://{bound}");
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let app = Arc::new(app);
-    let maintenance = tokio::spawn(maintain(app.clone()));
-    let scheduler = tokio::spawn(run_schedules(app.clone()));
+    let loops = spawn_loops(&app);
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
     let telegram = tokio::spawn(crate::channels::telegram::run(
         app.clone(),
         shutdown.clone(),
     ));
-    axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
+    let mcp_stop = CancellationToken::new();
+    let routes = router(
+        app.clone(),
+        token,
+        bound,
+        Shutdown(shutdown),
+        mcp_stop.clone(),
+    );
+    axum::serve(listener, routes)
         .with_graceful_shutdown(async move {
             stop.await;
             let _ = stopping.send(true);
+            mcp_stop.cancel();
         })
         .await?;
-    maintenance.abort();
-    scheduler.abort();
+    for task in loops {
+        task.abort();
+    }
     telegram.abort();
     // Ours to remove: no other daemon can have written it while we hold the lock.
     let _ = std::fs::remove_file(&daemon_file);
+    checkpoint(&app);
+    tracing::info!("engram stopped");
+    drop(lock);
+    Ok(())
+}
+
+/// Starts what a process serving the data directory runs beside its requests: the
+/// Second Brain's maintenance and the scheduler (`engram serve`, `engram mcp
+/// --embedded`). Abort the tasks when serving ends.
+pub fn spawn_loops(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
+    vec![
+        tokio::spawn(maintain(app.clone())),
+        tokio::spawn(run_schedules(app.clone())),
+    ]
+}
+
+/// Checkpoints every database's WAL, for a clean stop.
+pub fn checkpoint(app: &App) {
     if let Ok(brain) = app.memory.brain()
         && let Err(e) = brain.store().checkpoint()
     {
@@ -141,9 +183,6 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
     if let Err(e) = app.schedules.checkpoint() {
         tracing::warn!("schedules checkpoint at shutdown failed: {e}");
     }
-    tracing::info!("engram stopped");
-    drop(lock);
-    Ok(())
 }
 
 /// How often the Second Brain's maintenance runs (ending idle conversations is due

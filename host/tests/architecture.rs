@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 /// own layer or below, never above; within a layer the imports form no circle.
 const LAYERS: &[(&str, &[&str])] = &[
     ("front doors: commands", &["cli", "server"]),
-    ("front doors: surfaces", &["api", "dashboard", "channels"]),
+    (
+        "front doors: surfaces",
+        &["api", "mcp", "dashboard", "channels"],
+    ),
     ("assembly", &["app"]),
     ("services: turns and runs", &["agent", "turns", "schedule"]),
     ("services: the turn's parts", &["tools", "gate", "routing"]),

@@ -80,21 +80,8 @@ pub struct UserQuery {
     pub user: Option<String>,
 }
 
-/// Longest user id accepted.
-const MAX_USER_LEN: usize = 128;
-
 /// The user a request acts for: `default` unless `user` names another, which must be
-/// 1 to 128 printable characters.
+/// 1 to 128 printable characters (`crate::memory::user_or_default`).
 pub fn user_id(user: Option<&str>) -> Result<String, ApiError> {
-    match user {
-        None => Ok(crate::brain::DEFAULT_USER.to_string()),
-        Some(u) if u.is_empty() || u.chars().count() > MAX_USER_LEN => Err(
-            ApiError::invalid_field("user", format!("must be 1 to {MAX_USER_LEN} characters")),
-        ),
-        Some(u) if u.chars().any(char::is_control) => Err(ApiError::invalid_field(
-            "user",
-            "must not contain control characters",
-        )),
-        Some(u) => Ok(u.to_string()),
-    }
+    crate::memory::user_or_default(user).map_err(|reason| ApiError::invalid_field("user", reason))
 }

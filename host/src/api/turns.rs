@@ -343,7 +343,15 @@ pub async fn authorize(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
-    blocking(move || Ok(Json(app.turns.authorize(&id, &body.tool, &body.args)?))).await
+    blocking(move || {
+        Ok(Json(app.turns.authorize(
+            Caller::Agent,
+            &id,
+            &body.tool,
+            &body.args,
+        )?))
+    })
+    .await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/tools/{name}", tag = "turns",

@@ -195,6 +195,47 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// An HTTP client for this daemon (its URL checked first): never through a proxy,
+    /// connecting within 5 s, each request ended after `timeout` when given (`None`
+    /// for streams that stay open, as MCP's).
+    pub fn http_client(&self, timeout: Option<Duration>) -> Result<reqwest::Client, ClientError> {
+        let parsed = reqwest::Url::parse(&self.url).map_err(|e| ClientError::InvalidUrl {
+            url: self.url.clone(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::InvalidUrl {
+                url: self.url.clone(),
+                reason: format!(
+                    "the scheme must be http or https, not `{}`",
+                    parsed.scheme()
+                ),
+            });
+        }
+        let mut builder = reqwest::Client::builder()
+            // The daemon is local: never send its token through a proxy.
+            .no_proxy()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("engram-cli/", env!("CARGO_PKG_VERSION")));
+        if let Some(timeout) = timeout {
+            builder = builder.timeout(timeout);
+        }
+        builder
+            .build()
+            .map_err(|e| ClientError::Setup(e.to_string()))
+    }
+
+    /// The error for a request to this daemon that failed before any answer.
+    pub fn unreachable(&self, error: &reqwest::Error) -> ClientError {
+        ClientError::Unreachable {
+            url: self.url.clone(),
+            source_of_url: self.url_source.clone(),
+            reason: root_cause(error),
+        }
+    }
+}
+
 fn read_daemon_file(data_dir: &Path, path: &Path) -> Result<DaemonInfo, ClientError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
@@ -233,27 +274,7 @@ impl std::fmt::Debug for DaemonClient {
 
 impl DaemonClient {
     pub fn new(endpoint: Endpoint) -> Result<DaemonClient, ClientError> {
-        let parsed = reqwest::Url::parse(&endpoint.url).map_err(|e| ClientError::InvalidUrl {
-            url: endpoint.url.clone(),
-            reason: e.to_string(),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ClientError::InvalidUrl {
-                url: endpoint.url.clone(),
-                reason: format!(
-                    "the scheme must be http or https, not `{}`",
-                    parsed.scheme()
-                ),
-            });
-        }
-        let http = reqwest::Client::builder()
-            // The daemon is local: never send its token through a proxy.
-            .no_proxy()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .user_agent(concat!("engram-cli/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ClientError::Setup(e.to_string()))?;
+        let http = endpoint.http_client(Some(REQUEST_TIMEOUT))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -339,11 +360,7 @@ impl DaemonClient {
         }
         let unreachable = |e: reqwest::Error| {
             if e.is_connect() || e.is_timeout() {
-                ClientError::Unreachable {
-                    url: self.endpoint.url.clone(),
-                    source_of_url: self.endpoint.url_source.clone(),
-                    reason: root_cause(&e),
-                }
+                self.endpoint.unreachable(&e)
             } else {
                 ClientError::Protocol {
                     url: url.clone(),

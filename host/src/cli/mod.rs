@@ -6,6 +6,8 @@
 
 pub mod client;
 mod kit;
+mod mcp;
+mod mcp_bridge;
 pub mod memory;
 mod plugins;
 mod registry;
@@ -67,6 +69,9 @@ pub enum Command {
     /// Host a skills registry
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
+    /// Serve Engram to an MCP client on stdin/stdout (through the running daemon, or
+    /// --embedded)
+    Mcp(mcp::McpArgs),
     /// Talk to Engram in this terminal (needs llm.* in config.yaml for answers)
     Chat(ChatArgs),
 }
@@ -118,5 +123,6 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),
         Command::Chat(args) => crate::channels::terminal::run(App::open(data)?, args.user),
+        Command::Mcp(args) => mcp::run(data, args),
     }
 }

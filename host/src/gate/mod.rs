@@ -101,6 +101,8 @@ pub struct Approved {
 pub enum Caller<'a> {
     /// The agent, through REST (it can ask its user when the answer is ask).
     Agent,
+    /// An MCP client (`crate::mcp`): an agent too, which asks its user itself.
+    Mcp,
     /// A WASM plugin through `tools.invoke` (it has nobody to ask), acting for `user`:
     /// it may use that user's turns only.
     Plugin { name: &'a str, user: &'a str },
@@ -114,6 +116,7 @@ impl Caller<'_> {
     fn label(&self) -> String {
         match self {
             Caller::Agent => "agent".to_string(),
+            Caller::Mcp => "mcp".to_string(),
             Caller::Plugin { name, .. } => format!("plugin:{name}"),
             Caller::Channel { channel, .. } => format!("channel:{channel}"),
         }
@@ -121,7 +124,7 @@ impl Caller<'_> {
 
     fn user(&self) -> Option<&str> {
         match self {
-            Caller::Agent => None,
+            Caller::Agent | Caller::Mcp => None,
             Caller::Plugin { user, .. } | Caller::Channel { user, .. } => Some(user),
         }
     }

@@ -40,6 +40,28 @@ pub enum MemoryError {
 }
 
 impl MemoryError {
+    /// A stable code, the same as the REST layer's problem code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            MemoryError::BrainDisabled { .. } => "brain-disabled",
+            MemoryError::Brain(StoreError::NotFound(_))
+            | MemoryError::Facts(FactsError::NotFound(_)) => "not-found",
+            MemoryError::Brain(StoreError::Invalid { .. })
+            | MemoryError::Facts(FactsError::Invalid { .. }) => "invalid-field",
+            MemoryError::Brain(StoreError::Import { .. }) => "invalid-import",
+            _ => "internal",
+        }
+    }
+
+    /// The input field a refusal names, when it names one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            MemoryError::Brain(StoreError::Invalid { field, .. })
+            | MemoryError::Facts(FactsError::Invalid { field, .. }) => Some(field),
+            _ => None,
+        }
+    }
+
     /// Whether the failure is the host's own (I/O, SQL), whose details belong in the
     /// log; the others are the caller's (not found, invalid, brain disabled).
     pub fn is_internal(&self) -> bool {
@@ -51,6 +73,25 @@ impl MemoryError {
             ),
             MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
         }
+    }
+}
+
+/// The longest user id accepted.
+pub const MAX_USER_LEN: usize = 128;
+
+/// The user a caller acts for: [`DEFAULT_USER`](crate::brain::DEFAULT_USER) unless
+/// `user` names another, which must be 1 to [`MAX_USER_LEN`] characters without
+/// control characters. The error says why a name is refused.
+pub fn user_or_default(user: Option<&str>) -> Result<String, String> {
+    match user {
+        None => Ok(crate::brain::DEFAULT_USER.to_string()),
+        Some(u) if u.is_empty() || u.chars().count() > MAX_USER_LEN => {
+            Err(format!("must be 1 to {MAX_USER_LEN} characters"))
+        }
+        Some(u) if u.chars().any(char::is_control) => {
+            Err("must not contain control characters".to_string())
+        }
+        Some(u) => Ok(u.to_string()),
     }
 }
 

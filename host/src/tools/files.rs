@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{HostTools, ToolContext, ToolError, tool_args};
+use crate::skills::Library;
 
 /// The most bytes returned of a file.
 pub const READ_MAX_BYTES: u64 = 256 * 1024;
@@ -44,12 +45,17 @@ pub(super) fn run(
 ) -> Result<Value, ToolError> {
     let args: ReadArgs = tool_args(args)?;
     let skill = context.skill.ok_or(ToolError::NoSkillInvoked)?;
-    let skills = &tools.skills;
+    read_skill_file(&tools.skills, skill, &args.path)
+}
+
+/// The file `path` (relative, inside the directory) of the installed skill `skill`:
+/// `{path, text, truncated, bytes}`, at most [`READ_MAX_BYTES`] of it.
+pub fn read_skill_file(skills: &Library, skill: &str, path: &str) -> Result<Value, ToolError> {
     let entry = skills.entry(skill)?;
     let dir = entry.skill_id()?.dir_in(skills.root());
-    let (text, truncated, size) = read_inside(&dir, &args.path)?;
+    let (text, truncated, size) = read_inside(&dir, path)?;
     Ok(json!({
-        "path": args.path,
+        "path": path,
         "text": text,
         "truncated": truncated,
         "bytes": size,

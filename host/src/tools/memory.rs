@@ -33,11 +33,17 @@ pub(super) fn save(
     args: Value,
     _left: Option<Duration>,
 ) -> Result<Value, ToolError> {
-    let mut new: NewMemory = tool_args(args)?;
-    // What the agent saves during a turn, it was told by the user.
-    new.evidence = Some(Evidence::Direct);
-    let record = tools.memory.add(context.user, new)?;
+    let record = tools.memory.add(context.user, save_args(args)?)?;
     to_value(record)
+}
+
+/// `save_memory`'s arguments read as the memory to add (every caller that saves what
+/// an agent was told reads them here).
+pub fn save_args(args: Value) -> Result<NewMemory, ToolError> {
+    let mut new: NewMemory = tool_args(args)?;
+    // What an agent saves, it was told by the user.
+    new.evidence = Some(Evidence::Direct);
+    Ok(new)
 }
 
 #[derive(Deserialize)]
@@ -74,6 +80,14 @@ pub(super) fn search(
     args: Value,
     _left: Option<Duration>,
 ) -> Result<Value, ToolError> {
+    let (q, limit) = search_args(args)?;
+    let found = tools.memory.search(context.user, &q, limit)?;
+    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
+    Ok(json!({ "items": to_value(items)? }))
+}
+
+/// `search_memory`'s arguments, checked: the query and how many results at most.
+pub fn search_args(args: Value) -> Result<(String, usize), ToolError> {
     let args: SearchArgs = tool_args(args)?;
     if args.q.trim().is_empty() || args.q.len() > SEARCH_MAX_QUERY_BYTES {
         return Err(ToolError::invalid(
@@ -91,7 +105,5 @@ pub(super) fn search(
             ));
         }
     };
-    let found = tools.memory.search(context.user, &args.q, limit)?;
-    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
-    Ok(json!({ "items": to_value(items)? }))
+    Ok((args.q, limit))
 }

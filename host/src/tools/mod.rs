@@ -33,7 +33,8 @@ use crate::skills::{Library, LibraryError, RegistryError};
 use crate::strict_json::ShapeError;
 
 pub use fetch::{FETCH_MAX_BYTES, FETCH_MAX_TEXT_CHARS};
-pub use files::READ_MAX_BYTES;
+pub use files::{READ_MAX_BYTES, read_skill_file};
+pub use memory::{save_args, search_args};
 
 /// One host tool, specified once.
 #[derive(Debug)]
@@ -164,6 +165,32 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// A stable code, the same as the REST layer's problem code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::UnknownArg { .. } => "unknown-field",
+            ToolError::InvalidArg { .. } => "invalid-field",
+            ToolError::NoSkillInvoked => "no-skill-invoked",
+            ToolError::NoSuchFile(_) => "not-found",
+            ToolError::OutsideSkillDir(_) => "outside-skill-dir",
+            ToolError::Fetch(e) => e.code(),
+            ToolError::Memory(e) => e.code(),
+            ToolError::Library(e) | ToolError::Install(RegistryError::Library(e)) => e.code(),
+            ToolError::Install(e) => e.code(),
+            ToolError::SkillExists { .. } => "already-installed",
+            ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => "internal",
+        }
+    }
+
+    /// The argument a refusal names, when it names one (`args.<field>`).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ToolError::UnknownArg { field } | ToolError::InvalidArg { field, .. } => Some(field),
+            ToolError::Memory(e) => e.field(),
+            _ => None,
+        }
+    }
+
     /// Whether the error is the host's own failure (I/O, SQL), whose details are for
     /// the log only.
     pub fn is_internal(&self) -> bool {

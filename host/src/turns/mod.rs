@@ -39,7 +39,9 @@ pub use script::ScriptResult;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::retrieve::Retrieval;
 use crate::config::ConfigFile;
-use crate::gate::{Approver, AuditEntry, AuditQuery, Decision, Gate, GateError, Turn, TurnState};
+use crate::gate::{
+    Approver, AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState,
+};
 use crate::memory::Memory;
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
@@ -155,11 +157,20 @@ impl TurnService {
     }
 
     /// The gate's decision for the agent's own tool `tool` in the turn (it runs the
-    /// tool itself if allowed); always audited, never an error for the turn's state
-    /// (an unknown, ended or expired turn is a deny with its code).
-    pub fn authorize(&self, id: &str, tool: &str, args: &Value) -> Result<Decision, TurnError> {
+    /// tool itself if allowed), audited as `caller`'s (the agent over REST, an MCP
+    /// client); never an error for the turn's state (an unknown, ended or expired turn
+    /// is a deny with its code).
+    pub fn authorize(
+        &self,
+        caller: Caller,
+        id: &str,
+        tool: &str,
+        args: &Value,
+    ) -> Result<Decision, TurnError> {
         check_tool_name("tool", tool)?;
-        Ok(self.gate.decide(id, tool, &args.to_string()))
+        Ok(self
+            .gate
+            .decide_as(caller, Some(id), tool, &args.to_string()))
     }
 
     /// `approver`'s yes (the operator's, or the person's in their chat) to `tool` in

@@ -204,7 +204,7 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
     // The agent's own way to use it is authorize, which decides and audits.
     let decision = f
         .turns
-        .authorize(&t, "send_message", &json!({}))
+        .authorize(Caller::Agent, &t, "send_message", &json!({}))
         .expect("authorize");
     assert_eq!(decision.code, ReasonCode::SkillGrant);
     // A name the gate does not know is its deny, audited as such.

@@ -1,0 +1,94 @@
+//! End-to-end: the MCP server driven by the official Python SDK (`mcp` on PyPI), a
+//! client no one here wrote, over stdio (relayed to the daemon, and `--embedded`) and
+//! streamable HTTP. The checks are in tests/mcp/test_mcp.py, which compares every
+//! answer with the REST API's and connects the ways the README's snippets say.
+//!
+//! The SDK lives in a virtualenv, `target/mcp-venv` (`.ci/run` creates it:
+//! `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r
+//! tests/mcp/requirements.txt`; ENGRAM_MCP_PYTHON names another interpreter). Without
+//! it the test prints SKIPPED and returns, except under CI (`CI` set), where it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use engram_e2e::{Daemon, engram, engram_bin};
+
+fn python() -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os("ENGRAM_MCP_PYTHON") {
+        return Some(PathBuf::from(python));
+    }
+    let target = engram_bin().parent()?.parent()?.to_path_buf();
+    let python = target.join("mcp-venv").join("bin").join("python");
+    python.is_file().then_some(python)
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
+    let Some(python) = python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the MCP Python SDK is required under CI (.ci/run installs it into target/mcp-venv)"
+        );
+        eprintln!(
+            "SKIPPED mcp: no target/mcp-venv (python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r tests/mcp/requirements.txt)"
+        );
+        return;
+    };
+    let data = tempfile::tempdir().expect("data dir");
+    let embedded = tempfile::tempdir().expect("embedded data dir");
+    // As a person's daemon runs: its token generated into `auth-token`, where `engram
+    // mcp` finds it (the README's stdio snippets pass no token).
+    let daemon = Daemon::start_first_run(&mut engram(data.path()), data.path());
+    let bin_dir = engram_bin().parent().expect("bin dir").to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let output = Command::new(python)
+        .arg(repo().join("tests/mcp/test_mcp.py"))
+        .env("PATH", path)
+        .env("ENGRAM_MCP_URL", daemon.url())
+        .env("ENGRAM_MCP_TOKEN", &daemon.token)
+        .env("ENGRAM_MCP_DATA", data.path())
+        .env("ENGRAM_MCP_EMBEDDED_DATA", embedded.path())
+        .env("ENGRAM_MCP_README", repo().join("README.md"))
+        .env_remove("ENGRAM_TOKEN")
+        .env_remove("ENGRAM_URL")
+        .output()
+        .expect("run the Python suite");
+    let report = String::from_utf8_lossy(&output.stderr);
+    eprintln!("{report}");
+    assert!(output.status.success(), "the MCP suite failed: {report}");
+    assert!(report.contains("\nOK"), "the suite ran no test: {report}");
+}
+
+#[test]
+fn embedded_refuses_a_data_directory_a_daemon_holds_and_touches_nothing() {
+    let data = tempfile::tempdir().expect("data dir");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let daemon_file = data.path().join(engram::server::DAEMON_FILE);
+    let before = std::fs::read(&daemon_file).expect("daemon.json");
+    // stdin is closed at once: were the lock not checked, the session would start
+    // (and end) on the daemon's databases.
+    let output = engram(data.path())
+        .args(["mcp", "--embedded"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run engram mcp --embedded");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", daemon.pid())) && stderr.contains(&daemon.url()),
+        "names the running daemon: {stderr}"
+    );
+    assert!(output.stdout.is_empty(), "no protocol was spoken");
+    assert_eq!(std::fs::read(&daemon_file).expect("daemon.json"), before);
+    assert_eq!(daemon.get("/healthz").status, 200);
+}
