@@ -23,7 +23,7 @@
 mod common;
 
 use common::{percentile, time_n};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engram::skills::registry::feed::Feed;
@@ -279,24 +279,28 @@ struct Tally {
     refusals: BTreeMap<String, usize>,
     /// Refused by the registry's strict reading (a frontmatter required).
     strict_refused: usize,
+    /// The refused directories and why.
+    refused_dirs: Vec<(PathBuf, String)>,
 }
 
 fn acceptance() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let edge = repo.join("tests/fixtures/skills-edge-cases");
+    let fixtures = support::fixtures();
     let sets: Vec<(&str, Option<Vec<PathBuf>>)> = vec![
         (
             "registry mirror",
             Some(skill_dirs(&mirror().join("categories"))),
         ),
-        ("edge-case fixtures", subdirs(&edge)),
+        (
+            "edge-case fixtures",
+            subdirs(&fixtures.join("skills-edge-cases")),
+        ),
         (
             "lenient-load fixtures",
-            Some(skill_dirs(&repo.join("tests/fixtures/skills-lenient"))),
+            Some(skill_dirs(&fixtures.join("skills-lenient"))),
         ),
         (
             "real-world skills",
-            bench_data_dir("real-world SKILL.md files", "skills-real-world")
+            common::bench_data("real-world SKILL.md files", "skills-real-world")
                 .map(|d| skill_dirs(&d)),
         ),
     ];
@@ -326,6 +330,9 @@ fn acceptance() {
         if !tally.refusals.is_empty() {
             println!("    refused:  {}", list(&tally.refusals));
         }
+        for (dir, code) in &tally.refused_dirs {
+            println!("      {code:<22} {}", dir.display());
+        }
     }
 }
 
@@ -345,6 +352,7 @@ fn tally(dirs: &[PathBuf]) -> Tally {
             Err(e) => {
                 t.refused += 1;
                 *t.refusals.entry(e.code().to_string()).or_default() += 1;
+                t.refused_dirs.push((dir.clone(), e.code().to_string()));
             }
         }
         if !strictly_loads(dir) {
@@ -412,18 +420,4 @@ fn subdirs(root: &Path) -> Option<Vec<PathBuf>> {
         .collect();
     out.sort();
     Some(out)
-}
-
-// TEMPORARY until the daemon branch's common::bench_data lands.
-fn bench_data_dir(what: &str, relative: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("ENGRAM_BENCH_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    let path = root.join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {what}: {} not found", path.display());
-        None
-    }
 }

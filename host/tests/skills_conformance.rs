@@ -478,7 +478,7 @@ const LENIENT: &[(&str, Expect)] = &[
 
 /// The repository's lenient-load fixtures.
 fn lenient_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/skills-lenient")
+    data_dir().join("skills-lenient")
 }
 
 /// The one skill directory of a lenient-load case.
