@@ -292,7 +292,7 @@ fn acceptance() {
         ),
         (
             "edge-case fixtures",
-            subdirs(&fixtures.join("skills-edge-cases")),
+            edge_cases(&fixtures.join("skills-edge-cases")),
         ),
         (
             "lenient-load fixtures",
@@ -408,16 +408,19 @@ fn skill_dirs(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The immediate subdirectories of `root` (one skill directory per edge case, some
-/// without a SKILL.md), sorted; `None` when it cannot be read.
-fn subdirs(root: &Path) -> Option<Vec<PathBuf>> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root)
-        .map_err(|e| eprintln!("skipped: {}: {e}", root.display()))
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    out.sort();
-    Some(out)
+/// The skill directory of each edge case, as `cases.json` names it (some hold no
+/// SKILL.md: that is the case); `None` when it cannot be read.
+fn edge_cases(root: &Path) -> Option<Vec<PathBuf>> {
+    let path = root.join("cases.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| eprintln!("skipped: edge cases: {}: {e}", path.display()))
+        .ok()?;
+    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
+    Some(
+        cases
+            .iter()
+            .filter_map(|c| c["skill_dir"].as_str())
+            .map(|dir| root.join(dir))
+            .collect(),
+    )
 }
