@@ -627,8 +627,14 @@ fn invocation_rule(data: &Data, table: &mut Table) {
         table.row(
             &format!("{label}: chosen on all the data"),
             &format!(
-                "confidence >= {:.2}, margin >= {:.2}, coverage >= {:.2}",
-                r.min_confidence, r.min_margin, r.min_coverage
+                "confidence >= {:.2}, margin {}, coverage >= {:.2}",
+                r.min_confidence,
+                if r.min_margin == routing_rule::NO_MARGIN {
+                    "any".to_string()
+                } else {
+                    format!(">= {:.2}", r.min_margin)
+                },
+                r.min_coverage
             ),
             &format!(
                 "the router's minimum {:.2}",

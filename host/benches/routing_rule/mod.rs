@@ -36,6 +36,11 @@ pub struct Observed {
     right: bool,
 }
 
+/// No minimum margin. Candidates are ranked by score, not confidence, so the second
+/// one's confidence may be the higher and the margin negative: a minimum of 0 is a
+/// rule of its own.
+pub const NO_MARGIN: f32 = f32::NEG_INFINITY;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rule {
     pub min_confidence: f32,
@@ -51,16 +56,16 @@ impl Rule {
     }
 
     fn simple(&self) -> bool {
-        self.min_margin == 0.0 && self.min_coverage == 0.0
+        self.min_margin == NO_MARGIN && self.min_coverage == 0.0
     }
 }
 
 /// Rules to choose from, simplest first for each threshold.
 pub fn grid(threshold_only: bool) -> Vec<Rule> {
     let margins: &[f32] = if threshold_only {
-        &[0.0]
+        &[NO_MARGIN]
     } else {
-        &[0.0, 0.25, 0.5, 1.0, 1.5, 2.0]
+        &[NO_MARGIN, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0]
     };
     let coverages: &[f32] = if threshold_only {
         &[0.0]
@@ -72,7 +77,7 @@ pub fn grid(threshold_only: bool) -> Vec<Rule> {
         for &min_margin in margins {
             for &min_coverage in coverages {
                 rules.push(Rule {
-                    min_confidence: step as f32 * 0.05,
+                    min_confidence: step as f32 / 20.0,
                     min_margin,
                     min_coverage,
                 });
