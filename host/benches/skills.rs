@@ -8,7 +8,13 @@
 //! 3. installing the whole mirror from `registry serve`'s router on loopback
 //!    (download, unpack, sha256 check, validate, staged install, index) vs.
 //!    installing the same SKILL.md files read from disk (validate, staged install,
-//!    index): total and per skill p50/p95, then a second pass (all already-installed).
+//!    index): total and per skill p50/p95, then a second pass (all already-installed);
+//! 4. acceptance: how many SKILL.md files load (without or with warnings) and how many
+//!    are refused, as discovery and `install --from <dir>` read them, over the mirror,
+//!    the edge-case fixtures, the lenient-load fixtures and, when present, real-world
+//!    skills copied from public collections (`skills-real-world/` under the bench data
+//!    directory: not in the repository, as not all of their licences allow it); the
+//!    registry's strict reading (a frontmatter required) beside it, in the same run.
 //!
 //! Run with `cargo bench -p engram --bench skills`.
 
@@ -17,12 +23,17 @@
 mod common;
 
 use common::{percentile, time_n};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engram::skills::registry::feed::Feed;
 use engram::skills::registry::{RegistryClient, RegistrySource, RegistryUrl};
-use engram::skills::{InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind};
+use std::collections::BTreeMap;
+
+use engram::skills::{
+    InstallStatus, Leniency, Library, Origin, SkillId, SkillPackage, Source, SourceKind,
+    load_skill, load_skill_dir,
+};
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -250,4 +261,166 @@ fn main() {
         &again,
         None,
     );
+
+    // 4. Acceptance.
+    acceptance();
+}
+
+// ---------------------------------------------------------------------------------
+// 4. Acceptance
+
+/// Loaded without warnings, with warnings, refused; per warning and refusal code.
+#[derive(Default)]
+struct Tally {
+    clean: usize,
+    warned: usize,
+    refused: usize,
+    codes: BTreeMap<String, usize>,
+    refusals: BTreeMap<String, usize>,
+    /// Refused by the registry's strict reading (a frontmatter required).
+    strict_refused: usize,
+    /// The refused directories and why.
+    refused_dirs: Vec<(PathBuf, String)>,
+}
+
+fn acceptance() {
+    let fixtures = support::fixtures();
+    let sets: Vec<(&str, Option<Vec<PathBuf>>)> = vec![
+        (
+            "registry mirror",
+            Some(skill_dirs(&mirror().join("categories"))),
+        ),
+        (
+            "edge-case fixtures",
+            edge_cases(&fixtures.join("skills-edge-cases")),
+        ),
+        (
+            "lenient-load fixtures",
+            Some(skill_dirs(&fixtures.join("skills-lenient"))),
+        ),
+        (
+            "real-world skills",
+            common::bench_data("real-world SKILL.md files", "skills-real-world")
+                .map(|d| skill_dirs(&d)),
+        ),
+    ];
+    println!("acceptance: discovery / `install --from <dir>` (lenient) vs. the registry's reading");
+    for (label, dirs) in sets {
+        let Some(dirs) = dirs else { continue };
+        let tally = tally(&dirs);
+        let n = dirs.len();
+        println!(
+            "  {label:<24} {n:>4} files: {} accepted ({} without warnings, {} with), {} refused; \
+             registry reading refuses {}",
+            tally.clean + tally.warned,
+            tally.clean,
+            tally.warned,
+            tally.refused,
+            tally.strict_refused,
+        );
+        let list = |m: &BTreeMap<String, usize>| {
+            m.iter()
+                .map(|(c, k)| format!("{c} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !tally.codes.is_empty() {
+            println!("    warnings: {}", list(&tally.codes));
+        }
+        if !tally.refusals.is_empty() {
+            println!("    refused:  {}", list(&tally.refusals));
+        }
+        for (dir, code) in &tally.refused_dirs {
+            println!("      {code:<22} {}", dir.display());
+        }
+    }
+}
+
+fn tally(dirs: &[PathBuf]) -> Tally {
+    let mut t = Tally::default();
+    for dir in dirs {
+        match load_skill_dir(dir) {
+            Ok(skill) if skill.warnings.is_empty() => t.clean += 1,
+            Ok(skill) => {
+                t.warned += 1;
+                let mut codes: Vec<&str> = skill.warnings.iter().map(|w| w.code()).collect();
+                codes.dedup();
+                for code in codes {
+                    *t.codes.entry(code.to_string()).or_default() += 1;
+                }
+            }
+            Err(e) => {
+                t.refused += 1;
+                *t.refusals.entry(e.code().to_string()).or_default() += 1;
+                t.refused_dirs.push((dir.clone(), e.code().to_string()));
+            }
+        }
+        if !strictly_loads(dir) {
+            t.strict_refused += 1;
+        }
+    }
+    t
+}
+
+/// Whether the registry's reading (a frontmatter required) accepts the SKILL.md in
+/// `dir` under the directory's name.
+fn strictly_loads(dir: &Path) -> bool {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(bytes) = ["SKILL.md", "skill.md"]
+        .iter()
+        .find_map(|f| std::fs::read(dir.join(f)).ok())
+    else {
+        return false;
+    };
+    let origin = Origin {
+        leniency: Leniency::FrontmatterRequired,
+        ..Origin::dir(name)
+    };
+    load_skill(&bytes, origin).is_ok()
+}
+
+/// Every directory under `root` holding a SKILL.md (or skill.md), sorted.
+fn skill_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                stack.push(path);
+            } else if entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"))
+                && !out.contains(&dir)
+            {
+                out.push(dir.clone());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The skill directory of each edge case, as `cases.json` names it (some hold no
+/// SKILL.md: that is the case); `None` when it cannot be read.
+fn edge_cases(root: &Path) -> Option<Vec<PathBuf>> {
+    let path = root.join("cases.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| eprintln!("skipped: edge cases: {}: {e}", path.display()))
+        .ok()?;
+    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
+    Some(
+        cases
+            .iter()
+            .filter_map(|c| c["skill_dir"].as_str())
+            .map(|dir| root.join(dir))
+            .collect(),
+    )
 }

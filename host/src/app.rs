@@ -143,6 +143,9 @@ fn start_skills(skills: &Library) {
             if !report.refreshed.is_empty() {
                 tracing::info!(refreshed = ?report.refreshed, "skills changed on disk, index refreshed");
             }
+            for renamed in &report.renamed {
+                tracing::info!(from = %renamed.from, to = %renamed.to, "skill directory renamed to its slug");
+            }
             for recovered in &report.recovered {
                 tracing::info!("skills: {recovered}");
             }

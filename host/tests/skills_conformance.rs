@@ -2,7 +2,10 @@
 //!
 //! - every fixture in `tests/fixtures/skills-edge-cases` gets the decision in [`EXPECTED`]
 //!   (accept, accept with named warnings, or reject naming the rule), read as a skill
-//!   directory is read during discovery (the directory's name is the identity);
+//!   directory is read during discovery (the directory's name is the identity, the
+//!   lenient load), and the registry's reading refuses the ones without frontmatter;
+//! - the real-world-shaped files of `tests/fixtures/skills-lenient` (written for this
+//!   project: skills as people copy them from other agents) get [`LENIENT`];
 //! - every SKILL.md of the community registry mirror parses, with version, category
 //!   and tags read from the top level or `metadata`, and installs into a library.
 //!
@@ -12,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use engram::skills::{
-    Library, LibraryError, SkillId, SkillPackage, Source, SourceKind, ValidSkill, load_skill,
-    load_skill_dir, summarize,
+    Leniency, Library, LibraryError, Origin, SUMMARY_CHARS, SkillId, SkillPackage, Source,
+    SourceKind, ValidSkill, load_skill, load_skill_dir, summarize,
 };
 
 mod support;
@@ -33,18 +36,27 @@ enum Expect {
 use Expect::{Accept, Reject, Warn};
 
 /// Our decision for each fixture. Where it departs from `recommended_daemon` in
-/// cases.json, the comment says why.
+/// cases.json, the comment says why. "Lenient" marks a decision that changed with the
+/// lenient load (issue 17): Claude Code loads these files, and a person who copies a
+/// skill that works there expects it to work here; each leniency is a warning whose
+/// code names the rule it relaxes.
 const EXPECTED: &[(&str, Expect)] = &[
     ("sr01-valid-minimal", Accept),
     ("sr02-missing-skill-md", Reject("skill-md-missing")),
-    // Recommended: reject on install, "discovery may warn+load". We reject in both:
-    // the directory name is the identity, and `MySkill` is no slug.
-    ("sr03-name-uppercase", Reject("name-format")),
+    // Lenient (was: reject, name-format): a directory name that is no slug gives one
+    // (`myskill`), and `MySkill` stays the display name. Paths are still built from
+    // slugs only.
+    ("sr03-name-uppercase", Warn(&["slug-derived"])),
+    // A name over 64 characters is no name to derive from: refused, as before.
     ("sr04-name-too-long", Reject("name-length")),
-    ("sr05-name-leading-hyphen", Reject("name-format")),
-    ("sr06-name-double-hyphen", Reject("name-format")),
-    // Recommended: reject ("consider warn on discovery"): rejected in both, as sr03.
-    ("sr07-name-underscore", Reject("name-format")),
+    // Lenient (was: reject): `-my-skill` -> `my-skill`, as sr03.
+    ("sr05-name-leading-hyphen", Warn(&["slug-derived"])),
+    // Lenient (was: reject): `my--skill` -> `my-skill`, as sr03; a real skill in a
+    // double-hyphen directory was refused by `install --from`.
+    ("sr06-name-double-hyphen", Warn(&["slug-derived"])),
+    // Lenient (was: reject; recommended "consider warn on discovery"): `my_skill` ->
+    // `my-skill`, as sr03.
+    ("sr07-name-underscore", Warn(&["slug-derived"])),
     // Discovery keeps the directory as identity and warns; an install without a
     // directory writes to `correct-name/` (the name), as recommended.
     ("sr08-name-dir-mismatch", Warn(&["name-dir-mismatch"])),
@@ -54,11 +66,15 @@ const EXPECTED: &[(&str, Expect)] = &[
     // sr12-sr14, "decide; reference accepts": we refuse non-ASCII names. A slug is
     // a path, a registry id and a command-line argument; ASCII keeps look-alikes
     // (Cyrillic `а` vs Latin `a`) and unnormalised forms from naming two skills alike.
+    // No slug is derived from them either: transliterating would guess.
     ("sr12-i18n-chinese", Reject("name-format")),
     ("sr13-i18n-russian-hyphen", Reject("name-format")),
     ("sr14-i18n-russian-lower", Reject("name-format")),
     ("sr15-i18n-russian-upper", Reject("name-format")),
-    ("sr16-description-too-long", Reject("description-length")),
+    // Lenient (was: reject; recommended "reject on install (or truncate in catalog)"):
+    // kept whole with a warning, the catalog's summary is cut as always. Anthropic's
+    // own `claude-api` skill has a 1,068-character description.
+    ("sr16-description-too-long", Warn(&["description-length"])),
     ("sr17-compatibility-ok", Accept),
     (
         "sr18-compatibility-too-long",
@@ -67,7 +83,10 @@ const EXPECTED: &[(&str, Expect)] = &[
     // Recommended: normalise (NFC/NFKC) before comparing. With ASCII-only slugs there
     // is nothing to normalise: `café` is refused whichever form it is in.
     ("sr19-nfkc-name", Reject("name-format")),
-    ("sr20-no-frontmatter", Reject("frontmatter-missing")),
+    // Lenient (was: reject): named after its directory, described by the first
+    // paragraph of its body (here its only heading). Still refused by a registry
+    // install (see `skills_registry_reading_still_requires_frontmatter`).
+    ("sr20-no-frontmatter", Warn(&["frontmatter-missing"])),
     ("sr21-unclosed-frontmatter", Reject("frontmatter-unclosed")),
     ("sr22-invalid-yaml", Reject("yaml-syntax")),
     (
@@ -80,8 +99,12 @@ const EXPECTED: &[(&str, Expect)] = &[
         "sr24-metadata-number-coerced",
         Warn(&["field-coerced", "version-not-semver"]),
     ),
-    ("sr25-missing-name", Reject("name-missing")),
-    ("sr26-missing-description", Reject("description-missing")),
+    // Lenient (was: reject; "Claude Code falls back to dir name"): so do we.
+    ("sr25-missing-name", Warn(&["name-missing"])),
+    // Lenient (was: reject): Claude Code takes a missing description from the first
+    // paragraph of the body, and so does the file without frontmatter (sr20) here;
+    // one rule for both. A body with no paragraph or heading is still refused.
+    ("sr26-missing-description", Warn(&["description-missing"])),
     ("sr27-both-skill-md-cases", Accept),
     // Recommended: accept. Accepted, with a warning suggesting the standard name.
     ("sr28-lowercase-skill-md", Warn(&["lowercase-file-name"])),
@@ -105,9 +128,14 @@ const EXPECTED: &[(&str, Expect)] = &[
     // "Be explicit": the scalar's text "123" is the name (a valid slug), and the
     // warning says YAML read it as a number.
     ("ex14-name-number", Warn(&["field-coerced"])),
-    ("ex15-name-null", Reject("name-missing")),
-    ("ex16-empty-description", Reject("description-missing")),
-    ("ex17-whitespace-description", Reject("description-missing")),
+    // Lenient (was: reject): an empty name is a missing one (sr25).
+    ("ex15-name-null", Warn(&["name-missing"])),
+    // Lenient (was: reject): an empty or blank description is a missing one (sr26).
+    ("ex16-empty-description", Warn(&["description-missing"])),
+    (
+        "ex17-whitespace-description",
+        Warn(&["description-missing"]),
+    ),
     ("ex18-duplicate-keys", Reject("yaml-duplicate-key")),
     ("ex19-path-traversal-name", Reject("name-path")),
     ("ex20-slash-name", Reject("name-path")),
@@ -115,10 +143,19 @@ const EXPECTED: &[(&str, Expect)] = &[
     ("ex21-unicode-tags-smuggling", Warn(&["hidden-characters"])),
     ("ex22-zero-width-bidi", Warn(&["hidden-characters"])),
     ("ex23-yaml-alias-bomb", Reject("yaml-budget")),
-    // "reject or trim; pick one": rejected, the first line must be `---`.
-    ("ex24-leading-blank-line", Reject("frontmatter-missing")),
-    ("ex25-empty-frontmatter", Reject("name-missing")),
-    ("ex26-toml-frontmatter", Reject("frontmatter-missing")),
+    // "reject or trim; pick one". Changed (was: reject): with files without
+    // frontmatter accepted, this one would be all body and be described by its own
+    // frontmatter lines; the blank lines are skipped instead, with a warning.
+    ("ex24-leading-blank-line", Warn(&["leading-blank-lines"])),
+    // Lenient (was: reject, name-missing): sr25 and sr26 together.
+    (
+        "ex25-empty-frontmatter",
+        Warn(&["description-missing", "name-missing"]),
+    ),
+    // Changed rule (was: frontmatter-missing): a TOML frontmatter is a frontmatter
+    // we cannot read, not a Markdown file; read as one, `name = ...` would become its
+    // description. Refused, naming what it is.
+    ("ex26-toml-frontmatter", Reject("frontmatter-unsupported")),
     ("ex27-daemon-native-fields", Accept),
     ("ex28-registry-metadata-shape", Accept),
     (
@@ -286,6 +323,49 @@ fn skills_edge_case_fixtures_read_their_fields_right() {
     let s = accepted("sr08-name-dir-mismatch");
     assert_eq!(s.slug.as_str(), "wrong-name");
 
+    // The lenient load: what each leniency filled in.
+    let ident = |id: &str| {
+        let s = accepted(id);
+        (s.slug.to_string(), s.frontmatter.name)
+    };
+    assert_eq!(
+        ident("sr03-name-uppercase"),
+        ("myskill".into(), "MySkill".into())
+    );
+    assert_eq!(
+        ident("sr05-name-leading-hyphen"),
+        ("my-skill".into(), "-my-skill".into())
+    );
+    assert_eq!(
+        ident("sr06-name-double-hyphen"),
+        ("my-skill".into(), "my--skill".into())
+    );
+    assert_eq!(
+        ident("sr07-name-underscore"),
+        ("my-skill".into(), "my_skill".into())
+    );
+    assert_eq!(
+        ident("sr25-missing-name"),
+        ("my-skill".into(), "my-skill".into())
+    );
+    assert_eq!(
+        ident("ex15-name-null"),
+        ("my-skill".into(), "my-skill".into())
+    );
+    let s = accepted("sr20-no-frontmatter");
+    assert_eq!(s.slug.as_str(), "my-skill");
+    assert_eq!(s.frontmatter.description, "No frontmatter here");
+    assert_eq!(s.body, "# No frontmatter here\n");
+    assert_eq!(d("sr26-missing-description"), "Body");
+    assert_eq!(d("ex16-empty-description"), "Instructions.");
+    assert_eq!(d("ex17-whitespace-description"), "Instructions.");
+    assert_eq!(d("ex24-leading-blank-line"), "A test skill");
+    assert_eq!(accepted("ex24-leading-blank-line").body, "Body\n");
+    assert_eq!(d("ex25-empty-frontmatter"), "Body");
+    let long = d("sr16-description-too-long");
+    assert_eq!(long.chars().count(), 1100);
+    assert_eq!(summarize(&long).chars().count(), 160);
+
     let v = |id: &str| accepted(id).frontmatter.version;
     assert_eq!(v("sr24-metadata-number-coerced").as_deref(), Some("1.0"));
     assert_eq!(v("ex29-version-float").as_deref(), Some("1.0"));
@@ -319,6 +399,262 @@ fn skills_edge_case_fixtures_read_their_fields_right() {
     assert_eq!(fm.compatibility.as_deref(), Some("Requires Python 3.11+"));
 }
 
+/// A registry install reads the same fixtures with the frontmatter required: the ones
+/// without frontmatter, or with it after blank lines, are refused, and every other
+/// decision is the lenient one.
+#[test]
+fn skills_registry_reading_still_requires_frontmatter() {
+    let registry = |case: &Case| {
+        let dir = data_dir().join("skills-edge-cases").join(&case.skill_dir);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let bytes = std::fs::read(dir.join("SKILL.md")).ok()?;
+        let origin = Origin {
+            leniency: Leniency::FrontmatterRequired,
+            ..Origin::dir(&name)
+        };
+        Some(load_skill(&bytes, origin).map_err(|e| e.rule()))
+    };
+    for case in cases() {
+        let Some(strict) = registry(&case) else {
+            continue;
+        };
+        let lenient = load_case(&case);
+        match case.id.as_str() {
+            "sr20-no-frontmatter" | "ex24-leading-blank-line" => {
+                assert_eq!(strict.unwrap_err(), "frontmatter-missing", "{}", case.id)
+            }
+            _ => assert_eq!(
+                strict.map(|s| s.slug),
+                lenient.map(|s| s.slug).map_err(|e| e.code()),
+                "{}",
+                case.id
+            ),
+        }
+    }
+    // And so does a registry package, which is how registry installs are built.
+    let md =
+        std::fs::read(data_dir().join("skills-edge-cases/sr20-no-frontmatter/my-skill/SKILL.md"))
+            .unwrap();
+    let id = SkillId::parse("dev/my-skill").unwrap();
+    let e = SkillPackage::from_registry(id.clone(), md.clone(), vec![]).unwrap_err();
+    assert_eq!(e.code(), "frontmatter-missing");
+    let package = SkillPackage::new(Some(id), md, vec![]).unwrap();
+    assert_eq!(package.skill().warnings[0].code(), "frontmatter-missing");
+}
+
+/// Our decision for each real-world-shaped fixture of `tests/fixtures/skills-lenient`
+/// (`<case>/<skill-dir>/SKILL.md`), read as discovery reads a directory.
+const LENIENT: &[(&str, Expect)] = &[
+    ("nf-title-and-text", Warn(&["frontmatter-missing"])),
+    ("nf-comment-then-title", Warn(&["frontmatter-missing"])),
+    ("nf-headings-only-intro", Warn(&["frontmatter-missing"])),
+    ("nf-code-first", Warn(&["frontmatter-missing"])),
+    // The first paragraph is over 1,024 characters: cut there, so no second warning.
+    ("nf-long-first-paragraph", Warn(&["frontmatter-missing"])),
+    ("nf-bom-crlf", Warn(&["frontmatter-missing"])),
+    // The first paragraph hides Unicode tag characters: removed, as from any
+    // description.
+    (
+        "nf-hidden-text",
+        Warn(&["frontmatter-missing", "hidden-characters"]),
+    ),
+    ("nn-description-only", Warn(&["name-missing"])),
+    ("nn-empty-name", Warn(&["name-missing"])),
+    ("ld-long-description", Warn(&["description-length"])),
+    ("dh-double-hyphen", Warn(&["slug-derived"])),
+    (
+        "dh-double-hyphen-no-frontmatter",
+        Warn(&["frontmatter-missing", "slug-derived"]),
+    ),
+    ("dir-with-spaces", Warn(&["name-missing", "slug-derived"])),
+    ("leading-blank-lines", Warn(&["leading-blank-lines"])),
+    // Hostile or unreadable input stays refused, lenient or not.
+    ("refused-not-utf8", Reject("not-utf8")),
+    ("refused-toml", Reject("frontmatter-unsupported")),
+    ("refused-nothing-to-describe", Reject("description-missing")),
+    ("refused-non-ascii-dir", Reject("name-format")),
+    ("refused-traversal-name", Reject("name-path")),
+];
+
+/// The repository's lenient-load fixtures.
+fn lenient_fixtures() -> PathBuf {
+    data_dir().join("skills-lenient")
+}
+
+/// The one skill directory of a lenient-load case.
+fn lenient_case(case: &str) -> PathBuf {
+    let dir = lenient_fixtures().join(case);
+    let mut skills: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(skills.len(), 1, "{case}: one skill directory");
+    skills.pop().unwrap()
+}
+
+#[test]
+fn skills_real_world_shapes_load_leniently() {
+    let on_disk: BTreeSet<String> = std::fs::read_dir(lenient_fixtures())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    let listed: BTreeSet<String> = LENIENT.iter().map(|(c, _)| c.to_string()).collect();
+    assert_eq!(on_disk, listed, "LENIENT must cover exactly the fixtures");
+    let mut failures = Vec::new();
+    for (case, expected) in LENIENT {
+        let result = load_skill_dir(&lenient_case(case));
+        let got = decide(&result);
+        println!("{case:<36} {got:?}");
+        if got != Decision::from(*expected) {
+            failures.push(format!(
+                "{case}: expected {expected:?}, got {got:?} ({result:?})"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+
+    let load = |case: &str| load_skill_dir(&lenient_case(case)).unwrap();
+    let s = load("nf-title-and-text");
+    assert_eq!(
+        (s.slug.as_str(), s.frontmatter.name.as_str()),
+        ("csv-cleanup", "csv-cleanup")
+    );
+    assert!(
+        s.frontmatter
+            .description
+            .starts_with("Clean up messy CSV exports before"),
+        "{}",
+        s.frontmatter.description
+    );
+    assert!(s.frontmatter.description.ends_with("drop duplicate rows."));
+    assert_eq!(
+        load("nf-comment-then-title").frontmatter.description,
+        "Draft release notes from merged pull requests: group them by area, lead with \
+         user-visible changes, and link each line to its pull request."
+    );
+    assert!(
+        load("nf-headings-only-intro")
+            .frontmatter
+            .description
+            .starts_with("Review SQL")
+    );
+    assert!(
+        load("nf-code-first")
+            .frontmatter
+            .description
+            .starts_with("Check Dockerfiles")
+    );
+    let incident = load("nf-long-first-paragraph").frontmatter.description;
+    assert!(incident.chars().count() <= 1024 && incident.chars().count() > 900);
+    let notes = load("nf-bom-crlf");
+    assert_eq!(
+        notes.frontmatter.description,
+        "Turn a meeting transcript into notes: decisions, open questions and action items \
+         with owners."
+    );
+    assert_eq!(
+        load("nf-hidden-text").frontmatter.description,
+        "Search the user's notes folder."
+    );
+    let bisect = load("nn-description-only");
+    assert_eq!(bisect.slug.as_str(), "git-bisect");
+    assert_eq!(
+        bisect.frontmatter.allowed_tools,
+        ["Bash(git bisect *)", "Bash(git log *)", "Read"]
+    );
+    assert_eq!(
+        load("nn-empty-name").frontmatter.version.as_deref(),
+        Some("1.2.0")
+    );
+    let api = load("ld-long-description");
+    assert!(api.frontmatter.description.chars().count() > 1024);
+    let summary = summarize(&api.frontmatter.description);
+    assert!(
+        summary.chars().count() <= SUMMARY_CHARS && summary.ends_with('…'),
+        "{summary}"
+    );
+    let viz = load("dh-double-hyphen");
+    assert_eq!(
+        (viz.slug.as_str(), viz.frontmatter.name.as_str()),
+        ("data-viz", "data-viz")
+    );
+    let forms = load("dh-double-hyphen-no-frontmatter");
+    assert_eq!(
+        (forms.slug.as_str(), forms.frontmatter.name.as_str()),
+        ("pdf-forms", "pdf--forms")
+    );
+    let brand = load("dir-with-spaces");
+    assert_eq!(
+        (brand.slug.as_str(), brand.frontmatter.name.as_str()),
+        ("brand-guidelines", "Brand Guidelines")
+    );
+}
+
+/// The lenient fixtures install from their directories, as `engram skills install
+/// --from <dir>` does, then list, route-ready, under their slugs; the display name of
+/// a skill named after its directory survives the move to its slug directory, and a
+/// registry install of the same files is refused where they have no frontmatter.
+#[test]
+fn skills_real_world_shapes_install_and_list() {
+    let root = tempfile::tempdir().unwrap();
+    let library = Library::open(root.path().join("skills")).unwrap();
+    let mut installed = BTreeMap::new();
+    for (case, expected) in LENIENT {
+        let result = engram::skills::registry::direct::install_from_file(
+            &library,
+            &lenient_case(case),
+            None,
+            false,
+        );
+        match (expected, result) {
+            (Reject(rule), Err(e)) => assert_eq!(e.code(), *rule, "{case}"),
+            (Reject(_), Ok(out)) => panic!("{case}: installed as {}", out.slug),
+            (_, Ok(out)) => {
+                installed.insert(out.slug.clone(), out.name.clone());
+            }
+            (_, Err(e)) => panic!("{case}: {e}"),
+        }
+    }
+    let (catalog, problems) = library.catalog().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let listed: BTreeMap<String, String> = catalog
+        .iter()
+        .map(|c| (c.slug.clone(), c.name.clone()))
+        .collect();
+    assert_eq!(listed, installed);
+    assert_eq!(listed["brand-guidelines"], "Brand Guidelines");
+    assert_eq!(listed["pdf-forms"], "pdf--forms");
+    assert!(
+        catalog
+            .iter()
+            .all(|c| !c.description.is_empty() && c.summary.chars().count() <= 160)
+    );
+    // A scan finds nothing to change; the display names stay.
+    let report = library.scan().unwrap();
+    assert!(
+        report.refreshed.is_empty() && report.problems.is_empty(),
+        "{report:?}"
+    );
+    assert_eq!(
+        library.entry("brand-guidelines").unwrap().name,
+        "Brand Guidelines"
+    );
+    let invoked = library.invoke("pdf-forms").unwrap();
+    assert_eq!(invoked.name, "pdf--forms");
+
+    let md = std::fs::read(lenient_case("nf-title-and-text").join("SKILL.md")).unwrap();
+    let id = SkillId::parse("data/csv-cleanup").unwrap();
+    assert_eq!(
+        SkillPackage::from_registry(id, md, vec![])
+            .unwrap_err()
+            .code(),
+        "frontmatter-missing"
+    );
+}
+
 /// The alias bomb is refused by budget, not by luck: a far larger one (9^12 scalars
 /// if expanded) is refused the same way.
 #[test]
@@ -329,7 +665,7 @@ fn skills_alias_bombs_are_refused_by_budget() {
         yaml.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
     }
     yaml.push_str("---\nbody\n");
-    let e = load_skill(yaml.as_bytes(), None).unwrap_err();
+    let e = load_skill(yaml.as_bytes(), Origin::default()).unwrap_err();
     assert_eq!(e.rule(), "yaml-budget", "{e}");
 }
 

@@ -246,7 +246,14 @@ fn skills_discovery_scan() {
         &root.join("Bad_Name"),
         &skill_md("Bad_Name", "1.0.0", "b\n"),
     );
-    write_skill_dir(&root.join("broken"), b"no frontmatter\n");
+    write_skill_dir(&root.join("broken"), b"---\nnever closed\n");
+    // Copied from another agent: no frontmatter, a directory name that is no slug.
+    write_skill_dir(
+        &root.join("Meeting Notes"),
+        b"# Meeting notes\n\nTurn a transcript into decisions and action items.\n",
+    );
+    // Its slug's place is taken: reported, left where it is.
+    write_skill_dir(&root.join("Manual One"), &skill_md("x", "1.0.0", "x\n"));
     write_skill_dir(
         &root.join("other/kept"),
         &skill_md("kept", "1.0.0", "dup\n"),
@@ -259,8 +266,32 @@ fn skills_discovery_scan() {
     )
     .unwrap();
 
+    let check = library.disk_check().unwrap();
+    assert_eq!(
+        check.unindexed,
+        [
+            "bad-name",
+            "meeting-notes",
+            "manual-one",
+            "tools/manual-two"
+        ]
+    );
     let report = library.scan().unwrap();
-    assert_eq!(report.added, ["manual-one", "manual-two"]);
+    assert_eq!(
+        report.added,
+        ["bad-name", "meeting-notes", "manual-one", "manual-two"]
+    );
+    let renamed: Vec<(&str, &str)> = report
+        .renamed
+        .iter()
+        .map(|r| (r.from.as_str(), r.to.as_str()))
+        .collect();
+    assert_eq!(
+        renamed,
+        [("Bad_Name", "bad-name"), ("Meeting Notes", "meeting-notes")]
+    );
+    assert!(root.join("meeting-notes/SKILL.md").is_file());
+    assert!(!root.join("Meeting Notes").exists());
     assert_eq!(report.refreshed, ["kept"]);
     assert_eq!(report.dropped.len(), 1);
     assert_eq!(
@@ -278,8 +309,8 @@ fn skills_discovery_scan() {
     assert_eq!(
         problems,
         [
-            ("Bad_Name", "name-format"),
-            ("broken", "frontmatter-missing"),
+            ("Manual One", "path-taken"),
+            ("broken", "frontmatter-unclosed"),
             ("other/kept", "slug-taken"),
         ]
     );
@@ -292,11 +323,27 @@ fn skills_discovery_scan() {
     );
     assert!(manual.active);
     assert_eq!(index.skills["kept"].version.as_deref(), Some("1.0.1"));
-    assert_eq!(index.skills.len(), 3);
+    // The original directory name is the display name of a skill without `name`, in
+    // the index and in the catalog, though its directory is now its slug.
+    assert_eq!(index.skills["meeting-notes"].name, "Meeting Notes");
+    assert_eq!(index.skills["bad-name"].name, "Bad_Name");
+    let (catalog, _) = library.catalog().unwrap();
+    let notes = catalog.iter().find(|c| c.slug == "meeting-notes").unwrap();
+    assert_eq!(notes.name, "Meeting Notes");
+    assert_eq!(
+        notes.description,
+        "Turn a transcript into decisions and action items."
+    );
+    assert_eq!(index.skills.len(), 5);
 
-    // A second scan finds nothing new.
+    // A second scan finds nothing new, and keeps the display names.
     let again = library.scan().unwrap();
     assert!(again.added.is_empty() && again.refreshed.is_empty() && again.dropped.is_empty());
+    assert!(again.renamed.is_empty());
+    assert_eq!(
+        library.entry("meeting-notes").unwrap().name,
+        "Meeting Notes"
+    );
 }
 
 #[test]
@@ -423,9 +470,13 @@ fn skills_symlinks_out_of_the_root_are_refused() {
     let elsewhere = dir.path().join("elsewhere/linked");
     write_skill_dir(&elsewhere, &skill_md("linked", "1.0.0", "secret\n"));
     std::os::unix::fs::symlink(&elsewhere, library.root().join("linked")).unwrap();
+    // Nor under a name that is no slug, which would otherwise be renamed to one.
+    std::os::unix::fs::symlink(&elsewhere, library.root().join("Linked Too")).unwrap();
     let report = library.scan().unwrap();
-    assert_eq!(report.problems.len(), 1, "{report:?}");
-    assert_eq!(report.problems[0].code, "outside-root");
+    assert_eq!(report.problems.len(), 2, "{report:?}");
+    assert!(report.problems.iter().all(|p| p.code == "outside-root"));
+    assert!(report.renamed.is_empty());
+    assert!(library.root().join("Linked Too").symlink_metadata().is_ok());
     assert!(library.list().unwrap().skills.is_empty());
 
     // An install does not follow a category symlink out of the root either.

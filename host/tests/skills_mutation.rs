@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use engram::skills::{load_skill, parse_skill};
+use engram::skills::{Leniency, Origin, load_skill, parse_skill};
 
 mod support;
 
@@ -153,8 +153,8 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>, seeds: &[Vec<u8>]) {
     }
 }
 
-fn outcome(bytes: &[u8], dir: Option<&str>) -> Result<String, &'static str> {
-    load_skill(bytes, dir)
+fn outcome(bytes: &[u8], origin: Origin) -> Result<String, &'static str> {
+    load_skill(bytes, origin)
         .map(|s| format!("{}:{}", s.slug, s.sha256))
         .map_err(|e| e.rule())
 }
@@ -170,16 +170,25 @@ fn skills_parser_survives_mutated_inputs() {
             mutate(&mut rng, &mut input, &seeds);
         }
         let _ = parse_skill(&input);
-        let first = outcome(&input, Some("my-skill"));
+        let first = outcome(&input, Origin::dir("my-skill"));
         assert_eq!(
             first,
-            outcome(&input, Some("my-skill")),
+            outcome(&input, Origin::dir("my-skill")),
             "not deterministic"
         );
         if first.is_ok() {
             accepted += 1;
         }
-        let _ = outcome(&input, None);
+        let _ = outcome(&input, Origin::default());
+        // The registry's reading only refuses more: what it accepts, the lenient
+        // reading accepts the same way.
+        let strict = Origin {
+            leniency: Leniency::FrontmatterRequired,
+            ..Origin::dir("my-skill")
+        };
+        if let Ok(skill) = outcome(&input, strict) {
+            assert_eq!(Ok(skill), first);
+        }
     }
     // The mutations are meant to keep many inputs valid; if none were, the run
     // would only exercise the first checks.

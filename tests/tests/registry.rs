@@ -628,6 +628,15 @@ fn registry_url_installs_recheck_redirects_and_bound_what_they_read() {
             "/html",
             http("200 OK", "Content-Type: text/html\r\n", b"<html>hi</html>"),
         ),
+        // Copied from another agent's skills: no frontmatter, a folder that is no slug.
+        (
+            "/skills/Meeting%20Notes/SKILL.md",
+            http(
+                "200 OK",
+                "Content-Type: text/plain\r\n",
+                b"# Meeting notes\n\nTurn a transcript into action items.\n",
+            ),
+        ),
         // A registry whose feed redirects to another host name of the same machine.
         (
             "/api/feed.json",
@@ -646,6 +655,27 @@ fn registry_url_installs_recheck_redirects_and_bound_what_they_read() {
         &["install", "--from", &format!("{base}/redirect")],
     );
     assert_eq!(done["results"][0]["status"], "installed", "{done}");
+    // A URL loads leniently, as the file would from disk: named after its folder.
+    let copied = ok(
+        d,
+        &base,
+        &[
+            "install",
+            "--from",
+            &format!("{base}/skills/Meeting%20Notes/SKILL.md"),
+        ],
+    );
+    let result = &copied["results"][0];
+    assert_eq!(result["status"], "installed", "{copied}");
+    assert_eq!(result["id"], "meeting-notes", "{copied}");
+    assert_eq!(result["name"], "Meeting Notes", "{copied}");
+    let codes: Vec<&str> = result["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["frontmatter-missing", "slug-derived"], "{copied}");
     for (path, code) in [
         ("/to-file", "bad-redirect"),
         ("/loop", "too-many-redirects"),
@@ -668,7 +698,7 @@ fn registry_url_installs_recheck_redirects_and_bound_what_they_read() {
             .unwrap()
             .keys()
             .collect::<Vec<_>>(),
-        ["tiny"]
+        ["meeting-notes", "tiny"]
     );
 
     // The registry's own host is trusted (it was configured); where it redirects to

@@ -263,20 +263,21 @@ fn the_scan_picks_up_manual_skills_and_drops_vanished_ones() {
     )
     .expect("copy");
     std::fs::create_dir_all(root.join("broken")).expect("mkdir");
-    std::fs::write(root.join("broken/SKILL.md"), "no frontmatter here\n").expect("write");
+    // (A file without frontmatter loads leniently; one never closed does not.)
+    std::fs::write(root.join("broken/SKILL.md"), "---\nnever closed\n").expect("write");
 
     // Listed as waiting for a scan, not yet installed.
     let listed = list(&daemon);
     assert_eq!(slugs(&listed), BUILTINS);
     assert_eq!(listed["unindexed"], json!(["my-skill", "my-tool"]));
     assert_eq!(listed["problems"][0]["path"], "broken");
-    assert_eq!(listed["problems"][0]["code"], "frontmatter-missing");
+    assert_eq!(listed["problems"][0]["code"], "frontmatter-unclosed");
     problem(daemon.get("/api/skills/my-tool"), 404, "not-found");
 
     let scan = ok(daemon.call("POST", "/api/skills/scan", ""), 200);
     assert_eq!(scan["added"], json!(["my-skill", "my-tool"]));
     assert_eq!(scan["dropped"], json!([]));
-    assert_eq!(scan["problems"][0]["code"], "frontmatter-missing");
+    assert_eq!(scan["problems"][0]["code"], "frontmatter-unclosed");
     let data_dir = data.path().display().to_string();
     assert!(
         !scan.to_string().contains(&data_dir),

@@ -280,14 +280,14 @@ fn skills_cli_every_subcommand_with_json() {
     assert_eq!(again["seeded"]["written"], serde_json::json!([]));
     // A directory that is not a valid skill makes the doctor fail.
     std::fs::create_dir_all(d.join("skills/broken")).unwrap();
-    std::fs::write(d.join("skills/broken/SKILL.md"), "no frontmatter").unwrap();
+    std::fs::write(d.join("skills/broken/SKILL.md"), "---\nnever closed\n").unwrap();
     let o = run(d, &r, &["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let doctor: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doctor["ok"], false);
     assert_eq!(
         doctor["library"]["problems"][0]["code"],
-        "frontmatter-missing"
+        "frontmatter-unclosed"
     );
     std::fs::remove_dir_all(d.join("skills/broken")).unwrap();
 

@@ -185,8 +185,18 @@ pub struct ScanResult {
     pub problems: Vec<SkillProblem>,
     /// Leftovers of interrupted installs and removals, and what was done with each.
     pub recovered: Vec<String>,
+    /// Skill directories whose name was not a slug, renamed to the slug made from it.
+    pub renamed: Vec<RenamedDir>,
     /// Why the index was rebuilt, when it was unreadable.
     pub index_reset: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RenamedDir {
+    /// The directory as it was, relative to the skills directory (`My Skill`).
+    pub from: String,
+    /// Its path now (`my-skill`).
+    pub to: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -435,6 +445,14 @@ pub async fn scan_skills(State(app): State<Arc<App>>) -> Result<Json<ScanResult>
                 .collect(),
             problems: report.problems.iter().map(|p| problem(p, root)).collect(),
             recovered: report.recovered,
+            renamed: report
+                .renamed
+                .into_iter()
+                .map(|r| RenamedDir {
+                    from: r.from,
+                    to: r.to,
+                })
+                .collect(),
             index_reset: report.index_reset.map(|r| relative(&r, root)),
         }))
     })

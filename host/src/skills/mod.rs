@@ -15,15 +15,15 @@ pub mod library;
 pub mod registry;
 
 pub use format::fields::{Frontmatter, split_tool_list};
-pub use format::parse::{ParsedSkill, parse_skill};
+pub use format::parse::{ParsedSkill, parse_skill, parse_skill_with};
 pub use format::validate::{ValidSkill, load_skill, validate, validate_frontmatter};
-pub use format::{IdError, SkillError, SkillId, Slug, SlugError, Warning};
+pub use format::{IdError, Leniency, Origin, SkillError, SkillId, Slug, SlugError, Warning};
 pub use library::catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
 pub use library::error::{LibraryError, ScanProblem};
 pub use library::index::{INDEX_FILE, INDEX_VERSION, Index, IndexEntry, Source, SourceKind};
 pub use library::install::{InstallOutcome, InstallStatus};
 pub use library::package::{PackagePath, SkillPackage};
-pub use library::scan::{DiskCheck, DroppedEntry, ScanReport};
+pub use library::scan::{DiskCheck, DroppedEntry, Renamed, ScanReport};
 pub use library::seed::{SeedReport, SeedSkip, SkipReason, seed_builtins, seed_new_builtins};
 pub use library::view::{InstalledSkill, SkillDetail};
 pub use library::{Library, load_skill_dir};

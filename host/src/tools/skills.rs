@@ -1,8 +1,9 @@
 //! `install_skill {url | skill_md, force?}`: the skills spec's "install from chat". A
 //! URL goes through the same install from a URL as `engram skills install --from` and
 //! `POST /api/skills/install` (`crate::net`'s address rules, 1 MiB, 10 s); pasted
-//! SKILL.md text goes through the same parser and validator as every install (the body
-//! is never run; without a registry id the name must be a slug). Either way a skill
+//! SKILL.md text goes through the same parser and validator as every install, leniently
+//! (the body is never run; a name that is no slug gives one; text without a `name` has
+//! nothing to be named after and is refused, `name-missing`). Either way a skill
 //! that is already installed is not replaced unless `force` is given, and the answer
 //! (or the validation error) is what the person sees in their chat.
 

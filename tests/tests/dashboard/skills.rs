@@ -293,7 +293,8 @@ async fn install_toggle_delete_rescan_and_browse_skills() {
         &skills.join("hand-made"),
         "---\nname: hand-made\ndescription: Written into the skills directory by hand.\nversion: 0.1.0\n---\n# Hand-made\n",
     );
-    write_skill(&skills.join("not-a-skill"), "no frontmatter here\n");
+    // (A file without frontmatter loads leniently; one never closed does not.)
+    write_skill(&skills.join("not-a-skill"), "---\nnever closed\n");
     assert!(listed(daemon, "hand-made").is_none());
     browser
         .click("button[aria-label='Rescan skills directory']")

@@ -21,6 +21,11 @@ pub enum SkillError {
     #[error("SKILL.md must start with a line that is exactly `---`, opening the YAML frontmatter")]
     FrontmatterMissing,
 
+    #[error(
+        "SKILL.md starts with a `{delimiter}` frontmatter; a SKILL.md frontmatter is YAML between `---` lines"
+    )]
+    FrontmatterUnsupported { delimiter: &'static str },
+
     #[error("the frontmatter is never closed by a line that is exactly `---`")]
     FrontmatterUnclosed,
 
@@ -42,7 +47,9 @@ pub enum SkillError {
     #[error("the frontmatter must be a YAML mapping of keys to values, found {found}")]
     FrontmatterNotMapping { found: &'static str },
 
-    #[error("the frontmatter has no `name`")]
+    #[error(
+        "the frontmatter has no `name`, and there is no directory to name the skill after (give it an id)"
+    )]
     NameMissing,
 
     #[error("`name` must be text, found {found}")]
@@ -71,14 +78,13 @@ pub enum SkillError {
         reason: String,
     },
 
-    #[error("the frontmatter has no `description`, or it is empty")]
+    #[error(
+        "the frontmatter has no `description` (or it is empty), and the body has no paragraph to describe the skill with"
+    )]
     DescriptionMissing,
 
     #[error("`description` must be text, found {found}")]
     DescriptionType { found: &'static str },
-
-    #[error("`description` has {chars} characters; the limit is {limit}")]
-    DescriptionLength { chars: usize, limit: usize },
 
     #[error("`compatibility` has {chars} characters; the limit is {limit}")]
     CompatibilityLength { chars: usize, limit: usize },
@@ -92,6 +98,7 @@ impl SkillError {
             SkillError::FileTooLarge { .. } => "file-too-large",
             SkillError::NotUtf8 { .. } => "not-utf8",
             SkillError::FrontmatterMissing => "frontmatter-missing",
+            SkillError::FrontmatterUnsupported { .. } => "frontmatter-unsupported",
             SkillError::FrontmatterUnclosed => "frontmatter-unclosed",
             SkillError::FrontmatterTooLarge { .. } => "frontmatter-too-large",
             SkillError::YamlSyntax { .. } => "yaml-syntax",
@@ -107,7 +114,6 @@ impl SkillError {
             SkillError::NameFormat { .. } => "name-format",
             SkillError::DescriptionMissing => "description-missing",
             SkillError::DescriptionType { .. } => "description-type",
-            SkillError::DescriptionLength { .. } => "description-length",
             SkillError::CompatibilityLength { .. } => "compatibility-length",
         }
     }
@@ -124,8 +130,26 @@ impl Serialize for SkillError {
 }
 
 /// Something accepted that the user should know about. The skill is usable.
+///
+/// The first five are the lenient load (what other agents, Claude Code among them,
+/// accept); each keeps the code of the rule it relaxes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
+    /// No frontmatter at all: the skill is named after its directory and described by
+    /// the first paragraph of its body.
+    FrontmatterMissing,
+    /// The frontmatter follows blank lines; it was read from its first `---` line.
+    LeadingBlankLines { lines: usize },
+    /// No `name`: the directory's name (or the file's place) is used.
+    NameMissing { name: String },
+    /// No `description`: the first paragraph of the body is used.
+    DescriptionMissing,
+    /// `description` is longer than the Agent Skills limit: kept whole, and listings
+    /// show its summary.
+    DescriptionLength { chars: usize, limit: usize },
+    /// The directory's name (or `name`, without a directory) is not a slug: the skill
+    /// is identified by a slug made from it, and the original is the display name.
+    SlugDerived { from: String, slug: String },
     /// The frontmatter was not valid YAML; it was read after quoting the values on
     /// these lines (an unquoted `: ` in a value, or `\'` inside single quotes).
     YamlRepaired { lines: Vec<usize> },
@@ -151,6 +175,12 @@ impl Warning {
     /// A stable code for clients.
     pub fn code(&self) -> &'static str {
         match self {
+            Warning::FrontmatterMissing => "frontmatter-missing",
+            Warning::LeadingBlankLines { .. } => "leading-blank-lines",
+            Warning::NameMissing { .. } => "name-missing",
+            Warning::DescriptionMissing => "description-missing",
+            Warning::DescriptionLength { .. } => "description-length",
+            Warning::SlugDerived { .. } => "slug-derived",
             Warning::YamlRepaired { .. } => "yaml-repaired",
             Warning::DisplayName { .. } => "display-name",
             Warning::NameDirMismatch { .. } => "name-dir-mismatch",
@@ -164,6 +194,20 @@ impl Warning {
 
     pub fn message(&self) -> String {
         match self {
+            Warning::FrontmatterMissing => "SKILL.md has no frontmatter: the skill is named after its directory and described by the first paragraph of its body (add `name` and `description` between `---` lines)".to_string(),
+            Warning::LeadingBlankLines { lines } => format!(
+                "the frontmatter follows {lines} blank line(s); it was read anyway (start the file with `---`)"
+            ),
+            Warning::NameMissing { name } => {
+                format!("the frontmatter has no `name`; the skill is named {name:?} after its directory")
+            }
+            Warning::DescriptionMissing => "the frontmatter has no `description`; the first paragraph of the body describes the skill".to_string(),
+            Warning::DescriptionLength { chars, limit } => format!(
+                "`description` has {chars} characters, over the {limit} of the Agent Skills spec; it is kept whole and listings show its summary"
+            ),
+            Warning::SlugDerived { from, slug } => format!(
+                "{from:?} is not a skill slug; the skill is identified as `{slug}` and {from:?} is kept as its display name"
+            ),
             Warning::YamlRepaired { lines } => {
                 let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
                 format!(
@@ -212,13 +256,13 @@ mod tests {
 
     #[test]
     fn skills_errors_serialize_with_their_rule() {
-        let e = SkillError::DescriptionLength {
-            chars: 1100,
-            limit: 1024,
+        let e = SkillError::CompatibilityLength {
+            chars: 550,
+            limit: 500,
         };
         let json = serde_json::to_value(&e).unwrap();
-        assert_eq!(json["rule"], "description-length");
-        assert!(json["message"].as_str().unwrap().contains("1100"));
+        assert_eq!(json["rule"], "compatibility-length");
+        assert!(json["message"].as_str().unwrap().contains("550"));
 
         let w = Warning::VersionNotSemver {
             version: "1.0".into(),

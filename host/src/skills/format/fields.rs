@@ -15,8 +15,10 @@ use super::yaml::{Node, ScalarKind};
 /// What a SKILL.md's frontmatter says, as read (validation comes after).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Frontmatter {
-    /// As written: a slug, or a display name like "Shell Scripting".
+    /// As written: a slug, or a display name like "Shell Scripting". Empty when the
+    /// frontmatter has none (validation names the skill after its directory).
     pub name: String,
+    /// Empty when the frontmatter has none (parsing takes the body's first paragraph).
     pub description: String,
     pub version: Option<String>,
     pub category: Option<String>,
@@ -78,13 +80,13 @@ pub(crate) fn read_fields(
     let name = match text_of(get(top, "name")) {
         Text::Plain(t) => t,
         Text::Coerced(t) => coerced("name", t, warnings),
-        Text::Absent => return Err(SkillError::NameMissing),
+        Text::Absent => String::new(),
         Text::Wrong(found) => return Err(SkillError::NameType { found }),
     };
     let description = match text_of(get(top, "description")) {
         Text::Plain(t) => t,
         Text::Coerced(t) => coerced("description", t, warnings),
-        Text::Absent => return Err(SkillError::DescriptionMissing),
+        Text::Absent => String::new(),
         Text::Wrong(found) => return Err(SkillError::DescriptionType { found }),
     };
 
@@ -311,15 +313,17 @@ mod tests {
                 "field-ignored"
             ]
         );
-        assert_eq!(read("description: d\n").0, Err(SkillError::NameMissing));
-        assert_eq!(
-            read("name:\ndescription: d\n").0,
-            Err(SkillError::NameMissing)
-        );
+        // Absent or null: empty, for validation and parsing to fill in.
+        assert_eq!(read("description: d\n").0.unwrap().name, "");
+        assert_eq!(read("name:\ndescription: d\n").0.unwrap().name, "");
+        assert_eq!(read("name: a\n").0.unwrap().description, "");
         assert_eq!(
             read("name: [a]\ndescription: d\n").0,
             Err(SkillError::NameType { found: "a list" })
         );
-        assert_eq!(read("name: a\n").0, Err(SkillError::DescriptionMissing));
+        assert_eq!(
+            read("name: a\ndescription: {x: y}\n").0,
+            Err(SkillError::DescriptionType { found: "a mapping" })
+        );
     }
 }

@@ -55,6 +55,30 @@ impl Slug {
         Ok(Slug(text.to_string()))
     }
 
+    /// A slug made from a name that is not one, as other agents accept such names
+    /// for directories: ASCII letters lowercased, every run of other ASCII characters
+    /// (spaces, `_`, `.`, repeated hyphens) one hyphen, none at either end. `None` when
+    /// nothing is left or the text has any non-ASCII character: transliterating
+    /// `café` or `навык` would guess, and two look-alike names must not meet in one
+    /// slug. The length limit is not lifted: a longer text is no slug's source.
+    pub fn derive(text: &str) -> Option<Slug> {
+        if !text.is_ascii() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() {
+                out.push(c.to_ascii_lowercase());
+            } else if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+        while out.ends_with('-') {
+            out.pop();
+        }
+        Slug::parse(&out).ok()
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -171,6 +195,38 @@ mod tests {
             Slug::parse(&"a".repeat(65)),
             Err(SlugError::TooLong { chars: 65 })
         );
+    }
+
+    #[test]
+    fn skills_slugs_derive_from_ascii_names_only() {
+        for (name, slug) in [
+            ("my--skill", "my-skill"),
+            ("MySkill", "myskill"),
+            ("-my-skill", "my-skill"),
+            ("my_skill", "my-skill"),
+            ("Shell Scripting", "shell-scripting"),
+            ("pdf.tools v2", "pdf-tools-v2"),
+            ("  --a__b--  ", "a-b"),
+            ("web-search", "web-search"),
+        ] {
+            assert_eq!(
+                Slug::derive(name).map(|s| s.to_string()).as_deref(),
+                Some(slug),
+                "{name}"
+            );
+        }
+        for name in [
+            "",
+            "---",
+            "_",
+            "café",
+            "навык",
+            "技能",
+            "a\u{200b}b",
+            &"a".repeat(65),
+        ] {
+            assert_eq!(Slug::derive(name), None, "{name:?}");
+        }
     }
 
     #[test]

@@ -1,14 +1,21 @@
 //! The rules (DESIGN.md section 4): Agent Skills' limits, lenient where the ecosystem
-//! is and strict where safety is.
+//! is and strict where safety is. The lenient load reads what other agents (Claude
+//! Code) read, and says so in a warning each time.
 //!
 //! - Identity. A skill is identified by a slug: its directory's name when it has one
-//!   (discovery, registry installs), else its `name`. The slug must follow the Agent
-//!   Skills name rules. A `name` that differs from the directory is kept as the
-//!   display name with a warning, so registry skills named "Shell Scripting" install.
-//! - Strict: a name with a path separator, `..`, or a control or invisible character
-//!   is refused outright, whatever the directory says; so is a name over 64 characters.
-//! - Text fields lose control and invisible characters (with a warning); description
-//!   1-1024 and compatibility at most 500 characters, counted as written.
+//!   (discovery, directory and registry installs), else its `name`. A directory name
+//!   (or name) that is not a slug (`my--skill`, `My Skill`) gives a slug made from it
+//!   ([`Slug::derive`], `slug-derived`), the original kept as the display name; one
+//!   with letters outside ASCII gives none and is refused. A `name` that differs from
+//!   the directory is kept as the display name with a warning, so registry skills
+//!   named "Shell Scripting" install.
+//! - A missing `name` is the directory's name, or for a lone file the name its place
+//!   suggests ([`Origin::name_hint`]); `name-missing`.
+//! - Strict: a name (given or taken from a directory) with a path separator, `..`, or a
+//!   control or invisible character is refused outright; so is one over 64 characters.
+//! - Text fields lose control and invisible characters (with a warning). A description
+//!   over 1,024 characters is kept whole (`description-length`; listings show its
+//!   summary); compatibility is at most 500 characters, counted as written.
 //! - `version` should be semver; anything else is kept as written with a warning.
 
 use serde::Serialize;
@@ -16,7 +23,7 @@ use serde::Serialize;
 use super::error::{SkillError, Warning};
 use super::fields::Frontmatter;
 use super::id::{Slug, SlugError};
-use super::parse::{ParsedSkill, parse_skill};
+use super::parse::{Leniency, ParsedSkill, parse_skill_with};
 use super::text::{codepoint, is_hidden, strip_hidden};
 use crate::skills::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
@@ -32,20 +39,44 @@ pub struct ValidSkill {
     pub warnings: Vec<Warning>,
 }
 
-/// Parses and validates a SKILL.md. `dir_name` is the skill directory's name, when the
-/// file has one.
-pub fn load_skill(bytes: &[u8], dir_name: Option<&str>) -> Result<ValidSkill, SkillError> {
-    validate(parse_skill(bytes)?, dir_name)
+/// What is known of a SKILL.md besides its bytes: where it was found, which gives its
+/// identity and the defaults of a lenient load, and how strictly it is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The skill directory's name (discovery, a directory install, the slug of the id
+    /// an install was given): the skill's identity, and its name when it has none.
+    pub dir: Option<&'a str>,
+    /// For a file without a directory: the name its place suggests (the folder a
+    /// `SKILL.md` was in, or the file's stem; from a path or a URL), used only when
+    /// the frontmatter has no `name`.
+    pub name_hint: Option<&'a str>,
+    pub leniency: Leniency,
 }
 
-pub fn validate(parsed: ParsedSkill, dir_name: Option<&str>) -> Result<ValidSkill, SkillError> {
+impl<'a> Origin<'a> {
+    /// A skill in the directory `name`, read leniently.
+    pub fn dir(name: &'a str) -> Origin<'a> {
+        Origin {
+            dir: Some(name),
+            ..Origin::default()
+        }
+    }
+}
+
+/// Parses and validates a SKILL.md found at `origin`: the one load every path uses
+/// (discovery, installs from a directory, file, URL, chat or registry).
+pub fn load_skill(bytes: &[u8], origin: Origin) -> Result<ValidSkill, SkillError> {
+    validate(parse_skill_with(bytes, origin.leniency)?, origin)
+}
+
+pub fn validate(parsed: ParsedSkill, origin: Origin) -> Result<ValidSkill, SkillError> {
     let ParsedSkill {
         frontmatter,
         body,
         sha256,
         mut warnings,
     } = parsed;
-    let (slug, frontmatter) = validate_frontmatter(frontmatter, dir_name, &mut warnings)?;
+    let (slug, frontmatter) = validate_frontmatter(frontmatter, origin, &mut warnings)?;
     Ok(ValidSkill {
         slug,
         frontmatter,
@@ -58,12 +89,28 @@ pub fn validate(parsed: ParsedSkill, dir_name: Option<&str>) -> Result<ValidSkil
 /// The rules on the frontmatter alone (listings validate without reading a body).
 pub fn validate_frontmatter(
     mut fm: Frontmatter,
-    dir_name: Option<&str>,
+    origin: Origin,
     warnings: &mut Vec<Warning>,
 ) -> Result<(Slug, Frontmatter), SkillError> {
+    if fm.name.trim().is_empty() {
+        let place = origin.dir.or(origin.name_hint);
+        fm.name = place.ok_or(SkillError::NameMissing)?.to_string();
+        if !warnings.contains(&Warning::FrontmatterMissing) {
+            warnings.push(Warning::NameMissing {
+                name: fm.name.clone(),
+            });
+        }
+    }
     check_name(&fm.name)?;
-    let slug = identity(&fm.name, dir_name)?;
-    if fm.name != slug.as_str() {
+    let source = origin.dir.unwrap_or(&fm.name);
+    let slug = identity(source, origin.dir.is_some())?;
+    if source != slug.as_str() {
+        warnings.push(Warning::SlugDerived {
+            from: source.to_string(),
+            slug: slug.to_string(),
+        });
+    }
+    if fm.name != slug.as_str() && fm.name != source {
         warnings.push(if Slug::parse(&fm.name).is_ok() {
             Warning::NameDirMismatch {
                 name: fm.name.clone(),
@@ -82,7 +129,7 @@ pub fn validate_frontmatter(
     }
     let chars = fm.description.chars().count();
     if chars > MAX_DESCRIPTION_CHARS {
-        return Err(SkillError::DescriptionLength {
+        warnings.push(Warning::DescriptionLength {
             chars,
             limit: MAX_DESCRIPTION_CHARS,
         });
@@ -124,7 +171,7 @@ pub fn validate_frontmatter(
     Ok((slug, fm))
 }
 
-/// The checks on `name` that no directory can excuse.
+/// The checks on a name (given, or a directory's) that no leniency excuses.
 fn check_name(name: &str) -> Result<(), SkillError> {
     if name.trim().is_empty() {
         return Err(SkillError::NameMissing);
@@ -152,13 +199,23 @@ fn check_name(name: &str) -> Result<(), SkillError> {
     Ok(())
 }
 
-fn identity(name: &str, dir_name: Option<&str>) -> Result<Slug, SkillError> {
-    let (text, of) = match dir_name {
-        Some(dir) if dir != name => (dir, "directory name"),
-        Some(dir) => (dir, "name"),
-        None => (name, "name"),
-    };
-    Slug::parse(text).map_err(|e| match e {
+/// The slug of `text` (a directory's name when `dir`, else the skill's name): itself,
+/// or one derived from it.
+fn identity(text: &str, dir: bool) -> Result<Slug, SkillError> {
+    let of = if dir { "directory name" } else { "name" };
+    if let Some(c) = text.chars().find(|&c| is_hidden(c)) {
+        return Err(SkillError::NameHiddenChar {
+            name: text.to_string(),
+            codepoint: codepoint(c),
+        });
+    }
+    let parsed = Slug::parse(text);
+    if let Err(SlugError::Format(_)) = parsed
+        && let Some(derived) = Slug::derive(text)
+    {
+        return Ok(derived);
+    }
+    parsed.map_err(|e| match e {
         SlugError::Empty => SkillError::NameMissing,
         SlugError::TooLong { chars } => SkillError::NameLength {
             of,
@@ -218,7 +275,14 @@ mod tests {
     use super::*;
 
     fn skill(frontmatter: &str, dir: Option<&str>) -> Result<ValidSkill, SkillError> {
-        load_skill(format!("---\n{frontmatter}\n---\nbody\n").as_bytes(), dir)
+        let origin = Origin {
+            dir,
+            ..Origin::default()
+        };
+        load_skill(
+            format!("---\n{frontmatter}\n---\nbody\n").as_bytes(),
+            origin,
+        )
     }
 
     fn codes(skill: &ValidSkill) -> Vec<&'static str> {
@@ -248,11 +312,99 @@ mod tests {
                 .as_str(),
             "web-search"
         );
-        let e = skill("name: Shell Scripting\ndescription: d", None).unwrap_err();
-        assert_eq!(e.rule(), "name-format");
-        let e = skill("name: my-skill\ndescription: d", Some("My Skill")).unwrap_err();
+        // A name or directory that is no slug gives one, and stays the display name.
+        let s = skill("name: Shell Scripting\ndescription: d", None).unwrap();
+        assert_eq!(
+            (s.slug.as_str(), s.frontmatter.name.as_str()),
+            ("shell-scripting", "Shell Scripting")
+        );
+        assert_eq!(codes(&s), ["slug-derived"]);
+        let s = skill("name: my--skill\ndescription: d", Some("my--skill")).unwrap();
+        assert_eq!(
+            (s.slug.as_str(), s.frontmatter.name.as_str()),
+            ("my-skill", "my--skill")
+        );
+        assert_eq!(codes(&s), ["slug-derived"]);
+        let s = skill("name: Other Name\ndescription: d", Some("My Skill")).unwrap();
+        assert_eq!(s.slug.as_str(), "my-skill");
+        assert_eq!(codes(&s), ["slug-derived", "display-name"]);
+        // Unless nothing ASCII is left to make one of.
+        let e = skill("name: my-skill\ndescription: d", Some("навык")).unwrap_err();
         assert_eq!(e.rule(), "name-format");
         assert!(e.to_string().contains("directory name"), "{e}");
+        let e = skill("name: café\ndescription: d", None).unwrap_err();
+        assert_eq!(e.rule(), "name-format");
+    }
+
+    #[test]
+    fn skills_missing_name_comes_from_the_directory_or_the_files_place() {
+        for frontmatter in [
+            "description: d",
+            "name:\ndescription: d",
+            "name: ' '\ndescription: d",
+        ] {
+            let s = skill(frontmatter, Some("pdf-tools")).unwrap();
+            assert_eq!(s.frontmatter.name, "pdf-tools", "{frontmatter}");
+            assert_eq!(codes(&s), ["name-missing"], "{frontmatter}");
+        }
+        // The original directory name is the display name, its slug the identity.
+        let s = skill("description: d", Some("PDF Tools")).unwrap();
+        assert_eq!(
+            (s.slug.as_str(), s.frontmatter.name.as_str()),
+            ("pdf-tools", "PDF Tools")
+        );
+        assert_eq!(codes(&s), ["name-missing", "slug-derived"]);
+        // A lone file: the hint its place gives, else no name at all.
+        let hinted = Origin {
+            name_hint: Some("from-url"),
+            ..Origin::default()
+        };
+        let s = load_skill(b"---\ndescription: d\n---\n", hinted).unwrap();
+        assert_eq!(s.slug.as_str(), "from-url");
+        assert_eq!(
+            skill("description: d", None).unwrap_err(),
+            SkillError::NameMissing
+        );
+        // A hint or directory that hides characters or climbs out is refused as a name.
+        for hint in ["..", "a/b", "x\u{202e}y"] {
+            let origin = Origin {
+                name_hint: Some(hint),
+                ..Origin::default()
+            };
+            assert!(
+                load_skill(b"---\ndescription: d\n---\n", origin).is_err(),
+                "{hint}"
+            );
+        }
+        let e = skill("description: d", Some("my\u{200b}skill")).unwrap_err();
+        assert_eq!(e.rule(), "name-hidden-char");
+        let e = skill("name: ok\ndescription: d", Some("my\u{1b}skill")).unwrap_err();
+        assert_eq!(e.rule(), "name-hidden-char");
+    }
+
+    #[test]
+    fn skills_without_frontmatter_load_leniently_but_not_from_a_registry() {
+        let md = b"# PDF tools\n\nMerge and split PDF files.\n\n## Steps\n1. Open.\n";
+        let s = load_skill(md, Origin::dir("pdf-tools")).unwrap();
+        assert_eq!(s.slug.as_str(), "pdf-tools");
+        assert_eq!(s.frontmatter.name, "pdf-tools");
+        assert_eq!(s.frontmatter.description, "Merge and split PDF files.");
+        assert_eq!(codes(&s), ["frontmatter-missing"]);
+        assert_eq!(s.body.as_bytes(), md);
+        let registry = Origin {
+            leniency: Leniency::FrontmatterRequired,
+            ..Origin::dir("pdf-tools")
+        };
+        assert_eq!(
+            load_skill(md, registry).unwrap_err(),
+            SkillError::FrontmatterMissing
+        );
+        // A body with nothing to describe the skill with is still refused.
+        let e = load_skill(b"```\ncode only\n```\n", Origin::dir("x")).unwrap_err();
+        assert_eq!(e, SkillError::DescriptionMissing);
+        // A missing description is the first paragraph, with or without frontmatter.
+        let s = skill("name: a", None);
+        assert_eq!(s.unwrap().frontmatter.description, "body");
     }
 
     #[test]
@@ -267,7 +419,6 @@ mod tests {
             ("\"my\\U000E0041skill\"", "name-hidden-char"),
             ("\"my\\tskill\"", "name-hidden-char"),
             ("\"my\\x1bskill\"", "name-hidden-char"),
-            ("\"   \"", "name-missing"),
         ] {
             let e = skill(&format!("name: {name}\ndescription: d"), Some("evil")).unwrap_err();
             assert_eq!(e.rule(), rule, "{name}");
@@ -280,9 +431,21 @@ mod tests {
     #[test]
     fn skills_text_limits_count_characters() {
         let ok = "é".repeat(MAX_DESCRIPTION_CHARS);
-        assert!(skill(&format!("name: a\ndescription: {ok}"), None).is_ok());
-        let e = skill(&format!("name: a\ndescription: {ok}x"), None).unwrap_err();
-        assert_eq!(e.rule(), "description-length");
+        let s = skill(&format!("name: a\ndescription: {ok}"), None).unwrap();
+        assert!(s.warnings.is_empty());
+        // Longer: kept whole, with a warning.
+        let s = skill(&format!("name: a\ndescription: {ok}x"), None).unwrap();
+        assert_eq!(
+            s.frontmatter.description.chars().count(),
+            MAX_DESCRIPTION_CHARS + 1
+        );
+        assert_eq!(
+            s.warnings,
+            [Warning::DescriptionLength {
+                chars: MAX_DESCRIPTION_CHARS + 1,
+                limit: MAX_DESCRIPTION_CHARS
+            }]
+        );
         let e = skill(
             &format!(
                 "name: a\ndescription: d\ncompatibility: {}",

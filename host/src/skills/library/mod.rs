@@ -37,8 +37,9 @@ use crate::events::{Event, EventBus, EventKind, HOST_WIDE};
 use crate::skills::format::error::{SkillError, Warning};
 use crate::skills::format::fields::Frontmatter;
 use crate::skills::format::id::{SkillId, Slug};
+use crate::skills::format::paragraph::BODY_SCAN_BYTES;
 use crate::skills::format::parse::parse_head;
-use crate::skills::format::validate::{ValidSkill, load_skill, validate_frontmatter};
+use crate::skills::format::validate::{Origin, ValidSkill, load_skill, validate_frontmatter};
 use crate::skills::{MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE};
 use error::{LibraryError, ScanProblem};
 
@@ -222,9 +223,12 @@ impl Library {
         let mut entries = Vec::new();
         let mut problems = Vec::new();
         for (slug, entry) in index.skills {
-            let head = entry.skill_id().and_then(|id| self.load_head(&id));
+            let head = entry.skill_id().and_then(|id| self.load_head_warned(&id));
             match head {
-                Ok((_, fm)) => entries.push(CatalogEntry::new(slug, &entry, fm)),
+                Ok((_, fm, warnings)) => {
+                    let fm = displayed(fm, &entry, &warnings);
+                    entries.push(CatalogEntry::new(slug, &entry, fm));
+                }
                 Err(error) => problems.push(ScanProblem::new(entry.path, &error)),
             }
         }
@@ -246,13 +250,14 @@ impl Library {
         let id = entry.skill_id()?;
         let skill = self.load_dir(&id)?;
         let dir = id.dir_in(&self.root);
+        let fm = displayed(skill.frontmatter, &entry, &skill.warnings);
         Ok(InvokedSkill {
             resources: list_resources(&dir),
             id,
-            name: skill.frontmatter.name,
+            name: fm.name,
             dir,
             body: skill.body,
-            allowed_tools: skill.frontmatter.allowed_tools,
+            allowed_tools: fm.allowed_tools,
         })
     }
 
@@ -290,12 +295,9 @@ impl Library {
         load_skill_dir(&dir)
     }
 
-    /// Reads and validates only the frontmatter of the skill in `id`'s directory.
-    pub(super) fn load_head(&self, id: &SkillId) -> Result<(Slug, Frontmatter), LibraryError> {
-        self.load_head_warned(id).map(|(slug, fm, _)| (slug, fm))
-    }
-
-    /// [`Library::load_head`] with the warnings the frontmatter and file name earn.
+    /// Reads and validates only the frontmatter of the skill in `id`'s directory (and,
+    /// for a skill without a description, the start of its body), with the warnings
+    /// the frontmatter and file name earn.
     pub(super) fn load_head_warned(
         &self,
         id: &SkillId,
@@ -310,10 +312,12 @@ impl Library {
             }
             .into());
         }
-        // Room for a BOM and both delimiter lines around the largest frontmatter.
-        let head = read_head(&path, MAX_FRONTMATTER_BYTES + 64).map_err(LibraryError::io(&path))?;
+        // Room for a BOM and both delimiter lines around the largest frontmatter, and
+        // for the part of the body a missing description is looked for in.
+        let head = read_head(&path, MAX_FRONTMATTER_BYTES + 64 + BODY_SCAN_BYTES)
+            .map_err(LibraryError::io(&path))?;
         let (fm, mut warnings) = parse_head(&head)?;
-        let (slug, fm) = validate_frontmatter(fm, Some(id.slug().as_str()), &mut warnings)?;
+        let (slug, fm) = validate_frontmatter(fm, Origin::dir(id.slug().as_str()), &mut warnings)?;
         if lowercase {
             warnings.push(Warning::LowercaseFileName);
         }
@@ -356,7 +360,8 @@ impl Library {
 
 /// Reads and validates the skill in `dir` (anywhere, e.g. a directory given to
 /// `install --from`): its SKILL.md, or skill.md when only that exists, at most
-/// [`MAX_SKILL_FILE_BYTES`], with the directory's name as the skill's identity.
+/// [`MAX_SKILL_FILE_BYTES`], with the directory's name as the skill's identity (a
+/// slug derived from it when it is none), leniently.
 pub fn load_skill_dir(dir: &Path) -> Result<ValidSkill, LibraryError> {
     let (path, lowercase) = find_skill_file(dir)?;
     let name = dir
@@ -377,11 +382,32 @@ pub fn load_skill_dir(dir: &Path) -> Result<ValidSkill, LibraryError> {
         }
         Err(e) => return Err(LibraryError::io(&path)(e)),
     };
-    let mut skill = load_skill(&bytes, Some(name))?;
+    let mut skill = load_skill(&bytes, Origin::dir(name))?;
     if lowercase {
         skill.warnings.push(Warning::LowercaseFileName);
     }
     Ok(skill)
+}
+
+/// Whether the skill's name is not in its file but came from its directory.
+fn name_defaulted(warnings: &[Warning]) -> bool {
+    warnings
+        .iter()
+        .any(|w| matches!(w, Warning::FrontmatterMissing | Warning::NameMissing { .. }))
+}
+
+/// What listings and turns show: a skill whose file has no name is shown by the name
+/// the index recorded when it was installed or found (the original directory name,
+/// before the directory took its slug).
+pub(super) fn displayed(
+    mut fm: Frontmatter,
+    entry: &IndexEntry,
+    warnings: &[Warning],
+) -> Frontmatter {
+    if name_defaulted(warnings) && !entry.name.is_empty() {
+        fm.name = entry.name.clone();
+    }
+    fm
 }
 
 /// SKILL.md in `dir`, or skill.md when only that exists (and whether it was that).

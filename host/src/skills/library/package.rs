@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::error::LibraryError;
 use crate::skills::format::id::SkillId;
+use crate::skills::format::parse::Leniency;
 use crate::skills::format::text::is_hidden;
-use crate::skills::format::validate::{ValidSkill, load_skill};
+use crate::skills::format::validate::{Origin, ValidSkill, load_skill};
 
 /// The directories a skill may ship files in.
 pub const RESOURCE_DIRS: [&str; 2] = ["scripts", "references"];
@@ -75,11 +76,54 @@ pub struct SkillPackage {
 }
 
 impl SkillPackage {
-    /// Validates `skill_md` and `files`. `id` says where the skill goes: `None` for the
-    /// flat layout under its name (which must then be a slug), or an id whose slug
-    /// becomes the skill's identity (a registry id `category/slug`).
+    /// Validates `skill_md` and `files`, leniently (every install but a registry's:
+    /// files, URLs, chat, the built-ins). `id` says where the skill goes: `None` for
+    /// the flat layout under its name (a slug derived from it if it is none), or an id
+    /// whose slug becomes the skill's identity.
     pub fn new(
         id: Option<SkillId>,
+        skill_md: Vec<u8>,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> Result<SkillPackage, LibraryError> {
+        let dir = id.as_ref().map(|i| i.slug().as_str().to_string());
+        let origin = Origin {
+            dir: dir.as_deref(),
+            ..Origin::default()
+        };
+        SkillPackage::build(id, origin, skill_md, files)
+    }
+
+    /// A registry's package (`category/slug`): read as [`SkillPackage::new`] reads,
+    /// except that a SKILL.md without frontmatter is refused (`frontmatter-missing`).
+    pub fn from_registry(
+        id: SkillId,
+        skill_md: Vec<u8>,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> Result<SkillPackage, LibraryError> {
+        let slug = id.slug().to_string();
+        let origin = Origin {
+            dir: Some(&slug),
+            name_hint: None,
+            leniency: Leniency::FrontmatterRequired,
+        };
+        SkillPackage::build(Some(id), origin, skill_md, files)
+    }
+
+    /// A package read as `origin` says (a directory's name, a lone file's place, how
+    /// strictly), installed under `id` when given (then `origin.dir` is its slug),
+    /// else flat under the slug that place gives.
+    pub fn from_origin(
+        id: Option<SkillId>,
+        origin: Origin,
+        skill_md: Vec<u8>,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> Result<SkillPackage, LibraryError> {
+        SkillPackage::build(id, origin, skill_md, files)
+    }
+
+    fn build(
+        id: Option<SkillId>,
+        origin: Origin,
         skill_md: Vec<u8>,
         files: Vec<(String, Vec<u8>)>,
     ) -> Result<SkillPackage, LibraryError> {
@@ -94,7 +138,7 @@ impl SkillPackage {
                 reason: format!("{total} bytes; the limit is {MAX_PACKAGE_BYTES}"),
             });
         }
-        let skill = load_skill(&skill_md, id.as_ref().map(|i| i.slug().as_str()))?;
+        let skill = load_skill(&skill_md, origin)?;
         let id = id.unwrap_or_else(|| SkillId::Flat(skill.slug.clone()));
         let mut checked = Vec::with_capacity(files.len());
         for (path, bytes) in files {

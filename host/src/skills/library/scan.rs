@@ -1,6 +1,9 @@
 //! The discovery scan: reconciles `.index.json` with the directories on disk.
 //!
-//! - A skill directory without an index entry is indexed with source `manual`.
+//! - A skill directory without an index entry is indexed with source `manual`. One
+//!   whose name is not a slug (`My Skill`, `my--skill`) is renamed to the slug made
+//!   from it (skill paths are only ever built from slugs), when that place is free;
+//!   the original name stays its display name when its SKILL.md has none.
 //! - An entry whose directory (or its SKILL.md) is gone is dropped and reported.
 //! - An entry whose SKILL.md changed on disk is refreshed (name, version, sha256).
 //! - Directories that do not validate are reported with the rule they break, and
@@ -20,10 +23,13 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::TEMPLATE_DIR;
+use super::durable::sync_dir;
 use super::durable::unique_name;
 use super::error::{LibraryError, ScanProblem};
 use super::index::{INDEX_FILE, Index, IndexEntry, Source, SourceKind, now};
-use super::{Library, STAGING_PREFIX, TRASH_PREFIX, load_skill_dir, trash_origin};
+use super::{
+    Library, STAGING_PREFIX, TRASH_PREFIX, displayed, find_skill_file, load_skill_dir, trash_origin,
+};
 use crate::events::EventKind;
 use crate::skills::format::id::{SkillId, Slug};
 use crate::skills::format::validate::ValidSkill;
@@ -44,8 +50,18 @@ pub struct ScanReport {
     pub problems: Vec<ScanProblem>,
     /// Leftovers of interrupted operations, and what was done with each.
     pub recovered: Vec<String>,
+    /// Skill directories whose name was not a slug, renamed to the slug made from it.
+    pub renamed: Vec<Renamed>,
     /// Why the index was rebuilt, if it was unreadable.
     pub index_reset: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Renamed {
+    /// The directory as it was (`My Skill`, `dev/my--skill`).
+    pub from: String,
+    /// Its path now (`my-skill`, `dev/my-skill`).
+    pub to: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,22 +92,31 @@ impl Library {
         let index = self.load_index()?;
         let mut report = ScanReport::default();
         let mut check = DiskCheck::default();
-        for id in self.find_skill_dirs(&mut report)? {
-            let slug = id.slug().to_string();
-            let path = id.to_string();
-            match index.skills.get(&slug) {
-                Some(entry) if entry.path == path => {}
-                Some(entry) => {
+        for found in self.find_skill_dirs(&mut report)? {
+            let (id, slug, path) = (&found.id, found.id.slug().to_string(), found.id.to_string());
+            match (index.skills.get(&slug), &found.named) {
+                (Some(entry), None) if entry.path == path => {}
+                (Some(entry), _) => {
                     let error = LibraryError::SlugTaken {
                         slug,
                         existing: entry.path.clone(),
                     };
-                    report.problems.push(ScanProblem::new(path, &error));
+                    report
+                        .problems
+                        .push(ScanProblem::new(found.on_disk(), &error));
                 }
-                None => match self.load_dir(&id) {
-                    Ok(_) => check.unindexed.push(path),
-                    Err(error) => report.problems.push(ScanProblem::new(path, &error)),
-                },
+                (None, named) => {
+                    let loaded = match named {
+                        Some(_) => self.check_rename(&found).map(drop),
+                        None => self.load_dir(id).map(drop),
+                    };
+                    match loaded {
+                        Ok(()) => check.unindexed.push(path),
+                        Err(error) => report
+                            .problems
+                            .push(ScanProblem::new(found.on_disk(), &error)),
+                    }
+                }
             }
         }
         check.problems = report.problems;
@@ -143,34 +168,48 @@ impl Library {
             }
         }
 
-        for id in self.find_skill_dirs(&mut report)? {
+        for found in self.find_skill_dirs(&mut report)? {
+            let id = &found.id;
             let slug = id.slug().to_string();
             let path = id.to_string();
             // The slug is the identity: a second directory with the same slug (in
-            // another category, or flat) is not indexed.
-            if let Some(existing) = index.skills.get(&slug).filter(|e| e.path != path) {
+            // another category, flat, or under a name that is not a slug) is not
+            // indexed.
+            if let Some(existing) = index
+                .skills
+                .get(&slug)
+                .filter(|e| e.path != path || found.named.is_some())
+            {
                 let error = LibraryError::SlugTaken {
                     slug,
                     existing: existing.path.clone(),
                 };
-                report.problems.push(ScanProblem::new(path, &error));
+                report
+                    .problems
+                    .push(ScanProblem::new(found.on_disk(), &error));
                 continue;
             }
-            let skill = match self.load_dir(&id) {
+            let loaded = match &found.named {
+                Some(_) => self.rename_to_slug(&found, &mut report),
+                None => self.load_dir(id),
+            };
+            let skill = match loaded {
                 Ok(skill) => skill,
                 Err(error) => {
-                    report.problems.push(ScanProblem::new(path, &error));
+                    report
+                        .problems
+                        .push(ScanProblem::new(found.on_disk(), &error));
                     continue;
                 }
             };
             match index.skills.get_mut(&slug) {
                 Some(entry) => {
-                    if refresh(entry, &id, &skill) {
+                    if refresh(entry, id, &skill) {
                         report.refreshed.push(slug);
                     }
                 }
                 None => {
-                    index.skills.insert(slug.clone(), manual_entry(&id, &skill));
+                    index.skills.insert(slug.clone(), manual_entry(id, &skill));
                     report.added.push(slug);
                 }
             }
@@ -240,18 +279,57 @@ impl Library {
         Ok(())
     }
 
+    /// Validates the skill in `found`'s directory, whose name is not a slug, and checks
+    /// that the slug's place is free; nothing is moved.
+    fn check_rename(&self, found: &Found) -> Result<ValidSkill, LibraryError> {
+        let dir = self.root().join(found.on_disk());
+        let (file, _) = find_skill_file(&dir)?;
+        self.check_inside(&file)?;
+        let skill = load_skill_dir(&dir)?;
+        let target = found.id.dir_in(self.root());
+        if target.symlink_metadata().is_ok() {
+            return Err(LibraryError::PathTaken { path: target });
+        }
+        Ok(skill)
+    }
+
+    /// [`Library::check_rename`], then the rename. The skill is the one read under
+    /// its original name, which is its display name when its file has none.
+    fn rename_to_slug(
+        &self,
+        found: &Found,
+        report: &mut ScanReport,
+    ) -> Result<ValidSkill, LibraryError> {
+        let skill = self.check_rename(found)?;
+        let from = self.root().join(found.on_disk());
+        let target = found.id.dir_in(self.root());
+        std::fs::rename(&from, &target).map_err(LibraryError::io(&from))?;
+        let parent = target.parent().unwrap_or(self.root());
+        sync_dir(parent).map_err(LibraryError::io(parent))?;
+        report.renamed.push(Renamed {
+            from: found.on_disk(),
+            to: found.id.to_string(),
+        });
+        Ok(skill)
+    }
+
     /// Skill directories on disk, flat and registry layout, sorted. Names starting with
-    /// `.` (the library's own files) or `_` (`_template`) are not skills. Directories
-    /// with a SKILL.md whose name is not a slug are reported, not returned.
-    fn find_skill_dirs(&self, report: &mut ScanReport) -> Result<Vec<SkillId>, LibraryError> {
+    /// `.` (the library's own files) or `_` (`_template`) are not skills. A directory
+    /// with a SKILL.md whose name is not a slug is returned with the slug made from it
+    /// when there is one ([`Slug::derive`]), else reported.
+    fn find_skill_dirs(&self, report: &mut ScanReport) -> Result<Vec<Found>, LibraryError> {
         let mut budget = MAX_SCAN_ENTRIES;
         let mut found = Vec::new();
         for name in dir_names(self.root(), &mut budget)? {
             let dir = self.root().join(&name);
             if Library::has_skill_file(&dir) {
-                match Slug::parse(&name) {
-                    Ok(slug) => found.push(SkillId::Flat(slug)),
-                    Err(_) => report.problems.push(unaddressable(&dir, name.clone())),
+                match addressed(&name) {
+                    Some((slug, named)) => found.push(Found {
+                        id: SkillId::Flat(slug),
+                        category: None,
+                        named,
+                    }),
+                    None => report.problems.push(unaddressable(&dir, name.clone())),
                 }
                 continue;
             }
@@ -262,12 +340,16 @@ impl Library {
                     continue;
                 }
                 let rel = format!("{name}/{sub}");
-                match (&category, Slug::parse(&sub)) {
-                    (Ok(category), Ok(slug)) => found.push(SkillId::Registry {
-                        category: category.clone(),
-                        slug,
+                match (&category, addressed(&sub)) {
+                    (Ok(category), Some((slug, named))) => found.push(Found {
+                        id: SkillId::Registry {
+                            category: category.clone(),
+                            slug,
+                        },
+                        category: Some(name.clone()),
+                        named,
                     }),
-                    (Ok(_), Err(_)) => report.problems.push(unaddressable(&skill_dir, rel)),
+                    (Ok(_), None) => report.problems.push(unaddressable(&skill_dir, rel)),
                     (Err(_), _) => {
                         if let Err(error) = SkillId::parse(&rel) {
                             report.problems.push(ScanProblem::new(rel, &error.into()));
@@ -277,6 +359,35 @@ impl Library {
             }
         }
         Ok(found)
+    }
+}
+
+/// A skill directory found on disk.
+struct Found {
+    /// Where it belongs.
+    id: SkillId,
+    /// The category directory's name, in the registry layout.
+    category: Option<String>,
+    /// Its name on disk, when that is not its slug.
+    named: Option<String>,
+}
+
+impl Found {
+    /// Its path relative to the skills root, as it is on disk.
+    fn on_disk(&self) -> String {
+        match (&self.named, &self.category) {
+            (None, _) => self.id.to_string(),
+            (Some(name), None) => name.clone(),
+            (Some(name), Some(category)) => format!("{category}/{name}"),
+        }
+    }
+}
+
+/// The slug of a directory named `name`, and `name` itself when that is not it.
+fn addressed(name: &str) -> Option<(Slug, Option<String>)> {
+    match Slug::parse(name) {
+        Ok(slug) => Some((slug, None)),
+        Err(_) => Slug::derive(name).map(|slug| (slug, Some(name.to_string()))),
     }
 }
 
@@ -316,9 +427,10 @@ fn unaddressable(dir: &Path, rel: String) -> ScanProblem {
     ScanProblem::new(rel, &error)
 }
 
-/// Brings an entry up to date with its SKILL.md; whether anything changed.
+/// Brings an entry up to date with its SKILL.md; whether anything changed. A file
+/// without `name` keeps the entry's name (see [`displayed`]).
 fn refresh(entry: &mut IndexEntry, id: &SkillId, skill: &ValidSkill) -> bool {
-    let fm = &skill.frontmatter;
+    let fm = &displayed(skill.frontmatter.clone(), entry, &skill.warnings);
     let category = category_of(id, skill);
     let unchanged = entry.sha256 == skill.sha256
         && entry.name == fm.name

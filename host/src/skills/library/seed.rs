@@ -283,7 +283,7 @@ fn seed_skill(
 mod tests {
     use super::*;
     use crate::events::{EventBus, EventKind};
-    use crate::skills::{INDEX_FILE, load_skill};
+    use crate::skills::{INDEX_FILE, Origin, load_skill};
 
     fn library() -> (tempfile::TempDir, Library) {
         let dir = tempfile::tempdir().unwrap();
@@ -341,7 +341,7 @@ mod tests {
         assert_eq!(BUILTINS.len(), tools.len());
         for ((name, md), (tool_name, tools)) in BUILTINS.iter().zip(tools) {
             assert_eq!(name, tool_name);
-            let skill = load_skill(md.as_bytes(), Some(name)).unwrap();
+            let skill = load_skill(md.as_bytes(), Origin::dir(name)).unwrap();
             assert!(skill.warnings.is_empty(), "{name}: {:?}", skill.warnings);
             let fm = &skill.frontmatter;
             assert_eq!(fm.name, *name);
@@ -357,10 +357,10 @@ mod tests {
             }
         }
         // The template validates as the skill a renamed copy would be.
-        let template = load_skill(TEMPLATE.as_bytes(), None).unwrap();
+        let template = load_skill(TEMPLATE.as_bytes(), Origin::default()).unwrap();
         assert!(template.warnings.is_empty(), "{:?}", template.warnings);
         assert_eq!(template.slug.as_str(), "my-skill");
-        assert!(load_skill(TEMPLATE.as_bytes(), Some("my-skill")).is_ok());
+        assert!(load_skill(TEMPLATE.as_bytes(), Origin::dir("my-skill")).is_ok());
         // Its directory name is no slug: it can never be indexed or addressed.
         assert!(Slug::parse(TEMPLATE_DIR).is_err());
     }
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn skills_example_with_a_script_validates_and_installs_its_wasm() {
-        let skill = load_skill(example::SKILL_MD.as_bytes(), Some(example::SLUG)).unwrap();
+        let skill = load_skill(example::SKILL_MD.as_bytes(), Origin::dir(example::SLUG)).unwrap();
         assert!(skill.warnings.is_empty(), "{:?}", skill.warnings);
         assert_eq!(skill.frontmatter.allowed_tools, ["read_skill_file"]);
         for section in ["## What it does", "## Instructions"] {

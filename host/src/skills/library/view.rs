@@ -9,7 +9,7 @@ use super::catalog::CatalogEntry;
 use super::error::LibraryError;
 use super::error::ScanProblem;
 use super::index::IndexEntry;
-use super::{Library, list_resources};
+use super::{Library, displayed, list_resources};
 use crate::skills::format::error::Warning;
 
 /// An indexed skill as listings show it.
@@ -82,7 +82,11 @@ impl Library {
     fn describe(&self, slug: String, entry: IndexEntry) -> InstalledSkill {
         match entry.skill_id().and_then(|id| self.load_head_warned(&id)) {
             Ok((_, fm, warnings)) => InstalledSkill {
-                catalog: Some(CatalogEntry::new(slug.clone(), &entry, fm)),
+                catalog: Some(CatalogEntry::new(
+                    slug.clone(),
+                    &entry,
+                    displayed(fm, &entry, &warnings),
+                )),
                 warnings,
                 error: None,
                 slug,
@@ -126,7 +130,11 @@ mod tests {
         library
             .install(&package, Source::of(SourceKind::File), false)
             .unwrap();
-        std::fs::write(library.root().join("broken/SKILL.md"), "no frontmatter").unwrap();
+        std::fs::write(
+            library.root().join("broken/SKILL.md"),
+            "---\nnever closed\n",
+        )
+        .unwrap();
 
         let listed = library.installed().unwrap();
         assert_eq!(listed.len(), 2);
@@ -136,7 +144,7 @@ mod tests {
         assert_eq!(codes, ["display-name", "version-not-semver"]);
         assert_eq!(shell.catalog.as_ref().unwrap().name, "Shell Helper");
         assert!(shell.error.is_none());
-        assert_eq!(broken.error.as_ref().unwrap().code, "frontmatter-missing");
+        assert_eq!(broken.error.as_ref().unwrap().code, "frontmatter-unclosed");
         assert!(broken.catalog.is_none());
 
         let detail = library.installed_skill("shell", false).unwrap();

@@ -516,7 +516,8 @@ impl RegistryClient {
                 return Err(self.mismatch(&skill, actual));
             }
         }
-        let package = SkillPackage::new(Some(skill_id), unpacked.skill_md.clone(), unpacked.files)?;
+        let package =
+            SkillPackage::from_registry(skill_id, unpacked.skill_md.clone(), unpacked.files)?;
         Ok(Downloaded {
             skill,
             package,
