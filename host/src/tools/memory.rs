@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{HostTools, ToolContext, ToolError, to_value, tool_args};
-use crate::brain::{NewMemory, SearchHit};
+use crate::brain::{NewMemory, SearchScope};
 
 /// `search_memory`: the longest query, and the default and largest `limit`.
 const SEARCH_MAX_QUERY_BYTES: usize = 1000;
@@ -45,6 +45,8 @@ pub(super) fn save(
 pub(super) struct SearchArgs {
     q: String,
     limit: Option<usize>,
+    /// Default `all`: the agent asks to recall, whichever tier has it.
+    scope: Option<SearchScope>,
 }
 
 pub(super) fn search_schema() -> Value {
@@ -60,7 +62,12 @@ pub(super) fn search_schema() -> Value {
                 "type": ["integer", "null"],
                 "minimum": 1,
                 "maximum": SEARCH_MAX,
-                "description": format!("How many memories to return at most (default {SEARCH_DEFAULT})."),
+                "description": format!("How many results to return at most (default {SEARCH_DEFAULT})."),
+            },
+            "scope": {
+                "type": ["string", "null"],
+                "enum": ["memories", "conversations", "all", null],
+                "description": "Where to look: `memories` (what was learned), `conversations` (what was said) or `all` (both, ranked together; the default).",
             },
         },
         "required": ["q"],
@@ -91,7 +98,9 @@ pub(super) fn search(
             ));
         }
     };
-    let found = tools.memory.search(context.user, &args.q, limit)?;
-    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
+    let scope = args.scope.unwrap_or(SearchScope::All);
+    let items = tools
+        .memory
+        .search_hits(context.user, &args.q, limit, scope)?;
     Ok(json!({ "items": to_value(items)? }))
 }
