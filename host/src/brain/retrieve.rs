@@ -340,7 +340,7 @@ fn rank_with(
             .filter(|m| every_match || (weak && relative(m.bm25, best) >= STRONG_RELATIVE))
             .map(|m| (m, !every_match));
         for (m, recalled) in conscious.into_iter().map(|m| (m, false)).chain(recalled) {
-            let relevance = relevance(m.bm25, best, &m.record.summary);
+            let relevance = relevance(m.bm25, best, about(&m.record.summary));
             ranked.push(Ranked {
                 score: memory_score(&m.record, relevance, now),
                 source: Source::Memory {
@@ -372,6 +372,18 @@ fn rank_with(
             .then_with(|| id_of(&a.source).cmp(id_of(&b.source)))
     });
     ranked
+}
+
+/// What a memory's summary is about, for its meaning: without the subject "User"
+/// (or "User's") the extractors start summaries with. The word stands for the
+/// speaker, never for a topic, and a query does not say it: left in, it would pull
+/// every memory's vector away from the query's, and a message saying the same
+/// without it would outrank the memory.
+fn about(summary: &str) -> &str {
+    ["User's ", "User "]
+        .iter()
+        .find_map(|subject| summary.strip_prefix(subject))
+        .unwrap_or(summary)
 }
 
 fn id_of(source: &Source) -> &str {

@@ -1168,7 +1168,7 @@ mod ingestion {
         assert!(memories[0].negated, "{:?}", memories[0]);
         let got = f.brain.retrieve("default", "coffee").expect("retrieve");
         // The live memory first; what was said before stays in the transcript, dated.
-        assert_eq!(got.lines[0].id(), memories[0].id);
+        assert_eq!(got.lines[0].id(), memories[0].id, "{got:#?}");
         assert_eq!(got.lines.iter().filter(|l| l.memory().is_some()).count(), 1);
     }
 
