@@ -97,7 +97,7 @@ pub struct SearchQuery {
     /// `memories` (default: both tiers of typed memories), `conversations` (the
     /// transcript: hits have `tier: transcript` and a `message`) or `all` (both,
     /// ranked together as retrieval ranks them).
-    #[param(value_type = Option<SearchScope>)]
+    #[param(inline)]
     pub scope: Option<SearchScope>,
     pub user: Option<String>,
 }
