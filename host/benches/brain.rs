@@ -1,24 +1,35 @@
 //! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
-//! short run). One run measures, and prints as one table:
+//! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section). One run
+//! measures, and prints as one table, every figure next to its baseline:
 //!
-//! a. Retrieval quality on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA,
-//!    default `../shared/data`; question
-//!    categories 1-4): each conversation's shipped `observation` facts stored as the
-//!    memories of one user, `Brain::retrieve` for every question, evidence recall@5;
-//!    the baseline is a plain FTS5 bm25 top 5 over the same facts. Diagnostic variants
-//!    (porter stemming, stop words) isolate what each retrieval choice is worth.
-//! b. End to end: every session replayed in windows of 4 turns through
-//!    `record_message` + `end_conversation` with the real built-in WASM strategies, then
-//!    recall@5 the same way; the baseline is FTS5 bm25 over the raw turns.
-//! c. Retrieval latency p50/p95 at 1k, 10k and 100k synthetic memories (baseline: a
-//!    plain FTS5 top 5 over the same summaries, on disk too), ingestion throughput with
-//!    the embedded strategies and, in the same run, with builtin:extract-llm against a
-//!    stand-in endpoint on loopback (the host's overhead of an LLM extractor), and the
-//!    database size per 10k memories.
+//! a. Facts only, on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA, default
+//!    `../shared/data`; question categories 1-4): each conversation's shipped
+//!    `observation` facts stored as the memories of one user, `Brain::retrieve` (what
+//!    `POST /api/turns` calls) for every question, evidence recall@5 of the injected
+//!    lines; the baseline is a plain FTS5 bm25 top 5 over the same facts.
+//! b. End to end: every session replayed in conversations of 4 turns through
+//!    `record_message` (each turn a user message with its speaker's name, at its
+//!    session's date) and `end_conversation` with the real built-in WASM strategies,
+//!    then `Brain::retrieve` for every question the day after the last session:
+//!    recall@5 of the injected lines (memories count the turns they were learned from,
+//!    snippets their message). Baseline: plain FTS5 bm25 over the raw turns; reference:
+//!    FTS5 with the speakers' names, porter stemming and stop words dropped.
+//! Calibration: the ranking constants (`retrieve::Tuning`) are chosen by leave-one-out
+//!    cross-validation over the 5 conversations: for each conversation, the grid point
+//!    best on the other 4 is scored on it; the held-out recall is the mean of those.
+//!    The shipped defaults are scored on all 5 beside it.
+//! c. Latency of `Brain::retrieve` p50/p95 for one user with 100k memories and 1M
+//!    transcript messages (quick: 10k and 100k), against a plain FTS5 top 5 over the
+//!    same texts on disk; database size per 100k messages against the plain index's;
+//!    the bulk build's throughput.
+//! d. Ingestion: `record_message` one durable transaction each (messages/s), and whole
+//!    conversations with extraction through the embedded strategies (conversations/s)
+//!    and, in the same run, with builtin:extract-llm against a stand-in endpoint on
+//!    loopback (the host's overhead of an LLM extractor).
 //!
-//! recall@5 of a question = |evidence turns among the source turns of the returned
-//! memories| / |evidence turns|, averaged over questions. Nothing is asserted: the
-//! figures are for the note, and ratios are what to compare between machines.
+//! recall@5 of a question = |evidence turns among the turns behind the injected lines|
+//! / |evidence turns|, averaged over questions. Nothing is asserted: the figures are
+//! for the note, and ratios are what to compare between machines.
 
 mod common;
 #[path = "../tests/support/stand_in.rs"]
@@ -32,7 +43,7 @@ use std::time::{Duration, Instant};
 use engram::brain::Brain;
 use engram::brain::ingest::{Applied, MAX_FACTS_PER_CONVERSATION};
 use engram::brain::record::MemoryRecord;
-use engram::brain::retrieve::{Retrieval, query_terms};
+use engram::brain::retrieve::{Retrieval, Source, Tuning, query_words};
 use engram::brain::store::{ListFilter, q};
 use engram::config::ConfigFile;
 use engram::runtime::packages::PluginPackages;
@@ -40,6 +51,7 @@ use engram::runtime::strategies::Strategies;
 use engram::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
 use engram::time::{DAY_MS, ManualClock};
 use engram_strategies::model::{Evidence, MemoryType, Role, Scope};
+
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
@@ -50,8 +62,8 @@ use common::{
     agent_question, bench_data, ms, ratio, synthetic_summary,
 };
 
-/// The fixed time of every run: recency is the same for every memory, so rankings
-/// depend on the text alone and runs are reproducible.
+/// The fixed time of the facts-only run: recency is the same for every memory, so
+/// rankings depend on the text alone and runs are reproducible.
 const NOW: i64 = 1_790_000_000_000;
 const TOP_K: usize = 5;
 /// LoCoMo sessions are replayed in conversations of this many turns.
@@ -59,12 +71,18 @@ const WINDOW: usize = 4;
 const ACTOR: &str = "bench";
 /// FTS5's default tokenizer: what "plain FTS5" means in the baselines.
 const PLAIN_TOKENIZER: &str = "unicode61";
-/// The Second Brain's tokenizer (host/src/brain/schema.rs), for the variants.
+/// The Second Brain's tokenizer (host/src/brain/schema.rs), for the references.
 const BRAIN_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+
+/// The calibration grid: the meaning's weight, the coverage's, and a snippet's
+/// importance (the facts-only run has no snippet: its grid leaves that out).
+const MEANING_WEIGHTS: [f64; 4] = [0.0, 0.5, 1.0, 2.0];
+const COVERAGE_WEIGHTS: [f64; 3] = [0.0, 0.5, 1.0];
+/// At most a preference's importance: memories win ties (retrieve.rs).
+const TRANSCRIPT_IMPORTANCES: [f64; 3] = [0.2, 0.4, 0.6];
 
 fn main() {
     // `cargo bench` passes `--bench`; only `--quick` matters here.
-    // `-- latency` (or any section name: locomo, latency, ingestion) runs only that.
     let quick = std::env::args().any(|a| a == "--quick");
     let only: Vec<String> = std::env::args()
         .skip(1)
@@ -105,7 +123,7 @@ fn main() {
 struct Sample {
     id: String,
     facts: Vec<Fact>,
-    sessions: Vec<Vec<Turn>>,
+    sessions: Vec<Session>,
     questions: Vec<Question>,
     /// Questions of categories 1-4 left out: no evidence turn to score against.
     without_evidence: usize,
@@ -116,8 +134,15 @@ struct Fact {
     turns: Vec<String>,
 }
 
+struct Session {
+    /// When it took place (ms), from `session_<n>_date_time`.
+    at: i64,
+    turns: Vec<Turn>,
+}
+
 struct Turn {
     dia_id: String,
+    speaker: String,
     text: String,
 }
 
@@ -155,16 +180,22 @@ fn parse_sample(index: usize, value: &Value) -> Sample {
         .map_or_else(|| format!("sample-{index}"), str::to_string);
     let facts = numbered_sessions(&value["observation"], "_observation")
         .into_iter()
-        .filter_map(Value::as_object)
+        .filter_map(|(_, v)| v.as_object())
         .flat_map(|by_speaker| by_speaker.values())
         .filter_map(Value::as_array)
         .flatten()
         .filter_map(parse_fact)
         .collect();
-    let sessions = numbered_sessions(&value["conversation"], "")
+    let conversation = &value["conversation"];
+    let sessions = numbered_sessions(conversation, "")
         .into_iter()
-        .filter_map(Value::as_array)
-        .map(|turns| turns.iter().filter_map(parse_turn).collect())
+        .filter_map(|(n, turns)| {
+            let date = conversation[format!("session_{n}_date_time")].as_str()?;
+            Some(Session {
+                at: parse_session_date(date)?,
+                turns: turns.as_array()?.iter().filter_map(parse_turn).collect(),
+            })
+        })
         .collect();
     let scored: Vec<&Value> = value["qa"]
         .as_array()
@@ -186,9 +217,10 @@ fn parse_sample(index: usize, value: &Value) -> Sample {
     }
 }
 
-/// The values of `session_<n><suffix>` keys in session order (`session_2` before
-/// `session_10`); other keys such as `session_1_date_time` are left out.
-fn numbered_sessions<'a>(object: &'a Value, suffix: &str) -> Vec<&'a Value> {
+/// The values of `session_<n><suffix>` keys with their number, in session order
+/// (`session_2` before `session_10`); other keys such as `session_1_date_time` are
+/// left out.
+fn numbered_sessions<'a>(object: &'a Value, suffix: &str) -> Vec<(u32, &'a Value)> {
     let mut found: Vec<(u32, &Value)> = object
         .as_object()
         .into_iter()
@@ -199,7 +231,56 @@ fn numbered_sessions<'a>(object: &'a Value, suffix: &str) -> Vec<&'a Value> {
         })
         .collect();
     found.sort_by_key(|(n, _)| *n);
-    found.into_iter().map(|(_, value)| value).collect()
+    found
+}
+
+/// `"1:56 pm on 8 May, 2023"` -> ms since the epoch (UTC).
+fn parse_session_date(text: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let (clock, date) = text.split_once(" on ")?;
+    let (hm, half) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    let h = h % 12
+        + if half.eq_ignore_ascii_case("pm") {
+            12
+        } else {
+            0
+        };
+    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [day, month, year] = parts[..] else {
+        return None;
+    };
+    let month = MONTHS
+        .iter()
+        .position(|name| name.eq_ignore_ascii_case(month))? as i64
+        + 1;
+    let days = days_from_civil(year.parse().ok()?, month, day.parse().ok()?);
+    Some(days * DAY_MS + (h * 60 + m) * 60_000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// `[text, evidence]`.
@@ -220,7 +301,11 @@ fn parse_turn(value: &Value) -> Option<Turn> {
     if let Some(caption) = value["blip_caption"].as_str() {
         text.push_str(&format!(" [shares a photo of {caption}]"));
     }
-    Some(Turn { dia_id, text })
+    Some(Turn {
+        dia_id,
+        speaker: value["speaker"].as_str().unwrap_or_default().to_string(),
+        text,
+    })
 }
 
 /// A question with at least one usable evidence turn. Only categories 1-4 are scored
@@ -263,7 +348,7 @@ fn recall(evidence: &BTreeSet<String>, found: &BTreeSet<String>) -> f64 {
 }
 
 /// A running mean of per-question recall.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Mean {
     sum: f64,
     n: usize,
@@ -273,6 +358,11 @@ impl Mean {
     fn add(&mut self, value: f64) {
         self.sum += value;
         self.n += 1;
+    }
+
+    fn merge(&mut self, other: Mean) {
+        self.sum += other.sum;
+        self.n += other.n;
     }
 
     fn value(&self) -> f64 {
@@ -378,30 +468,50 @@ fn or_query(text: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
+/// The query as the Second Brain reads it: content words only.
+fn content_query(text: &str) -> Option<String> {
+    or_query(&query_words(text).join(" "))
+}
+
 // ---------------------------------------------------------------------------------
 // Engram under test
 
-/// A Second Brain in its own temporary directory, on a clock that never moves.
+/// A Second Brain in its own temporary directory, on a clock the run moves.
 struct TestBrain {
     brain: Brain,
-    _dir: tempfile::TempDir,
+    clock: ManualClock,
+    dir: tempfile::TempDir,
 }
 
 impl TestBrain {
-    fn new() -> TestBrain {
+    fn new(at: i64) -> TestBrain {
         let dir = tempfile::tempdir().expect("temporary directory");
+        TestBrain::open(dir, at)
+    }
+
+    fn open(dir: tempfile::TempDir, at: i64) -> TestBrain {
+        let clock = ManualClock::new(at);
         let brain = Brain::open(
             &dir.path().join("second-brain.db"),
-            Arc::new(ManualClock::new(NOW)),
+            Arc::new(clock.clone()),
             engram::events::EventBus::default(),
         )
         .expect("open the Second Brain");
-        TestBrain { brain, _dir: dir }
+        TestBrain { brain, clock, dir }
     }
 
-    /// The source turns of the memories retrieved for `message`.
-    fn retrieved_turns(&self, user: &str, message: &str) -> BTreeSet<String> {
-        source_turns(&self.brain.retrieve(user, message).expect("retrieve"))
+    /// A copy of the database in a directory of its own, with a clock at `at`:
+    /// retrieval marks what it injects as used, so each calibration run starts from
+    /// the same state.
+    fn copy(&self, at: i64) -> TestBrain {
+        self.brain.store().checkpoint().expect("checkpoint");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::copy(
+            self.dir.path().join("second-brain.db"),
+            dir.path().join("second-brain.db"),
+        )
+        .expect("copy the database");
+        TestBrain::open(dir, at)
     }
 
     fn insert(&self, records: &[MemoryRecord]) {
@@ -474,27 +584,249 @@ fn strategies(config_dir: &Path) -> Strategies {
     .expect("built-in strategies")
 }
 
+/// The turns behind the injected lines, as host ids: a memory's source turns, a
+/// snippet's message.
+fn injected_turns(retrieval: &Retrieval) -> BTreeSet<String> {
+    retrieval
+        .lines
+        .iter()
+        .flat_map(|line| match &line.source {
+            Source::Memory { record, .. } => record.source_turns.clone(),
+            Source::Message(message) => vec![message.id.clone()],
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------
-// a. Retrieval quality over the observation facts
+// Calibration by leave-one-out cross-validation
+
+/// Per grid point, per conversation, the mean recall of its questions.
+struct Grid {
+    points: Vec<Tuning>,
+    /// `scores[point][conversation]`.
+    scores: Vec<Vec<Mean>>,
+}
+
+impl Grid {
+    /// For each conversation: the grid point best on the others (question-weighted),
+    /// and its recall there. Returns the held-out mean and the points chosen.
+    fn leave_one_out(&self) -> (Mean, Vec<Tuning>) {
+        let conversations = self.scores[0].len();
+        let mut held_out = Mean::default();
+        let mut chosen = Vec::new();
+        for out in 0..conversations {
+            let on_others = |point: usize| {
+                let mut mean = Mean::default();
+                for (c, score) in self.scores[point].iter().enumerate() {
+                    if c != out {
+                        mean.merge(*score);
+                    }
+                }
+                mean.value()
+            };
+            let best = (0..self.points.len())
+                .max_by(|a, b| on_others(*a).total_cmp(&on_others(*b)).then(b.cmp(a)))
+                .expect("a grid point");
+            held_out.merge(self.scores[best][out]);
+            chosen.push(self.points[best]);
+        }
+        (held_out, chosen)
+    }
+
+    fn overall(&self, point: usize) -> Mean {
+        let mut mean = Mean::default();
+        for score in &self.scores[point] {
+            mean.merge(*score);
+        }
+        mean
+    }
+}
+
+fn describe(points: &[Tuning]) -> String {
+    points
+        .iter()
+        .map(|t| {
+            format!(
+                "{}/{}/{}",
+                t.meaning_weight, t.coverage_weight, t.transcript_importance
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn calibration_rows(grid: &Grid, baseline: f64, table: &mut Table) {
+    let (held_out, chosen) = grid.leave_one_out();
+    table.recall_row(
+        "  held out (leave-one-conversation-out, grid point best on the other 4)",
+        held_out.value(),
+        "",
+        baseline,
+    );
+    table.row(
+        "    points chosen per fold (meaning / coverage / snippet importance)",
+        &describe(&chosen),
+        "",
+        "",
+    );
+    let best = (0..grid.points.len())
+        .max_by(|a, b| {
+            grid.overall(*a)
+                .value()
+                .total_cmp(&grid.overall(*b).value())
+        })
+        .expect("a grid point");
+    table.recall_row(
+        &format!(
+            "    best grid point on all 5 ({})",
+            describe(&grid.points[best..=best])
+        ),
+        grid.overall(best).value(),
+        "",
+        baseline,
+    );
+    let defaults = Tuning::default();
+    let find = |wanted: Tuning| grid.points.iter().position(|t| *t == wanted);
+    for (name, point) in [
+        ("    the shipped defaults", defaults),
+        (
+            "    variant: the defaults without meaning",
+            Tuning {
+                meaning_weight: 0.0,
+                ..defaults
+            },
+        ),
+        (
+            "    variant: the defaults without coverage",
+            Tuning {
+                coverage_weight: 0.0,
+                ..defaults
+            },
+        ),
+    ] {
+        if let Some(index) = find(point) {
+            table.recall_row(
+                &format!("{name} ({})", describe(&[point])),
+                grid.overall(index).value(),
+                "",
+                baseline,
+            );
+        }
+    }
+}
+
+/// Every combination of the weights, with `importances` for snippets.
+fn grid_points(importances: &[f64]) -> Vec<Tuning> {
+    let mut points = Vec::new();
+    for &meaning_weight in &MEANING_WEIGHTS {
+        for &coverage_weight in &COVERAGE_WEIGHTS {
+            for &transcript_importance in importances {
+                points.push(Tuning {
+                    meaning_weight,
+                    coverage_weight,
+                    transcript_importance,
+                });
+            }
+        }
+    }
+    points
+}
+
+// ---------------------------------------------------------------------------------
+// a. Facts only: the observation facts as memories
 
 fn facts_quality(samples: &[Sample], table: &mut Table) {
     eprintln!("a. storing the observation facts and retrieving for every question...");
     let subject = store_facts(samples);
     let indexes = FactIndexes::new(samples);
-    let mut scores = FactScores::default();
+    let mut engram = Mean::default();
+    let mut baseline = Mean::default();
+    let mut porter_stop = Mean::default();
+    let mut budget_cut = 0;
     for sample in samples {
         for question in &sample.questions {
-            scores.add(&subject, &indexes, &sample.id, sample.facts.len(), question);
+            let retrieval = subject
+                .brain
+                .retrieve(&sample.id, &question.text)
+                .expect("retrieve");
+            engram.add(recall(&question.evidence, &injected_turns(&retrieval)));
+            if retrieval.lines.len() < TOP_K
+                && matches(&subject, &sample.id, &question.text) > retrieval.lines.len()
+            {
+                budget_cut += 1;
+            }
+            baseline.add(recall(
+                &question.evidence,
+                &indexes
+                    .plain
+                    .top(&sample.id, or_query(&question.text), TOP_K),
+            ));
+            porter_stop.add(recall(
+                &question.evidence,
+                &indexes
+                    .porter
+                    .top(&sample.id, content_query(&question.text), TOP_K),
+            ));
         }
     }
     let facts: usize = samples.iter().map(|s| s.facts.len()).sum();
     let left_out: usize = samples.iter().map(|s| s.without_evidence).sum();
     table.section(&format!(
-        "a. LoCoMo observation facts as memories: {} conversations, {facts} memories, {} questions of categories 1-4 ({left_out} without evidence left out)",
+        "a. facts only: LoCoMo observation facts as memories, {} conversations, {facts} memories, {} questions of categories 1-4 ({left_out} without evidence left out)",
         samples.len(),
-        scores.engram.n
+        engram.n
     ));
-    scores.report(table);
+    let base = baseline.value();
+    table.recall_row(
+        "evidence recall@5, Brain::retrieve (top 5 within 900 chars)",
+        engram.value(),
+        "FTS5 bm25 top 5 over the facts",
+        base,
+    );
+    table.recall_row(
+        "  reference: FTS5 + porter + stop words dropped (no meaning, no budget)",
+        porter_stop.value(),
+        "",
+        base,
+    );
+    table.row(
+        "  questions given fewer than 5 lines while more matched (900-char budget)",
+        &format!("{budget_cut} of {}", engram.n),
+        "",
+        "",
+    );
+    eprintln!("a. calibrating the ranking by leave-one-out...");
+    let points = grid_points(&[Tuning::default().transcript_importance]);
+    let scores = points
+        .iter()
+        .map(|tuning| {
+            samples
+                .iter()
+                .map(|sample| {
+                    let mut mean = Mean::default();
+                    for question in &sample.questions {
+                        let retrieval = subject
+                            .brain
+                            .retrieve_tuned(&sample.id, &question.text, tuning)
+                            .expect("retrieve");
+                        mean.add(recall(&question.evidence, &injected_turns(&retrieval)));
+                    }
+                    mean
+                })
+                .collect()
+        })
+        .collect();
+    calibration_rows(&Grid { points, scores }, base, table);
+}
+
+/// How many memories or messages of `user` the query matches (at most 6: enough to
+/// tell whether a 5-line block could have been full).
+fn matches(subject: &TestBrain, user: &str, text: &str) -> usize {
+    subject
+        .brain
+        .search_hits(user, text, TOP_K + 1, engram::brain::SearchScope::All)
+        .expect("search")
+        .len()
 }
 
 /// Ids in insertion order instead of random ULIDs: retrieval breaks ties by id, so
@@ -506,7 +838,7 @@ fn fixed_id(prefix: &str, index: usize) -> String {
 /// Each conversation's facts as the memories of one user, all of one type and stored at
 /// the same time, so that only their text decides how they rank.
 fn store_facts(samples: &[Sample]) -> TestBrain {
-    let subject = TestBrain::new();
+    let subject = TestBrain::new(NOW);
     for sample in samples {
         let records: Vec<MemoryRecord> = sample
             .facts
@@ -523,7 +855,7 @@ fn store_facts(samples: &[Sample]) -> TestBrain {
 }
 
 /// Plain FTS5 over the facts: with FTS5's default tokenizer (the baseline) and with the
-/// Second Brain's porter tokenizer (for the variants).
+/// Second Brain's porter tokenizer (the reference).
 struct FactIndexes {
     plain: PlainFts,
     porter: PlainFts,
@@ -547,117 +879,6 @@ impl FactIndexes {
     }
 }
 
-/// The variants add one retrieval choice of the Second Brain at a time to the plain
-/// baseline, to show what each is worth on this data.
-const VARIANTS: [&str; 3] = [
-    "variant: FTS5 + porter stemming",
-    "variant: FTS5 + stop words dropped from the query",
-    "variant: FTS5 + porter + stop words (Brain's ranking, no budget)",
-];
-
-#[derive(Default)]
-struct FactScores {
-    engram: Mean,
-    baseline: Mean,
-    variants: [Mean; 3],
-    /// Questions for which the character budget dropped one of the top 5 candidates.
-    budget_cut: usize,
-    /// Share of the user's memories that a question's query matches: how much bm25
-    /// has to score on real text (compare the synthetic latency data).
-    matched: Mean,
-}
-
-impl FactScores {
-    fn add(
-        &mut self,
-        subject: &TestBrain,
-        indexes: &FactIndexes,
-        user: &str,
-        memories: usize,
-        question: &Question,
-    ) {
-        let retrieval = subject
-            .brain
-            .retrieve(user, &question.text)
-            .expect("retrieve");
-        let evidence = &question.evidence;
-        self.engram.add(recall(evidence, &source_turns(&retrieval)));
-        if budget_cut_results(subject, user, &question.text, &retrieval) {
-            self.budget_cut += 1;
-        }
-        self.matched
-            .add(matching_memories(subject, user, &question.text) as f64 / memories as f64);
-        let all_words = || or_query(&question.text);
-        let content_words = || or_query(&query_terms(&question.text));
-        let found = [
-            indexes.plain.top(user, all_words(), TOP_K),
-            indexes.porter.top(user, all_words(), TOP_K),
-            indexes.plain.top(user, content_words(), TOP_K),
-            indexes.porter.top(user, content_words(), TOP_K),
-        ];
-        let means = std::iter::once(&mut self.baseline).chain(self.variants.iter_mut());
-        for (mean, found) in means.zip(&found) {
-            mean.add(recall(evidence, found));
-        }
-    }
-
-    fn report(&self, table: &mut Table) {
-        let baseline = self.baseline.value();
-        table.recall_row(
-            "evidence recall@5, Brain::retrieve (top 5 within 900 chars)",
-            self.engram.value(),
-            "FTS5 bm25 top 5 over the facts",
-            baseline,
-        );
-        for (name, mean) in VARIANTS.iter().zip(&self.variants) {
-            table.recall_row(&format!("  {name}"), mean.value(), "", baseline);
-        }
-        table.row(
-            "  questions whose results the 900-char budget cut",
-            &format!("{} of {}", self.budget_cut, self.engram.n),
-            "",
-            "",
-        );
-        table.row(
-            "  share of the user's memories a question matches (mean)",
-            &percent(self.matched.value()),
-            "",
-            "",
-        );
-    }
-}
-
-/// Whether the character budget made `retrieval` hold fewer memories than the top 5
-/// candidates it had (read-only: `Brain::search` marks nothing as used).
-fn budget_cut_results(subject: &TestBrain, user: &str, text: &str, retrieval: &Retrieval) -> bool {
-    let candidates = subject
-        .brain
-        .search(user, &query_terms(text), TOP_K)
-        .expect("search")
-        .into_iter()
-        .filter(|hit| hit.conscious)
-        .count();
-    retrieval.memories.len() < candidates
-}
-
-/// How many memories of `user` the retrieval query matches (the search is capped at
-/// 500, more than any LoCoMo conversation has facts).
-fn matching_memories(subject: &TestBrain, user: &str, text: &str) -> usize {
-    subject
-        .brain
-        .search(user, &query_terms(text), 500)
-        .expect("search")
-        .len()
-}
-
-fn source_turns(retrieval: &Retrieval) -> BTreeSet<String> {
-    retrieval
-        .memories
-        .iter()
-        .flat_map(|m| m.record.source_turns.iter().cloned())
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------
 // b. End to end: replayed sessions through the extraction pipeline
 
@@ -666,137 +887,15 @@ struct Replay {
     subject: TestBrain,
     /// Host turn id -> LoCoMo `dia_id`.
     dia_ids: HashMap<String, String>,
+    /// When the questions are asked: the day after the last session.
+    asked_at: i64,
     conversations: usize,
+    messages: usize,
     candidates: usize,
     /// Conversations whose candidates were cut to the per-conversation limit.
     at_limit: usize,
     stored: usize,
     seconds: f64,
-}
-
-fn end_to_end(samples: &[Sample], quick: bool, table: &mut Table) {
-    // The quick run replays one conversation: the replay is the slow part.
-    let samples = if quick { &samples[..1] } else { samples };
-    eprintln!(
-        "b. replaying {} conversations through the extraction pipeline...",
-        samples.len()
-    );
-    let config = tempfile::tempdir().expect("temporary directory");
-    let strategies = strategies(config.path());
-    let replay = replay(samples, &strategies);
-    let raw = raw_turn_index(samples);
-    let mut scores = EndToEndScores::default();
-    for sample in samples {
-        let memories = replay.subject.live(&sample.id);
-        let extracted = extracted_index(&replay, &sample.id, &memories);
-        let stored: BTreeSet<String> = memories
-            .iter()
-            .flat_map(|m| replay.dataset_turns(&m.source_turns))
-            .collect();
-        for question in &sample.questions {
-            let evidence = &question.evidence;
-            let retrieved = replay.subject.retrieved_turns(&sample.id, &question.text);
-            let query = || or_query(&question.text);
-            scores
-                .engram
-                .add(recall(evidence, &replay.dataset_turns(&retrieved)));
-            scores
-                .raw_turns
-                .add(recall(evidence, &raw.top(&sample.id, query(), TOP_K)));
-            scores
-                .extracted
-                .add(recall(evidence, &extracted.top(&sample.id, query(), TOP_K)));
-            scores.ceiling.add(recall(evidence, &stored));
-        }
-    }
-    let turns: usize = samples.iter().flat_map(|s| &s.sessions).map(Vec::len).sum();
-    table.section(&format!(
-        "b. end to end: {} conversations, {turns} turns replayed as {} conversations of <= {WINDOW} turns, {} questions",
-        samples.len(),
-        replay.conversations,
-        scores.engram.n
-    ));
-    scores.report(&replay, table);
-}
-
-/// The baseline of the end-to-end run: every raw turn a document, with its own id.
-fn raw_turn_index(samples: &[Sample]) -> PlainFts {
-    let mut raw = PlainFts::in_memory(PLAIN_TOKENIZER);
-    for sample in samples {
-        raw.insert(sample.sessions.iter().flatten().map(|turn| {
-            (
-                sample.id.as_str(),
-                turn.text.as_str(),
-                std::slice::from_ref(&turn.dia_id),
-            )
-        }));
-    }
-    raw
-}
-
-/// Plain FTS5 over the memories the replay extracted: separates what extraction loses
-/// from what retrieval loses.
-fn extracted_index(replay: &Replay, user: &str, memories: &[MemoryRecord]) -> PlainFts {
-    let mut index = PlainFts::in_memory(PLAIN_TOKENIZER);
-    let turns: Vec<Vec<String>> = memories
-        .iter()
-        .map(|m| replay.dataset_turns(&m.source_turns).into_iter().collect())
-        .collect();
-    index.insert(
-        memories
-            .iter()
-            .zip(&turns)
-            .map(|(m, turns)| (user, m.summary.as_str(), turns.as_slice())),
-    );
-    index
-}
-
-#[derive(Default)]
-struct EndToEndScores {
-    engram: Mean,
-    raw_turns: Mean,
-    extracted: Mean,
-    /// Recall if every live memory were returned: the most extraction left to find.
-    ceiling: Mean,
-}
-
-impl EndToEndScores {
-    fn report(&self, replay: &Replay, table: &mut Table) {
-        let baseline = self.raw_turns.value();
-        table.recall_row(
-            "evidence recall@5, extracted memories + Brain::retrieve",
-            self.engram.value(),
-            "FTS5 bm25 top 5 over the raw turns",
-            baseline,
-        );
-        table.recall_row(
-            "  variant: FTS5 top 5 over the same extracted memories",
-            self.extracted.value(),
-            "",
-            baseline,
-        );
-        table.recall_row(
-            "  ceiling: recall over every live memory (no top 5)",
-            self.ceiling.value(),
-            "",
-            baseline,
-        );
-        table.row(
-            "  memories extracted (candidates kept -> live memories)",
-            &format!("{} -> {}", replay.candidates, replay.stored),
-            "",
-            &format!(
-                "{} of {} conversations at the {MAX_FACTS_PER_CONVERSATION}-candidate limit",
-                replay.at_limit, replay.conversations
-            ),
-        );
-        table.row(
-            "  replay throughput",
-            &format!("{:.1} conv/s", replay.conversations as f64 / replay.seconds),
-            "",
-            "",
-        );
-    }
 }
 
 impl Replay {
@@ -812,11 +911,200 @@ impl Replay {
     }
 }
 
+fn end_to_end(samples: &[Sample], quick: bool, table: &mut Table) {
+    // The quick run replays one conversation: the replay is the slow part.
+    let samples = if quick { &samples[..1] } else { samples };
+    eprintln!(
+        "b. replaying {} conversations through the extraction pipeline...",
+        samples.len()
+    );
+    let config = tempfile::tempdir().expect("temporary directory");
+    let strategies = strategies(config.path());
+    let replay = replay(samples, &strategies);
+    let raw = turn_index(samples, PLAIN_TOKENIZER, false);
+    let named = turn_index(samples, BRAIN_TOKENIZER, true);
+    let subject = replay.subject.copy(replay.asked_at);
+    let mut scores = EndToEndScores::default();
+    for sample in samples {
+        let memories = subject.live(&sample.id);
+        let learned: BTreeSet<String> = memories
+            .iter()
+            .flat_map(|m| replay.dataset_turns(&m.source_turns))
+            .collect();
+        for question in &sample.questions {
+            let evidence = &question.evidence;
+            let retrieval = subject
+                .brain
+                .retrieve(&sample.id, &question.text)
+                .expect("retrieve");
+            scores.engram.add(recall(
+                evidence,
+                &replay.dataset_turns(&injected_turns(&retrieval)),
+            ));
+            for line in &retrieval.lines {
+                match line.source {
+                    Source::Memory { .. } => scores.memory_lines += 1,
+                    Source::Message(_) => scores.snippet_lines += 1,
+                }
+            }
+            scores.chars.add(retrieval.block.chars().count() as f64);
+            scores.raw_turns.add(recall(
+                evidence,
+                &raw.top(&sample.id, or_query(&question.text), TOP_K),
+            ));
+            scores.named.add(recall(
+                evidence,
+                &named.top(&sample.id, content_query(&question.text), TOP_K),
+            ));
+            scores.learned.add(recall(evidence, &learned));
+        }
+    }
+    table.section(&format!(
+        "b. end to end: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (speaker names, session dates), {} questions",
+        samples.len(),
+        replay.messages,
+        replay.conversations,
+        scores.engram.n
+    ));
+    scores.report(&replay, table);
+    eprintln!("b. calibrating the ranking by leave-one-out...");
+    let grid = end_to_end_grid(samples, &replay);
+    calibration_rows(&grid, scores.raw_turns.value(), table);
+}
+
+/// Every grid point on a fresh copy of the replayed store.
+fn end_to_end_grid(samples: &[Sample], replay: &Replay) -> Grid {
+    let points = grid_points(&TRANSCRIPT_IMPORTANCES);
+    let scores = points
+        .iter()
+        .map(|tuning| {
+            let subject = replay.subject.copy(replay.asked_at);
+            samples
+                .iter()
+                .map(|sample| {
+                    let mut mean = Mean::default();
+                    for question in &sample.questions {
+                        let retrieval = subject
+                            .brain
+                            .retrieve_tuned(&sample.id, &question.text, tuning)
+                            .expect("retrieve");
+                        mean.add(recall(
+                            &question.evidence,
+                            &replay.dataset_turns(&injected_turns(&retrieval)),
+                        ));
+                    }
+                    mean
+                })
+                .collect()
+        })
+        .collect();
+    Grid { points, scores }
+}
+
+/// FTS5 over every raw turn, with its own id: the plain baseline (text alone, FTS5's
+/// default tokenizer), or the reference (speaker's name + text, porter).
+fn turn_index(samples: &[Sample], tokenizer: &str, with_names: bool) -> PlainFts {
+    let mut index = PlainFts::in_memory(tokenizer);
+    for sample in samples {
+        let turns: Vec<(&Turn, String)> = sample
+            .sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .map(|turn| {
+                let body = if with_names {
+                    format!("{} {}", turn.speaker, turn.text)
+                } else {
+                    turn.text.clone()
+                };
+                (turn, body)
+            })
+            .collect();
+        index.insert(turns.iter().map(|(turn, body)| {
+            (
+                sample.id.as_str(),
+                body.as_str(),
+                std::slice::from_ref(&turn.dia_id),
+            )
+        }));
+    }
+    index
+}
+
+#[derive(Default)]
+struct EndToEndScores {
+    engram: Mean,
+    raw_turns: Mean,
+    named: Mean,
+    /// Recall if every live memory were returned: what extraction kept.
+    learned: Mean,
+    memory_lines: usize,
+    snippet_lines: usize,
+    chars: Mean,
+}
+
+impl EndToEndScores {
+    fn report(&self, replay: &Replay, table: &mut Table) {
+        let baseline = self.raw_turns.value();
+        table.recall_row(
+            "evidence recall@5 of the injected lines, Brain::retrieve",
+            self.engram.value(),
+            "FTS5 bm25 top 5 over the raw turns",
+            baseline,
+        );
+        table.recall_row(
+            "  reference: FTS5 over name + turn, porter, stop words (no budget)",
+            self.named.value(),
+            "",
+            baseline,
+        );
+        table.recall_row(
+            "  extraction alone: recall over every live memory (no top 5)",
+            self.learned.value(),
+            "",
+            baseline,
+        );
+        table.row(
+            "  lines injected: memories / snippets; block length (mean)",
+            &format!(
+                "{} / {}; {:.0} chars",
+                self.memory_lines,
+                self.snippet_lines,
+                self.chars.value()
+            ),
+            "",
+            "",
+        );
+        table.row(
+            "  memories extracted (candidates kept -> live memories)",
+            &format!("{} -> {}", replay.candidates, replay.stored),
+            "",
+            &format!(
+                "{} of {} conversations at the {MAX_FACTS_PER_CONVERSATION}-candidate limit",
+                replay.at_limit, replay.conversations
+            ),
+        );
+        table.row(
+            "  replay throughput (record + extract + resolve)",
+            &format!("{:.1} conv/s", replay.conversations as f64 / replay.seconds),
+            "",
+            "",
+        );
+    }
+}
+
 fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
+    let first = samples
+        .iter()
+        .flat_map(|s| s.sessions.first())
+        .map(|s| s.at)
+        .min()
+        .unwrap_or(NOW);
     let mut replay = Replay {
-        subject: TestBrain::new(),
+        subject: TestBrain::new(first),
         dia_ids: HashMap::new(),
+        asked_at: first,
         conversations: 0,
+        messages: 0,
         candidates: 0,
         at_limit: 0,
         stored: 0,
@@ -824,11 +1112,13 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
     };
     let started = Instant::now();
     for sample in samples {
-        for (session, turns) in sample.sessions.iter().enumerate() {
-            for (window, turns) in turns.chunks(WINDOW).enumerate() {
-                let id = format!("{}-s{}-w{window}", sample.id, session + 1);
+        for (number, session) in sample.sessions.iter().enumerate() {
+            replay.subject.clock.set(session.at);
+            for (window, turns) in session.turns.chunks(WINDOW).enumerate() {
+                let id = format!("{}-s{}-w{window}", sample.id, number + 1);
                 replay_window(&mut replay, &sample.id, &id, turns, strategies);
             }
+            replay.asked_at = replay.asked_at.max(session.at + DAY_MS);
         }
         replay.stored += replay.subject.live(&sample.id).len();
     }
@@ -836,8 +1126,8 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
     replay
 }
 
-/// One conversation: both speakers' turns as the user's messages (the extractor reads
-/// only the user's), then ended, which runs extraction and resolution.
+/// One conversation: each turn a user message with its speaker's name, 30 s apart,
+/// then ended, which runs extraction and resolution.
 fn replay_window(
     replay: &mut Replay,
     user: &str,
@@ -847,10 +1137,14 @@ fn replay_window(
 ) {
     let brain = &replay.subject.brain;
     for turn in turns {
+        let name = Some(turn.speaker.as_str()).filter(|n| !n.is_empty());
         let host_id = brain
-            .record_message(user, conversation, Role::User, &turn.text)
-            .expect("record a message");
+            .record_message(user, conversation, Role::User, name, &turn.text)
+            .expect("record a message")
+            .expect("learning is on");
         replay.dia_ids.insert(host_id, turn.dia_id.clone());
+        replay.messages += 1;
+        replay.subject.clock.advance(30_000);
     }
     let ingested = brain
         .end_conversation(user, conversation, strategies)
@@ -868,11 +1162,13 @@ fn replay_window(
 }
 
 // ---------------------------------------------------------------------------------
-// c. Latency, size and throughput on synthetic memories
+// c. Latency and size: 100k memories and 1M transcript messages for one user
 
-/// The summary shapes the synthetic memories are drawn from (`common::synthetic_summary`):
-/// ten, as in every earlier run, so that the same seed still gives the same store.
+/// The summary shapes of the synthetic memories (`common::synthetic_summary`): ten,
+/// as in every earlier run, so that the same seed still gives the same store.
 const SUMMARY_SHAPES: u64 = 10;
+/// Messages per synthetic conversation.
+const MESSAGES_PER_CONVERSATION: usize = 20;
 
 /// A synthetic memory created some time in the last year; one in five has sunk to the
 /// subconscious tier, as an older store's memories do.
@@ -888,9 +1184,65 @@ fn synthetic_memory(rng: &mut Rng, index: usize) -> MemoryRecord {
     record
 }
 
-/// The messages retrieval runs for: what a user says to an agent.
-fn synthetic_queries(rng: &mut Rng, n: usize) -> Vec<String> {
-    (0..n).map(|i| agent_question(rng, i)).collect()
+/// Words of every frequency for the synthetic transcript: the whole words of the
+/// MiniLM vocabulary, drawn with a Zipf-like (log-uniform rank) distribution, so that
+/// a few words are everywhere and most are rare, as in real chat.
+struct Vocabulary {
+    words: Vec<&'static str>,
+}
+
+impl Vocabulary {
+    fn new() -> Vocabulary {
+        let vocab: &'static str = include_str!("../assets/minilm/vocab.txt");
+        Vocabulary {
+            words: vocab
+                .lines()
+                .filter(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+                .collect(),
+        }
+    }
+
+    fn draw(&self, rng: &mut Rng) -> &'static str {
+        let n = self.words.len() as f64;
+        let u = (rng.below(1 << 30) as f64 + 0.5) / f64::from(1u32 << 30);
+        let rank = (n.powf(u) - 1.0) as usize;
+        self.words[rank.min(self.words.len() - 1)]
+    }
+}
+
+/// A chat message: one of six shapes mixing the word lists the queries draw from with
+/// words of every frequency.
+fn synthetic_message(rng: &mut Rng, vocabulary: &Vocabulary) -> String {
+    let mut w = || vocabulary.draw(rng);
+    let (a, b, c) = (w(), w(), w());
+    match rng.below(6) {
+        0 => format!(
+            "I went {} at {} with {} {}, it was {a} and {b}.",
+            rng.pick(ACTIVITIES),
+            rng.pick(PLACES),
+            rng.pick(NAMES),
+            rng.pick(TIMES)
+        ),
+        1 => format!(
+            "Did you see the {} {}? The {a} part was {b}, {c} really.",
+            rng.pick(ADJECTIVES),
+            rng.pick(THINGS)
+        ),
+        2 => format!(
+            "My {} {} made {} {} and we talked about {a} and {b}.",
+            rng.pick(RELATIONS),
+            rng.pick(NAMES),
+            rng.pick(FOODS),
+            rng.pick(TIMES)
+        ),
+        3 => format!("Thanks! I'll look at the {a} {b} tomorrow."),
+        4 => format!(
+            "We should plan the {} around {a}, maybe near {}.",
+            rng.pick(THINGS),
+            rng.pick(PLACES)
+        ),
+        _ => format!("That sounds {a}. Have you thought about {b} or {c}?"),
+    }
 }
 
 struct Percentiles {
@@ -919,59 +1271,64 @@ fn percentiles(queries: &[String], rounds: usize, mut f: impl FnMut(&str)) -> Pe
 }
 
 fn latency(quick: bool, table: &mut Table) {
-    let sizes: &[usize] = if quick {
-        &[1_000, 10_000]
+    let (memories, messages) = if quick {
+        (10_000, 100_000)
     } else {
-        &[1_000, 10_000, 100_000]
+        (100_000, 1_000_000)
     };
     let rounds = if quick { 2 } else { 10 };
     let mut rng = Rng(0x5EED);
-    let queries = synthetic_queries(&mut rng, 50);
-    let subject = TestBrain::new();
+    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+    let subject = TestBrain::new(NOW);
     let dir = tempfile::tempdir().expect("temporary directory");
     let baseline_path = dir.path().join("plain-fts.db");
     let mut baseline = PlainFts::on_disk(&baseline_path);
+
+    eprintln!("c. storing {memories} synthetic memories...");
+    let records: Vec<MemoryRecord> = (0..memories)
+        .map(|i| synthetic_memory(&mut rng, i))
+        .collect();
+    for chunk in records.chunks(10_000) {
+        subject.insert(chunk);
+    }
+    baseline.insert(records.iter().map(|r| (ACTOR, r.summary.as_str(), &[][..])));
+    drop(records);
+    subject.brain.store().checkpoint().expect("checkpoint");
+    baseline.checkpoint();
+    let (engram_before, plain_before) = (
+        database_bytes(subject.brain.store().path()),
+        database_bytes(&baseline_path),
+    );
+
+    eprintln!("c. storing {messages} synthetic transcript messages...");
+    let vocabulary = Vocabulary::new();
+    let texts: Vec<String> = (0..messages)
+        .map(|_| synthetic_message(&mut rng, &vocabulary))
+        .collect();
+    let started = Instant::now();
+    bulk_messages(&subject, &texts);
+    let bulk = started.elapsed();
+    let started = Instant::now();
+    baseline.insert(texts.iter().map(|t| (ACTOR, t.as_str(), &[][..])));
+    let plain_bulk = started.elapsed();
+    drop(texts);
+    subject.brain.store().checkpoint().expect("checkpoint");
+    baseline.checkpoint();
+
     table.section(&format!(
-        "c. latency on synthetic memories ({} queries x {rounds} rounds; Engram: retrieve incl. its last_used_at commit)",
+        "c. latency and size: one user with {}k memories and {}k transcript messages ({} queries x {rounds} rounds)",
+        memories / 1_000,
+        messages / 1_000,
         queries.len()
     ));
-    let mut stored = 0;
-    for &size in sizes {
-        eprintln!("c. growing the synthetic store to {size} memories...");
-        let records: Vec<MemoryRecord> = (stored..size)
-            .map(|i| synthetic_memory(&mut rng, i))
-            .collect();
-        subject.insert(&records);
-        baseline.insert(records.iter().map(|r| (ACTOR, r.summary.as_str(), &[][..])));
-        stored = size;
-        latency_rows(&subject, &baseline, &queries, rounds, size, table);
-        if size >= 10_000 {
-            size_row(&subject, &baseline, &baseline_path, size, table);
-        }
-    }
-}
-
-fn latency_rows(
-    subject: &TestBrain,
-    baseline: &PlainFts,
-    queries: &[String],
-    rounds: usize,
-    size: usize,
-    table: &mut Table,
-) {
-    let engram = percentiles(queries, rounds, |text| {
+    let engram = percentiles(&queries, rounds, |text| {
         std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));
     });
-    let search = percentiles(queries, rounds, |text| {
-        let found = subject.brain.search(ACTOR, &query_terms(text), 50);
-        std::hint::black_box(found.expect("search"));
-    });
-    let plain = percentiles(queries, rounds, |text| {
+    let plain = percentiles(&queries, rounds, |text| {
         std::hint::black_box(baseline.top(ACTOR, or_query(text), TOP_K));
     });
-    let label = format!("{}k", size / 1_000);
     table.row(
-        &format!("retrieval p50 / p95, {label} memories"),
+        "retrieval p50 / p95 (Brain::retrieve, both tiers, incl. its last_used_at commit)",
         &format!("{} / {}", ms(engram.p50), ms(engram.p95)),
         &format!("{} / {} FTS5 top 5", ms(plain.p50), ms(plain.p95)),
         &format!(
@@ -980,125 +1337,79 @@ fn latency_rows(
             ratio(engram.p95, plain.p95)
         ),
     );
-    table.row(
-        &format!("  of which candidate search (Brain::search, 50, no write), {label}"),
-        &format!("{} / {}", ms(search.p50), ms(search.p95)),
-        "",
-        "",
-    );
-    let fts_only = percentiles(queries, rounds, |text| {
-        std::hint::black_box(internals::fts_top(subject, text, 50));
+    let said = percentiles(&queries, rounds, |text| {
+        let found = subject.brain.search_hits(
+            ACTOR,
+            text,
+            TOP_K,
+            engram::brain::SearchScope::Conversations,
+        );
+        std::hint::black_box(found.expect("search"));
     });
     table.row(
-        &format!("  variant: bm25 top 50 on the Brain's FTS index alone (no join), {label}"),
-        &format!("{} / {}", ms(fts_only.p50), ms(fts_only.p95)),
+        "  of which the transcript alone (search_hits, conversations, 5)",
+        &format!("{} / {}", ms(said.p50), ms(said.p95)),
         "",
         "",
     );
-    let matches: usize = queries
-        .iter()
-        .map(|text| internals::fts_matches(subject, text))
-        .sum();
+    let per_100k = |bytes: u64| bytes as f64 * 100_000.0 / messages as f64 / 1e6;
+    let engram_size = per_100k(database_bytes(subject.brain.store().path()) - engram_before);
+    let plain_size = per_100k(database_bytes(&baseline_path) - plain_before);
     table.row(
-        &format!("  memories matching a query (mean), {label}"),
-        &format!("{:.0}", matches as f64 / queries.len() as f64),
-        "",
-        "",
+        "database size per 100k messages (.db + -wal, checkpointed)",
+        &format!("{engram_size:.1} MB"),
+        &format!("{plain_size:.1} MB FTS5 only"),
+        &format!("{:.1}x", engram_size / plain_size),
     );
-}
-
-/// Diagnostics that read the Second Brain's own tables (host/src/brain/schema.rs). Not
-/// its API: only to explain where time and space go.
-mod internals {
-    use engram::brain::retrieve::query_terms;
-    use engram::brain::store::q;
-
-    use super::TestBrain;
-
-    /// The rowids of the best `k` matches, ranked as `q::search` ranks them but
-    /// without reading the memories they stand for.
-    pub fn fts_top(subject: &TestBrain, text: &str, k: usize) -> Vec<i64> {
-        let Some(query) = q::fts_query(&query_terms(text)) else {
-            return Vec::new();
-        };
-        subject
-            .brain
-            .store()
-            .read(|c| {
-                let mut stmt = c.prepare_cached(
-                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?2",
-                )?;
-                let rows = stmt
-                    .query_map(rusqlite::params![query, k as i64], |row| row.get(0))?
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                Ok(rows)
-            })
-            .expect("FTS top k")
-    }
-
-    /// How many memories the retrieval query matches: what bm25 has to score.
-    pub fn fts_matches(subject: &TestBrain, text: &str) -> usize {
-        let Some(query) = q::fts_query(&query_terms(text)) else {
-            return 0;
-        };
-        subject
-            .brain
-            .store()
-            .read(|c| {
-                Ok(c.query_row(
-                    "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
-                    [query],
-                    |row| row.get::<_, i64>(0),
-                )?)
-            })
-            .expect("count matches") as usize
-    }
-
-    /// Bytes of JSON the history keeps (every ADD stores the whole record).
-    pub fn history_bytes(subject: &TestBrain) -> u64 {
-        subject
-            .brain
-            .store()
-            .read(|c| {
-                Ok(c.query_row(
-                    "SELECT total(length(old_value)) + total(length(new_value)) FROM history",
-                    [],
-                    |row| row.get::<_, f64>(0),
-                )?)
-            })
-            .expect("history size") as u64
-    }
-}
-
-/// Database size per 10k memories at `size` memories: the main file and its WAL after
-/// a checkpoint, and how much of it is history.
-fn size_row(
-    subject: &TestBrain,
-    baseline: &PlainFts,
-    baseline_path: &Path,
-    size: usize,
-    table: &mut Table,
-) {
-    subject.brain.store().checkpoint().expect("checkpoint");
-    baseline.checkpoint();
-    let per_10k = |bytes: u64| bytes as f64 * 10_000.0 / size as f64 / 1e6;
-    let engram = per_10k(database_bytes(subject.brain.store().path()));
-    let plain = per_10k(database_bytes(baseline_path));
     table.row(
+        "bulk build of the transcript (one transaction, FTS triggers)",
+        &format!("{:.0} msg/s", messages as f64 / bulk.as_secs_f64()),
         &format!(
-            "database size per 10k memories, at {}k (.db + -wal, checkpointed)",
-            size / 1_000
+            "{:.0} msg/s FTS5 only",
+            messages as f64 / plain_bulk.as_secs_f64()
         ),
-        &format!("{engram:.2} MB"),
-        &format!("{plain:.2} MB FTS5 only"),
-        &format!("{:.1}x", engram / plain),
+        &ratio(plain_bulk, bulk),
     );
-    table.row(
-        "  of which history JSON (one ADD row per memory)",
-        &format!("{:.2} MB", per_10k(internals::history_bytes(subject))),
-        "",
-        "",
-    );
+}
+
+/// The transcript written straight into the Second Brain's tables in one transaction
+/// (its triggers keep the index), conversations of 20 messages spread over the last
+/// year, already read by extraction. What `record_message` writes, without a
+/// transaction per message.
+fn bulk_messages(subject: &TestBrain, texts: &[String]) {
+    subject
+        .brain
+        .store()
+        .write(|tx| {
+            let mut conversation = tx.prepare(
+                "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            )?;
+            let mut message = tx.prepare(
+                "INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            let span = 365 * DAY_MS;
+            for (c, chunk) in texts.chunks(MESSAGES_PER_CONVERSATION).enumerate() {
+                let id = format!("synthetic-{c:07}");
+                let start = NOW - span + (c * MESSAGES_PER_CONVERSATION) as i64 * span
+                    / texts.len() as i64;
+                let last = start + chunk.len() as i64 * 30_000;
+                conversation.execute(params![id, ACTOR, start, last, chunk.len() as i64])?;
+                for (i, text) in chunk.iter().enumerate() {
+                    let role = if i % 2 == 0 { "user" } else { "assistant" };
+                    message.execute(params![
+                        format!("turn_synthetic_{c:07}_{i:02}"),
+                        id,
+                        ACTOR,
+                        i as i64 + 1,
+                        role,
+                        text,
+                        start + i as i64 * 30_000
+                    ])?;
+                }
+            }
+            Ok(())
+        })
+        .expect("bulk insert the transcript");
 }
 
 fn database_bytes(path: &Path) -> u64 {
@@ -1107,6 +1418,9 @@ fn database_bytes(path: &Path) -> u64 {
     let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
     size(path) + size(Path::new(&wal))
 }
+
+// ---------------------------------------------------------------------------------
+// d. Ingestion
 
 /// Short conversations of 4 messages, three of them the user's, with the kinds of
 /// facts the extractor reads.
@@ -1148,7 +1462,7 @@ fn synthetic_conversation(rng: &mut Rng) -> [(Role, String); 4] {
 
 fn ingestion_throughput(quick: bool, table: &mut Table) {
     let conversations = if quick { 50 } else { 200 };
-    eprintln!("c. ingesting {conversations} synthetic conversations...");
+    eprintln!("d. ingesting {conversations} synthetic conversations...");
     let mut rng = Rng(0xC0_FFEE);
     let scripts: Vec<_> = (0..conversations)
         .map(|_| synthetic_conversation(&mut rng))
@@ -1160,8 +1474,15 @@ fn ingestion_throughput(quick: bool, table: &mut Table) {
         &scripts,
         "builtin:extract-rules",
     );
+    table.section("d. ingestion");
     table.row(
-        &format!("ingestion, {conversations} conversations x 4 messages, embedded strategies"),
+        "record_message, one durable transaction each (transcript + index)",
+        &format!("{:.0} msg/s", rules.messages_per_second),
+        "",
+        "",
+    );
+    table.row(
+        &format!("{conversations} conversations x 4 messages with extraction, embedded strategies"),
         &format!("{:.1} conv/s", rules.per_second),
         "",
         &format!("{} live memories", rules.live),
@@ -1184,7 +1505,7 @@ fn ingestion_throughput(quick: bool, table: &mut Table) {
     let llm = ingest(&strategies(config.path()), &scripts, "builtin:extract-llm");
     table.row(
         &format!(
-            "ingestion, same conversations, extract-llm vs a stand-in endpoint ({} requests)",
+            "same conversations, extract-llm vs a stand-in endpoint ({} requests)",
             stand_in.requests().len()
         ),
         &format!("{:.1} conv/s", llm.per_second),
@@ -1199,21 +1520,25 @@ fn ingestion_throughput(quick: bool, table: &mut Table) {
 
 struct Ingested {
     per_second: f64,
+    messages_per_second: f64,
     live: usize,
 }
 
 /// Records and ends every conversation in a new brain; every one must have been
 /// extracted by `extractor` (a fallback would measure the wrong thing).
 fn ingest(strategies: &Strategies, scripts: &[[(Role, String); 4]], extractor: &str) -> Ingested {
-    let subject = TestBrain::new();
+    let subject = TestBrain::new(NOW);
+    let mut recording = Duration::ZERO;
     let started = Instant::now();
     for (i, script) in scripts.iter().enumerate() {
         let id = format!("conversation-{i}");
         for (role, text) in script {
+            let t = Instant::now();
             subject
                 .brain
-                .record_message(ACTOR, &id, *role, text)
+                .record_message(ACTOR, &id, *role, None, text)
                 .expect("record a message");
+            recording += t.elapsed();
         }
         let ingested = subject
             .brain
@@ -1224,6 +1549,7 @@ fn ingest(strategies: &Strategies, scripts: &[[(Role, String); 4]], extractor: &
     let seconds = started.elapsed().as_secs_f64();
     Ingested {
         per_second: scripts.len() as f64 / seconds,
+        messages_per_second: (scripts.len() * 4) as f64 / recording.as_secs_f64(),
         live: subject.live(ACTOR).len(),
     }
 }

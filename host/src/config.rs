@@ -82,6 +82,9 @@ pub struct SecondBrainConfig {
     pub idle_minutes: Option<u32>,
     /// Half-life of inferred memories' confidence, in days (default 90).
     pub inferred_half_life_days: Option<u32>,
+    /// Days a message stays in the transcript tier once extraction has read it
+    /// (default 365; 0 keeps nothing).
+    pub transcript_days: Option<u32>,
 }
 
 /// Which plugin runs each strategy: `builtin:<name>` or an installed plugin's name.
@@ -379,7 +382,7 @@ mod tests {
     #[test]
     fn reads_second_brain_timings() {
         let config = Config::parse(
-            "memory:\n  secondBrain:\n    consolidationIntervalMinutes: 5\n    idleMinutes: 2\n    inferredHalfLifeDays: 30\n",
+            "memory:\n  secondBrain:\n    consolidationIntervalMinutes: 5\n    idleMinutes: 2\n    inferredHalfLifeDays: 30\n    transcriptDays: 0\n",
         )
         .expect("parse");
         let brain = config.memory.second_brain;
@@ -387,9 +390,10 @@ mod tests {
             (
                 brain.consolidation_interval_minutes,
                 brain.idle_minutes,
-                brain.inferred_half_life_days
+                brain.inferred_half_life_days,
+                brain.transcript_days
             ),
-            (Some(5), Some(2), Some(30))
+            (Some(5), Some(2), Some(30), Some(0))
         );
         assert!(Config::parse("memory:\n  secondBrain:\n    idleMinutes: -1\n").is_err());
     }

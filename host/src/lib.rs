@@ -9,6 +9,7 @@ pub mod channels;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
+pub mod embed;
 pub mod events;
 pub mod gate;
 pub mod html;

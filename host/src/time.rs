@@ -47,6 +47,13 @@ impl Clock for ManualClock {
     }
 }
 
+/// The UTC calendar date of `ms`, `2026-11-22`.
+pub fn date(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .unwrap_or_else(|_| ms.to_string())
+}
+
 /// Milliseconds <-> RFC 3339 (`2026-11-22T10:00:00.123Z`), lossless at millisecond
 /// precision; `serde(with = "crate::time::rfc3339")` on an `i64` field.
 pub mod rfc3339 {
@@ -108,6 +115,7 @@ mod tests {
         assert_eq!(stamp.len(), "2026-11-22T08:43:05.120Z".len(), "{stamp}");
         assert!(stamp.ends_with('Z'));
         assert_eq!(rfc3339::format_fixed(1_000), "1970-01-01T00:00:01.000Z");
+        assert_eq!(date(951_782_400_000 + 86_399_999), "2000-02-29");
         assert_eq!(rfc3339::parse(&rfc3339::format(1_234)), Ok(1_234));
     }
 }

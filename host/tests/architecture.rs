@@ -40,6 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "strict_json",
             "html",
             "term_text",
+            "embed",
         ],
     ),
 ];

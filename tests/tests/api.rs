@@ -61,6 +61,7 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/brain/graph"),
     ("POST", "/api/brain/conversations/{id}/messages"),
     ("POST", "/api/brain/conversations/{id}/end"),
+    ("DELETE", "/api/brain/conversations/{id}"),
     ("POST", "/api/brain/consolidate"),
     ("POST", "/api/brain/learning/pause"),
     ("POST", "/api/brain/learning/resume"),
@@ -561,6 +562,135 @@ fn conversations_persons_graph_consolidation_and_learning() {
     assert_eq!(
         ok(daemon.get("/api/brain/status"), 200)["learning_paused"],
         false
+    );
+}
+
+#[test]
+fn the_transcript_is_searched_injected_and_deleted_by_conversation() {
+    let (_data, daemon) = daemon();
+    for (conversation, name, content) in [
+        (
+            "trip",
+            "Anna",
+            "I booked the ferry to Capri for the second of June.",
+        ),
+        ("trip", "Ben", "Then I will rent a scooter there."),
+        ("other", "Anna", "The ferry company sent a refund."),
+    ] {
+        let recorded = add(
+            &daemon,
+            &format!("/api/brain/conversations/{conversation}/messages"),
+            json!({"role": "user", "name": name, "content": content}),
+        );
+        assert!(
+            recorded["turn_id"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("turn_"))
+        );
+    }
+    problem(
+        daemon.call(
+            "POST",
+            "/api/brain/conversations/trip/messages",
+            &json!({"role": "user", "name": "", "content": "x"}).to_string(),
+        ),
+        422,
+        "invalid-field",
+    );
+
+    // Search: memories only by default, the transcript on request.
+    let memories = ok(daemon.get("/api/brain/memory/search?q=ferry"), 200);
+    assert_eq!(memories["items"], json!([]));
+    let said = ok(
+        daemon.get("/api/brain/memory/search?q=what%20did%20Anna%20say%20about%20the%20ferry&scope=conversations"),
+        200,
+    );
+    let items = said["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2, "{said}");
+    let first = &items[0];
+    assert_eq!(first["tier"], "transcript");
+    assert!(first.get("memory").is_none(), "{first}");
+    assert_eq!(first["message"]["name"], "Anna");
+    assert_eq!(first["message"]["role"], "user");
+    assert!(
+        first["message"]["id"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("turn_"))
+    );
+    assert!(first["message"]["at"].is_string());
+    assert!(
+        first["message"]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("ferry"))
+    );
+    assert_eq!(
+        ok(
+            daemon.get("/api/brain/memory/search?q=scooter&scope=all"),
+            200
+        )["items"][0]["message"]["conversation_id"],
+        "trip"
+    );
+    problem(
+        daemon.get("/api/brain/memory/search?q=ferry&scope=everything"),
+        422,
+        "invalid-field",
+    );
+
+    // The turn path injects what was said, dated.
+    let turn = ok(
+        daemon.call(
+            "POST",
+            "/api/turns",
+            &json!({"message": "When is the ferry to Capri?", "conversation_id": "asking", "name": "Anna"}).to_string(),
+        ),
+        201,
+    );
+    let lines = turn["memories"].as_array().expect("memories");
+    assert!(!lines.is_empty(), "{turn}");
+    assert_eq!(lines[0]["tier"], "transcript");
+    assert!(
+        turn["memory_block"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("- [said ") && b.contains("Anna: I booked the ferry")),
+        "{turn}"
+    );
+
+    // Deleting a conversation: its messages go, the others stay; another user's or an
+    // unknown one is 404.
+    problem(
+        daemon.call("DELETE", "/api/brain/conversations/trip?user=bob", ""),
+        404,
+        "not-found",
+    );
+    let deleted = ok(
+        daemon.call("DELETE", "/api/brain/conversations/trip", ""),
+        200,
+    );
+    assert_eq!(deleted, json!({"conversation_id": "trip", "messages": 2}));
+    problem(
+        daemon.call("DELETE", "/api/brain/conversations/trip", ""),
+        404,
+        "not-found",
+    );
+    let left = ok(
+        daemon.get("/api/brain/memory/search?q=ferry&scope=conversations"),
+        200,
+    );
+    let mut left: Vec<&str> = left["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|item| item["message"]["conversation_id"].as_str())
+        .collect();
+    left.sort_unstable();
+    // The turn's own message was recorded in its conversation, `asking`.
+    assert_eq!(left, ["asking", "other"]);
+    assert_eq!(
+        ok(
+            daemon.get("/api/brain/memory/search?q=ferry&scope=conversations&user=bob"),
+            200
+        )["items"],
+        json!([])
     );
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::LlmConfig;
 use crate::net::{Endpoint, FetchError};
 

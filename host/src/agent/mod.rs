@@ -331,6 +331,7 @@ impl Agent {
             text: text.to_string(),
             conversation_id: Some(chat.conversation_id.clone()),
             channel: Some(chat.channel.to_string()),
+            name: chat.speaker.clone(),
         };
         let turns = self.turns.clone();
         let opened = blocking(move || turns.open(message, Invoke::Routed)).await?;

@@ -77,12 +77,24 @@ pub struct NewMessage {
     pub role: String,
     /// Up to 64 KiB.
     pub content: String,
+    /// The speaker's name (1 to 100 characters), as a group chat's channel gives it:
+    /// stored and searched with the text.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MessageRecorded {
     pub conversation_id: String,
-    pub turn_id: String,
+    /// `null` when learning is paused: the message was not recorded.
+    pub turn_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationDeleted {
+    pub conversation_id: String,
+    /// Messages deleted with it.
+    pub messages: usize,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -255,7 +267,7 @@ pub async fn graph(
 
 #[utoipa::path(post, path = "/api/brain/conversations/{id}/messages", tag = "brain",
     summary = "Record a message of a conversation",
-    description = "The conversation is created by its first message. It is learned from when it ends (explicitly, or after the idle time).",
+    description = "The conversation is created by its first message. It is learned from when it ends (explicitly, or after the idle time), and its messages stay searchable in the transcript tier for `transcriptDays`. While learning is paused nothing is recorded (`turn_id` is null).",
     params(("id" = String, Path, description = "Conversation id chosen by the agent (1 to 128 characters)"), UserQuery),
     request_body = NewMessage,
     responses(
@@ -281,10 +293,13 @@ pub async fn add_message(
         )
     })?;
     blocking(move || {
-        let turn_id = app
-            .memory
-            .brain()?
-            .record_message(&user, &id, role, &body.content)?;
+        let turn_id = app.memory.brain()?.record_message(
+            &user,
+            &id,
+            role,
+            body.name.as_deref(),
+            &body.content,
+        )?;
         Ok((
             StatusCode::CREATED,
             Json(MessageRecorded {
@@ -317,6 +332,31 @@ pub async fn end_conversation(
             &id,
             &app.strategies,
         )?))
+    })
+    .await
+}
+
+#[utoipa::path(delete, path = "/api/brain/conversations/{id}", tag = "brain",
+    summary = "Delete a conversation and its transcript",
+    description = "Removes the conversation and every message of it from the transcript tier and its search index. Memories learned from it stay.",
+    params(("id" = String, Path, description = "Conversation id"), UserQuery),
+    responses(
+        (status = 200, body = ConversationDeleted),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_conversation(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<ConversationDeleted>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        let messages = app.memory.brain()?.delete_conversation(&user, &id)?;
+        Ok(Json(ConversationDeleted {
+            conversation_id: id,
+            messages,
+        }))
     })
     .await
 }

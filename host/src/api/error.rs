@@ -145,6 +145,9 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {
             StoreError::NotFound(id) => ApiError::not_found(format!("no memory or record `{id}`")),
+            StoreError::NoConversation(id) => {
+                ApiError::not_found(format!("no conversation `{id}`"))
+            }
             StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             StoreError::Import { line, reason } => ApiError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,

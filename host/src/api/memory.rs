@@ -19,7 +19,7 @@ use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
 use crate::brain::record::{MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
-use crate::brain::{MemoryEdit, NewMemory, SearchHit};
+use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
 
 /// Page size when `limit` is not given, and the largest accepted.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -94,6 +94,11 @@ pub struct SearchQuery {
     pub q: String,
     /// 1 to 500, default 50.
     pub limit: Option<usize>,
+    /// `memories` (default: both tiers of typed memories), `conversations` (the
+    /// transcript: hits have `tier: transcript` and a `message`) or `all` (both,
+    /// ranked together as retrieval ranks them).
+    #[param(inline)]
+    pub scope: Option<SearchScope>,
     pub user: Option<String>,
 }
 
@@ -172,8 +177,8 @@ pub async fn list_memories(
 }
 
 #[utoipa::path(get, path = "/api/brain/memory/search", tag = "memory",
-    summary = "Full-text search of memory items",
-    description = "Conscious and subconscious matches merged, best first; each result says its tier.",
+    summary = "Full-text search of memory items and the transcript",
+    description = "Conscious and subconscious matches merged, best first; each result says its tier. `scope=conversations` searches the transcript instead (`tier: transcript`, with the message's provenance and snippet), `scope=all` both, ranked together.",
     params(SearchQuery),
     responses(
         (status = 200, body = SearchPage),
@@ -192,9 +197,11 @@ pub async fn search_memories(
         return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
     }
     blocking(move || {
-        let found = app.memory.search(&user, &query.q, limit)?;
+        let items =
+            app.memory
+                .search_hits(&user, &query.q, limit, query.scope.unwrap_or_default())?;
         Ok(Json(SearchPage {
-            items: found.into_iter().map(SearchHit::from).collect(),
+            items,
             next_cursor: None,
         }))
     })

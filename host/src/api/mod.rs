@@ -80,6 +80,7 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(brain::graph))
         .routes(routes!(brain::add_message))
         .routes(routes!(brain::end_conversation))
+        .routes(routes!(brain::delete_conversation))
         .routes(routes!(brain::consolidate))
         .routes(routes!(brain::pause_learning))
         .routes(routes!(brain::resume_learning))

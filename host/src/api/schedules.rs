@@ -22,7 +22,7 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, user_id};
 use crate::app::App;
-use crate::brain::ingest::MAX_MESSAGE_BYTES;
+use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::schedule::cron::Cron;
 use crate::schedule::store::DEFAULT_PAGE;
 use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};

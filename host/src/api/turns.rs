@@ -66,6 +66,9 @@ pub struct OpenTurn {
     pub user: Option<String>,
     /// Where the message came from (`telegram`, `cli`, ...), for the audit log.
     pub channel: Option<String>,
+    /// The sender's name (1 to 100 characters), when the channel knows it (a group
+    /// chat has several people): recorded with the message and searched with its text.
+    pub name: Option<String>,
 }
 
 /// `POST /api/turns/{id}/end`.
@@ -100,7 +103,7 @@ pub struct Approve {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
-    /// `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`,
+    /// `save_memory {type, summary, detail?}`, `search_memory {q, limit?, scope?}`,
     /// `fetch_url {url}`, `read_skill_file {path}`.
     #[serde(default)]
     #[schema(value_type = Object)]
@@ -289,6 +292,7 @@ pub async fn open_turn(
         text: body.message,
         conversation_id: body.conversation_id,
         channel: body.channel,
+        name: body.name,
     };
     blocking(move || Ok(app.turns.open(message, Invoke::Routed)?))
         .await
@@ -356,7 +360,7 @@ pub async fn authorize(
 
 #[utoipa::path(post, path = "/api/turns/{id}/tools/{name}", tag = "turns",
     summary = "Run a host tool in a turn",
-    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?}`, `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`. A tool the agent runs itself (`cd`, `send_message`, ...) is 422 `not-a-host-tool`, and nothing is decided or audited for it.",
+    description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?, scope?}` (scope `all` by default: memories and what was said; `memories`, `conversations`), `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`. A tool the agent runs itself (`cd`, `send_message`, ...) is 422 `not-a-host-tool`, and nothing is decided or audited for it.",
     params(
         ("id" = String, Path, description = "Turn id"),
         ("name" = String, Path, description = "Host tool name"),

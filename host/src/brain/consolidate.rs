@@ -176,7 +176,7 @@ fn existing_reflection(
             return Ok(Some(target));
         }
     }
-    let query = super::retrieve::query_terms(&r.summary);
+    let query = super::retrieve::query_words(&r.summary).join(" ");
     Ok(q::search(tx, user, &query, 20)?
         .into_iter()
         .map(|hit| hit.record)

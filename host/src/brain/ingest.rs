@@ -1,6 +1,6 @@
-//! Learning from conversations: messages are recorded as turns; when a conversation
-//! ends (explicitly, or idle for 10 minutes) its transcript goes to the configured
-//! extractor, the 3 most important candidates each go with their related memories to
+//! Learning from conversations: messages are recorded in the transcript tier
+//! (`transcript.rs`); when a conversation ends (explicitly, or idle for 10 minutes) the
+//! messages extraction has not read yet go to the configured extractor, the 3 most important candidates each go with their related memories to
 //! the configured resolver, and all decisions are applied in one transaction.
 //!
 //! - Plugins are called before the transaction (a plugin reads memories through the
@@ -32,9 +32,7 @@ pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
 pub const RELATED: usize = 5;
 /// Memories checked for a contradiction when a fact is stored.
 const CONFLICT_SWEEP: usize = 20;
-/// Longest message recorded.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// Most turns kept for one conversation; older ones are dropped from the transcript.
+/// Most messages one extraction reads: the latest ones of the conversation.
 pub const MAX_TURNS: i64 = 2_000;
 /// Confidence difference under which two facts count as equally certain.
 const CONFIDENCE_EPSILON: f32 = 1e-6;
@@ -80,73 +78,6 @@ pub struct Ingested {
 }
 
 impl Brain {
-    /// Records one message; the conversation is created on its first message and
-    /// reopened by a message after it ended.
-    pub fn record_message(
-        &self,
-        user: &str,
-        conversation_id: &str,
-        role: Role,
-        content: &str,
-    ) -> Result<String, StoreError> {
-        if conversation_id.is_empty() || conversation_id.len() > 128 {
-            return Err(StoreError::Invalid {
-                field: "conversation_id",
-                reason: "must be 1 to 128 characters".into(),
-            });
-        }
-        if content.len() > MAX_MESSAGE_BYTES {
-            return Err(StoreError::Invalid {
-                field: "content",
-                reason: format!(
-                    "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
-                    content.len()
-                ),
-            });
-        }
-        let now = self.now();
-        self.store.write(|tx| {
-            let owner: Option<String> = tx
-                .query_row("SELECT user_id FROM conversations WHERE id = ?1", [conversation_id], |r| r.get(0))
-                .optional()?;
-            match owner {
-                Some(owner) if owner != user => {
-                    return Err(StoreError::Invalid {
-                        field: "conversation_id",
-                        reason: "belongs to another user".into(),
-                    });
-                }
-                Some(_) => {
-                    tx.execute(
-                        "UPDATE conversations SET last_message_at = ?2, ended_at = NULL WHERE id = ?1",
-                        params![conversation_id, now],
-                    )?;
-                }
-                None => {
-                    tx.execute(
-                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?3)",
-                        params![conversation_id, user, now],
-                    )?;
-                }
-            }
-            let seq: i64 = tx.query_row(
-                "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE conversation_id = ?1",
-                [conversation_id],
-                |r| r.get(0),
-            )?;
-            let id = new_id("turn");
-            tx.execute(
-                "INSERT INTO turns (id, conversation_id, user_id, seq, role, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![id, conversation_id, user, seq, role.as_str(), content, now],
-            )?;
-            tx.execute(
-                "DELETE FROM turns WHERE conversation_id = ?1 AND seq <= ?2",
-                params![conversation_id, seq - MAX_TURNS],
-            )?;
-            Ok(id)
-        })
-    }
-
     /// Conversations with no message for `idle_ms`, not yet ended: `(user, id)`.
     pub fn idle_conversations(&self, idle_ms: i64) -> Result<Vec<(String, String)>, StoreError> {
         let before = self.now() - idle_ms;
@@ -176,8 +107,9 @@ impl Brain {
         }
     }
 
-    /// Ends a conversation and learns from it (unless learning is paused). The
-    /// transcript is dropped once it has been through extraction.
+    /// Ends a conversation and learns from the messages not read before (unless
+    /// learning is paused). They stay in the transcript tier, marked as read, until
+    /// the retention prunes them.
     pub fn end_conversation(
         &self,
         user: &str,
@@ -191,9 +123,16 @@ impl Brain {
                 params![conversation_id, user, now],
             )?;
             if found == 0 {
-                return Err(StoreError::NotFound(conversation_id.to_string()));
+                return Err(StoreError::NoConversation(conversation_id.to_string()));
             }
-            transcript(tx, user, conversation_id)
+            let conversation = unread(tx, user, conversation_id)?;
+            // Read now, whatever extraction makes of it: a failed or paused extraction
+            // is not retried on these messages when the conversation reopens.
+            tx.execute(
+                "UPDATE conversations SET extracted_seq = (SELECT coalesce(max(seq), extracted_seq) FROM messages WHERE conversation_id = ?1) WHERE id = ?1",
+                [conversation_id],
+            )?;
+            Ok(conversation)
         })?;
         let mut ingested = Ingested {
             conversation_id: conversation_id.to_string(),
@@ -249,18 +188,11 @@ impl Brain {
                 Ok(applied)
             })?;
         }
-        self.store.write(|tx| {
-            tx.execute(
-                "DELETE FROM turns WHERE conversation_id = ?1",
-                [conversation_id],
-            )?;
-            Ok(())
-        })?;
         Ok(ingested)
     }
 
     fn related(&self, user: &str, candidate: &Candidate) -> Vec<MemoryRecord> {
-        let query = super::retrieve::query_terms(&candidate.summary);
+        let query = super::retrieve::query_words(&candidate.summary).join(" ");
         self.store
             .read(|c| q::search(c, user, &query, RELATED))
             .map(|hits| hits.into_iter().map(|h| h.record).collect())
@@ -271,14 +203,18 @@ impl Brain {
     }
 }
 
-fn transcript(
-    tx: &Transaction,
-    user: &str,
-    conversation_id: &str,
-) -> Result<Conversation, StoreError> {
-    let mut stmt = tx.prepare("SELECT id, role, content, at FROM turns WHERE conversation_id = ?1 AND user_id = ?2 ORDER BY seq")?;
+/// The messages of a conversation extraction has not read yet, the latest
+/// [`MAX_TURNS`] of them, in order.
+fn unread(tx: &Transaction, user: &str, conversation_id: &str) -> Result<Conversation, StoreError> {
+    let mut stmt = tx.prepare(
+        "SELECT id, role, content, at FROM (
+            SELECT m.id, m.role, m.content, m.at, m.seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
+            WHERE m.conversation_id = ?1 AND m.user_id = ?2 AND m.seq > c.extracted_seq
+            ORDER BY m.seq DESC LIMIT ?3
+        ) ORDER BY seq",
+    )?;
     let messages = stmt
-        .query_map(params![conversation_id, user], |r| {
+        .query_map(params![conversation_id, user, MAX_TURNS], |r| {
             let role: String = r.get(1)?;
             Ok(Message {
                 turn_id: r.get(0)?,
@@ -488,7 +424,7 @@ fn settle_conflicts(
     fact: &MemoryRecord,
     now: i64,
 ) -> Result<(), StoreError> {
-    let query = super::retrieve::query_terms(&fact.summary);
+    let query = super::retrieve::query_words(&fact.summary).join(" ");
     let mut seen = HashSet::new();
     for hit in q::search(tx, user, &query, CONFLICT_SWEEP)? {
         let other = hit.record;

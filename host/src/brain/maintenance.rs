@@ -1,6 +1,7 @@
 //! The Second Brain's background work, run by the daemon on a timer: end the
-//! conversations that went idle (which learns from them) and consolidate the users
-//! whose consolidation is due (which prunes too). Each step logs its failures and goes
+//! conversations that went idle (which learns from them), prune the transcript past
+//! its retention, and consolidate the users whose consolidation is due (which prunes
+//! memories too). Each step logs its failures and goes
 //! on: one user's broken data never stops another's maintenance.
 
 use serde::Serialize;
@@ -8,6 +9,7 @@ use serde::Serialize;
 use super::Brain;
 use super::consolidate::DEFAULT_INTERVAL_MS;
 use super::lifecycle::LifecycleConfig;
+use super::transcript::DEFAULT_TRANSCRIPT_DAYS;
 use crate::config::SecondBrainConfig;
 use crate::runtime::strategies::Strategies;
 use crate::time::{DAY_MS, MINUTE_MS};
@@ -18,6 +20,8 @@ pub struct Settings {
     pub idle_ms: i64,
     pub consolidation_interval_ms: i64,
     pub lifecycle: LifecycleConfig,
+    /// How long a message stays in the transcript once extraction has read it.
+    pub transcript_keep_ms: i64,
 }
 
 impl Settings {
@@ -36,6 +40,9 @@ impl Settings {
                 .filter(|m| *m > 0)
                 .map_or(DEFAULT_INTERVAL_MS, |m| i64::from(m) * MINUTE_MS),
             lifecycle,
+            transcript_keep_ms: i64::from(
+                config.transcript_days.unwrap_or(DEFAULT_TRANSCRIPT_DAYS),
+            ) * DAY_MS,
         }
     }
 }
@@ -43,6 +50,7 @@ impl Settings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Report {
     pub conversations_ended: usize,
+    pub messages_pruned: usize,
     pub users_consolidated: usize,
     pub failures: usize,
 }
@@ -57,6 +65,13 @@ pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Repor
                 report.failures += 1;
                 tracing::error!("ending an idle conversation failed: {e}");
             }
+        }
+    }
+    match brain.prune_transcript(settings.transcript_keep_ms) {
+        Ok(pruned) => report.messages_pruned = pruned,
+        Err(e) => {
+            report.failures += 1;
+            tracing::error!("pruning the transcript failed: {e}");
         }
     }
     let due = brain.users_due().unwrap_or_else(|e| {

@@ -6,11 +6,14 @@ pub mod consolidate;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
+mod meaning;
 pub mod persons;
 pub mod record;
 pub mod retrieve;
 mod schema;
+pub mod snippet;
 pub mod store;
+pub mod transcript;
 mod writer;
 
 use std::io::{BufRead, Write};
@@ -125,13 +128,48 @@ pub enum Tier {
     Conscious,
     /// Out of active recall; recalled when strongly relevant.
     Subconscious,
+    /// A message of a conversation, as it was said.
+    Transcript,
 }
 
-/// A search result as the API and the `search_memory` tool show it.
+/// What a search looks through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchScope {
+    /// Typed memories, both tiers.
+    #[default]
+    Memories,
+    /// The transcript of the conversations.
+    Conversations,
+    /// Both, ranked together as retrieval ranks them.
+    All,
+}
+
+/// A transcript hit: the message's provenance and the part of it that matches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+pub struct MessageHit {
+    pub id: String,
+    pub conversation_id: String,
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// The speaker's name, when the message has one.
+    pub name: Option<String>,
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: i64,
+    /// The best sentence of the message with a little context, at most 200 characters.
+    pub snippet: String,
+}
+
+/// A search result as the API and the `search_memory` tool show it: `memory` for the
+/// conscious and subconscious tiers, `message` for the transcript.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct SearchHit {
     pub tier: Tier,
-    pub memory: MemoryRecord,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<MessageHit>,
 }
 
 impl From<SearchResult> for SearchHit {
@@ -142,7 +180,8 @@ impl From<SearchResult> for SearchHit {
             } else {
                 Tier::Subconscious
             },
-            memory: result.record,
+            memory: Some(result.record),
+            message: None,
         }
     }
 }
@@ -226,7 +265,8 @@ impl Brain {
             .write_grouped(|conn| q::delete(conn, user, id, ACTOR_USER, now))
     }
 
-    /// Deletes every memory of the user, as `delete` does one. Returns how many.
+    /// Deletes every memory of the user, as `delete` does one, and every conversation
+    /// with its transcript. Returns how many memories.
     pub fn clear(&self, user: &str) -> Result<usize, StoreError> {
         let now = self.now();
         self.store.write(|tx| {
@@ -238,6 +278,8 @@ impl Brain {
                 q::delete(tx, user, id, ACTOR_USER, now)?;
             }
             tx.execute("DELETE FROM persons WHERE user_id = ?1", [user])?;
+            tx.execute("DELETE FROM messages WHERE user_id = ?1", [user])?;
+            tx.execute("DELETE FROM conversations WHERE user_id = ?1", [user])?;
             Ok(ids.len())
         })
     }
@@ -258,14 +300,84 @@ impl Brain {
         text: &str,
         limit: usize,
     ) -> Result<Vec<SearchResult>, StoreError> {
+        let terms = retrieve::query_words(text).join(" ");
         let hits = self
             .store
-            .read(|c| retrieve::text_matches(c, user, text, limit, limit))?;
+            .read(|c| retrieve::text_matches(c, user, &terms, limit, limit))?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {
                 conscious: hit.record.scope.is_conscious(),
                 record: hit.record,
+            })
+            .collect())
+    }
+
+    /// Search in `scope`, best first: memories as [`Brain::search`] finds them, the
+    /// transcript and both tiers together ranked as retrieval ranks them (without its
+    /// budget, and leaving every memory where it is).
+    pub fn search_hits(
+        &self,
+        user: &str,
+        text: &str,
+        limit: usize,
+        scope: SearchScope,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        if scope == SearchScope::Memories {
+            return Ok(self
+                .search(user, text, limit)?
+                .into_iter()
+                .map(SearchHit::from)
+                .collect());
+        }
+        let query = retrieve::Query::new(text);
+        let (memories, said) = self.store.read(|c| {
+            let memories = if scope == SearchScope::All {
+                retrieve::text_matches(c, user, &query.terms, limit, limit)?
+            } else {
+                Vec::new()
+            };
+            Ok((
+                memories,
+                retrieve::said_matches(c, user, &query.terms, limit, limit)?,
+            ))
+        })?;
+        let ranked = retrieve::rank_all(
+            memories,
+            said,
+            &query,
+            &retrieve::Tuning::default(),
+            self.now(),
+        );
+        Ok(ranked
+            .into_iter()
+            .take(limit)
+            .map(|r| match r {
+                retrieve::Source::Memory { record, .. } => SearchHit {
+                    tier: if record.scope.is_conscious() {
+                        Tier::Conscious
+                    } else {
+                        Tier::Subconscious
+                    },
+                    memory: Some(record),
+                    message: None,
+                },
+                retrieve::Source::Message(message) => SearchHit {
+                    tier: Tier::Transcript,
+                    memory: None,
+                    message: Some(MessageHit {
+                        snippet: snippet::snippet(
+                            &message.content,
+                            &query.stems,
+                            retrieve::MAX_SNIPPET,
+                        ),
+                        id: message.id,
+                        conversation_id: message.conversation_id,
+                        role: message.role,
+                        name: message.name,
+                        at: message.at,
+                    }),
+                },
             })
             .collect())
     }

@@ -290,6 +290,46 @@ pub struct PersonLink {
     pub relation: Option<String>,
 }
 
+/// A conversation of the transcript tier (its messages are [`MessageRecord`]s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationRecord {
+    /// Chosen by the agent, 1 to 128 characters.
+    pub id: String,
+    pub user_id: String,
+    #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub started_at: i64,
+    #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub last_message_at: i64,
+    #[serde(with = "rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub ended_at: Option<i64>,
+    /// The last message (by `seq`) that went through extraction.
+    pub extracted_seq: i64,
+}
+
+/// One recorded message: the transcript tier's unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageRecord {
+    /// `turn_...`: what memories name in `source_turns`.
+    pub id: String,
+    pub conversation_id: String,
+    pub user_id: String,
+    /// Position in its conversation, from 1.
+    pub seq: i64,
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// The speaker's name, when the channel gave one (a group chat has several people).
+    pub name: Option<String>,
+    pub content: String,
+    #[serde(with = "rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: i64,
+}
+
 /// One line of an export: the records, tagged by kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -297,4 +337,6 @@ pub enum ExportLine {
     Memory(MemoryRecord),
     Person(PersonRecord),
     PersonLink(PersonLink),
+    Conversation(ConversationRecord),
+    Message(MessageRecord),
 }

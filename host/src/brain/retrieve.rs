@@ -1,84 +1,132 @@
-//! Retrieval before each message: the memories to inject into the agent's context.
+//! Retrieval before each message: the memories and transcript snippets to inject into
+//! the agent's context, ranked together.
 //!
-//! 1. Full-text candidates (FTS5 bm25 over summary and detail, porter-stemmed, stop
-//!    words dropped from the query, and words common in the index dropped too unless
-//!    that leaves fewer than 5 matches), live memories of both tiers.
-//! 2. Conscious matches are ranked by a blend of relevance (bm25 relative to the best
-//!    match), importance, confidence and recency; stale ones count for less.
-//! 3. When the conscious results are weak (none, or none close to the best match) a
+//! 1. The query's terms are its content words (`query_words`, from `engram_strategies::analyser`,
+//!    the analyser extraction and routing share); its meaning is the static MiniLM
+//!    vector of those words (`meaning.rs`).
+//! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
+//!    detail) and the user's transcript (bm25 over each message and its speaker's
+//!    name), both porter-stemmed; words common in an index are left out of its query
+//!    unless that leaves fewer than 5 matches.
+//! 3. Each candidate's relevance fuses its bm25, relative to the best match of its
+//!    tier, with the cosine of its meaning and the query's and with its coverage of
+//!    the query (the share of the query's stems it holds, comparable across tiers):
+//!    `(bm25 + w * cos + c * coverage) / (1 + w + c)`.
+//!    Its score blends relevance with importance, confidence and recency; a snippet
+//!    weighs as a memory of importance [`Tuning::transcript_importance`] stated
+//!    directly (confidence 0.9). Stale memories count for less. A memory wins a tie
+//!    with a snippet, so that a stated preference comes before a sentence that merely
+//!    mentions it: the snippets' importance is kept at or below a preference's (0.6); a snippet of a message a chosen memory was learned from is
+//!    left out (the memory says it already).
+//! 4. When the conscious memories are weak (none, or none close to the best match) a
 //!    subconscious memory that matches strongly is recalled: promoted back to the scope
 //!    it had before (`prior_scope`, default active) and ranked with the others.
-//! 4. The top memories are rendered one per line and kept while the block fits the
-//!    budget: at most 5 lines, at most 900 characters in all (newlines included). A
-//!    memory whose line does not fit is skipped in favour of the next one.
-//! 5. Every returned memory gets `last_used_at = now` (and loses its stale mark).
+//! 5. The best lines are kept while the block fits the budget: at most 5 lines, at
+//!    most 900 characters in all (newlines included). A memory's line is whole or
+//!    skipped; a snippet needs at least [`MIN_SNIPPET`] characters of the message (or
+//!    all of a shorter one), and once the lines are chosen, what is left of the budget
+//!    lets snippets grow, evenly, up to [`MAX_SNIPPET`].
+//! 6. Every returned memory gets `last_used_at = now` (and loses its stale mark).
 //!
-//! Line format: `- [<type>] <summary>`, for example `- [preference] User likes green tea`.
+//! Line formats: `- [<type>] <summary>` for a memory (`- [preference] User likes green
+//! tea`), `- [said <date>] <snippet>` for the transcript, the speaker's name (or the
+//! role, for the assistant) before the snippet when the message has one
+//! (`- [said 2024-05-01] Anna: I booked the flights to Lisbon.`).
 
+use std::collections::{BTreeSet, HashSet};
+
+use engram_strategies::analyser;
 use engram_strategies::model::Scope;
 
-use super::record::MemoryRecord;
+use super::record::{MemoryRecord, MessageRecord};
+use super::snippet::{self, snippet};
 use super::store::{StoreError, TextMatch, q};
-use super::{ACTOR_SYSTEM, Brain};
+use super::transcript::{self, MessageMatch};
+use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
 pub const BUDGET_CHARS: usize = 900;
-/// FTS candidates considered before ranking.
+/// Longest snippet of a message.
+pub const MAX_SNIPPET: usize = 200;
+/// Shortest snippet worth a line: a message shorter than this is shown whole.
+pub const MIN_SNIPPET: usize = 60;
+/// FTS candidates considered per tier before ranking.
 const CANDIDATES: usize = 50;
+/// A snippet is ranked as a fact stated directly (the extractor's confidence for
+/// one), so that it never outranks an equally relevant memory for being certain.
+const SNIPPET_CONFIDENCE: f64 = 0.9;
 /// A subconscious match is "strong" when its bm25 is within this fraction of the best.
 const STRONG_RELATIVE: f64 = 0.9;
 /// Conscious results are "weak" when the best of them is below this fraction of the best.
 const WEAK_RELATIVE: f64 = 0.7;
 
-/// Full-text matches for free text, best first, as retrieval and search both want
-/// them: stop words dropped, then the words common in the index left out as long as
-/// the rarer ones still find `enough` matches. Common words weigh little in bm25 but
-/// make it score thousands of rows, so on a large store this is much faster and, for
-/// the top results, the same.
-pub(super) fn text_matches(
-    conn: &rusqlite::Connection,
-    user: &str,
-    text: &str,
-    limit: usize,
-    enough: usize,
-) -> Result<Vec<TextMatch>, StoreError> {
-    let query = query_terms(text);
-    if let Some(selective) = q::selective_words(conn, &query)? {
-        let found = q::search(conn, user, &selective, limit)?;
-        if found.len() >= enough || selective == query {
-            return Ok(found);
-        }
-    }
-    q::search(conn, user, &query, limit)
+/// The calibrated constants of the ranking (see the module docs). The defaults are
+/// what `cargo bench --bench brain` chose by cross-validation; the benchmark passes
+/// others to show how the choice generalises.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// Weight of the meaning's cosine against the relative bm25 in a relevance.
+    pub meaning_weight: f64,
+    /// Weight of the query's coverage (the share of its stems a candidate holds):
+    /// unlike bm25 relative to its tier's best, it compares across tiers.
+    pub coverage_weight: f64,
+    /// The importance a transcript snippet is ranked with: at most a preference's
+    /// (0.6), so that memories win ties.
+    pub transcript_importance: f64,
 }
 
-/// Words that carry no topic; dropped from the query so they cannot dominate bm25.
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "for", "with", "by",
-    "from", "about", "as", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did",
-    "have", "has", "had", "i", "me", "my", "you", "your", "he", "she", "it", "we", "they", "them",
-    "his", "her", "its", "our", "their", "this", "that", "these", "those", "what", "which", "who",
-    "whom", "when", "where", "why", "how", "can", "could", "would", "should", "will", "shall",
-    "may", "might", "must", "there", "here", "so", "than", "then", "too", "very", "just", "not",
-    "no", "any", "some", "all", "also", "into", "over", "up", "down", "out", "s", "t", "am",
-    "please", "tell", "know", "think",
-];
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            meaning_weight: 0.5,
+            coverage_weight: 0.5,
+            transcript_importance: 0.6,
+        }
+    }
+}
 
-/// One memory chosen for injection.
+/// Where an injected line comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    Memory {
+        record: MemoryRecord,
+        /// Recalled from the subconscious tier by this retrieval.
+        recalled: bool,
+    },
+    Message(MessageRecord),
+}
+
+/// One line chosen for injection.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Injected {
-    pub record: MemoryRecord,
-    /// The rendered line (see the module docs for its format).
+    pub source: Source,
+    /// The rendered line (see the module docs for its formats).
     pub line: String,
     pub score: f64,
-    /// Recalled from the subconscious tier by this retrieval.
-    pub recalled: bool,
+}
+
+impl Injected {
+    /// The memory's or the message's id.
+    pub fn id(&self) -> &str {
+        match &self.source {
+            Source::Memory { record, .. } => &record.id,
+            Source::Message(message) => &message.id,
+        }
+    }
+
+    /// The memory, when the line is one.
+    pub fn memory(&self) -> Option<&MemoryRecord> {
+        match &self.source {
+            Source::Memory { record, .. } => Some(record),
+            Source::Message(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Retrieval {
-    pub memories: Vec<Injected>,
+    pub lines: Vec<Injected>,
     /// The lines joined by newlines: what the agent receives.
     pub block: String,
 }
@@ -87,22 +135,108 @@ pub fn render_line(record: &MemoryRecord) -> String {
     format!("- [{}] {}", record.memory_type, record.summary)
 }
 
-/// The query text without stop words (or the original words when nothing is left).
-pub fn query_terms(text: &str) -> String {
-    let words: Vec<&str> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let kept: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| !STOP_WORDS.contains(&w.to_lowercase().as_str()))
-        .collect();
-    if kept.is_empty() {
-        words.join(" ")
-    } else {
-        kept.join(" ")
+/// `- [said <date>] <speaker>: `, the part of a snippet's line before its text.
+pub fn said_prefix(message: &MessageRecord) -> String {
+    let speaker = match (&message.name, message.role.as_str()) {
+        (Some(name), _) => format!("{name}: "),
+        (None, "user") => String::new(),
+        (None, role) => format!("{role}: "),
+    };
+    format!("- [said {}] {speaker}", crate::time::date(message.at))
+}
+
+/// A query as retrieval and search read it.
+pub struct Query {
+    /// Content words, for the full-text indexes and the meaning.
+    pub terms: String,
+    /// Their stems, for choosing a snippet's sentence.
+    pub stems: BTreeSet<String>,
+    pub vector: Option<Vec<f32>>,
+}
+
+impl Query {
+    pub fn new(text: &str) -> Query {
+        let terms = query_words(text);
+        Query {
+            stems: snippet::stems(&terms),
+            vector: meaning::vector(&terms),
+            terms: terms.join(" "),
+        }
     }
+
+    fn closeness(&self, text: &str) -> f64 {
+        self.vector
+            .as_deref()
+            .map_or(0.0, |v| meaning::closeness(v, text))
+    }
+
+    /// The share of the query's stems `text` holds, 0.0 to 1.0.
+    fn coverage(&self, text: &str) -> f64 {
+        if self.stems.is_empty() {
+            return 0.0;
+        }
+        let held: BTreeSet<String> = analyser::words(text)
+            .iter()
+            .map(|w| analyser::stem(w))
+            .filter(|s| self.stems.contains(s))
+            .collect();
+        held.len() as f64 / self.stems.len() as f64
+    }
+}
+
+/// The words of a query the full-text indexes and the meaning read: the analyser's
+/// query words (unstemmed: FTS5 stems with its own porter tokenizer, and the
+/// embeddings want the surface form), or all its words when none is left ("is it
+/// there?"), so that it still matches something.
+pub fn query_words(text: &str) -> Vec<String> {
+    let kept = analyser::query_words(text);
+    if kept.is_empty() {
+        analyser::words(text)
+    } else {
+        kept
+    }
+}
+
+/// Full-text matches of memories for free text, best first, as retrieval and search
+/// both want them: the words common in the index left out as long as the rarer ones
+/// still find `enough` matches. Common words weigh little in bm25 but make it score
+/// thousands of rows, so on a large store this is much faster and, for the top
+/// results, the same.
+pub(super) fn text_matches(
+    conn: &rusqlite::Connection,
+    user: &str,
+    terms: &str,
+    limit: usize,
+    enough: usize,
+) -> Result<Vec<TextMatch>, StoreError> {
+    if let Some(selective) = q::selective_words(conn, q::Index::Memories, terms)? {
+        let found = q::search(conn, user, &selective, limit)?;
+        if found.len() >= enough || selective == terms {
+            return Ok(found);
+        }
+    }
+    q::search(conn, user, terms, limit)
+}
+
+/// The same for the transcript.
+pub(super) fn said_matches(
+    conn: &rusqlite::Connection,
+    user: &str,
+    terms: &str,
+    limit: usize,
+    enough: usize,
+) -> Result<Vec<MessageMatch>, StoreError> {
+    let search = |words: &str| match q::fts_query(words) {
+        Some(query) => transcript::search(conn, user, &query, limit),
+        None => Ok(Vec::new()),
+    };
+    if let Some(selective) = q::selective_words(conn, q::Index::Messages, terms)? {
+        let found = search(&selective)?;
+        if found.len() >= enough || selective == terms {
+            return Ok(found);
+        }
+    }
+    search(terms)
 }
 
 /// Relevance of a match relative to the best one: 1.0 for the best, less for weaker.
@@ -115,103 +249,298 @@ fn relative(bm25: f64, best: f64) -> f64 {
     }
 }
 
-fn blend(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
+/// Relevance, importance, confidence and recency (from the time last referenced).
+fn blend(relevance: f64, importance: f64, confidence: f64, referenced: i64, now: i64) -> f64 {
+    let age_days = ((now - referenced).max(0) as f64) / DAY_MS as f64;
+    let recency = (-age_days / 30.0).exp();
+    0.6 * relevance + 0.15 * importance + 0.15 * confidence + 0.1 * recency
+}
+
+fn memory_score(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
     let referenced = record
         .last_used_at
         .unwrap_or(0)
         .max(record.last_seen_at)
         .max(record.created_at);
-    let age_days = ((now - referenced).max(0) as f64) / DAY_MS as f64;
-    let recency = (-age_days / 30.0).exp();
-    let score = 0.6 * relevance
-        + 0.15 * f64::from(record.importance)
-        + 0.15 * f64::from(record.confidence)
-        + 0.1 * recency;
+    let score = blend(
+        relevance,
+        f64::from(record.importance),
+        f64::from(record.confidence),
+        referenced,
+        now,
+    );
     if record.stale { score * 0.8 } else { score }
 }
 
-impl Brain {
-    /// Chooses the memories to inject before a message (see the module docs).
-    pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
-        let now = self.now();
-        let matches = self
-            .store
-            .read(|c| text_matches(c, user, message, CANDIDATES, MAX_INJECTED))?;
-        let Some(best) = matches.iter().map(|m| m.bm25).reduce(f64::min) else {
-            return Ok(Retrieval::default());
-        };
-        let (conscious, subconscious): (Vec<&TextMatch>, Vec<&TextMatch>) =
-            matches.iter().partition(|m| m.record.scope.is_conscious());
+/// A candidate line, before the budget.
+#[derive(Debug, Clone)]
+pub(super) struct Ranked {
+    pub source: Source,
+    pub score: f64,
+}
+
+impl Ranked {
+    fn is_memory(&self) -> bool {
+        matches!(self.source, Source::Memory { .. })
+    }
+}
+
+/// Both tiers' candidates, ranked (steps 3 and 4 of the module docs).
+pub(super) fn rank(
+    memories: Vec<TextMatch>,
+    said: Vec<MessageMatch>,
+    query: &Query,
+    tuning: &Tuning,
+    now: i64,
+) -> Vec<Ranked> {
+    rank_with(memories, said, query, tuning, now, false)
+}
+
+/// Every candidate ranked as retrieval ranks them, subconscious memories included
+/// whatever the conscious ones (search shows every match and recalls nothing).
+pub(super) fn rank_all(
+    memories: Vec<TextMatch>,
+    said: Vec<MessageMatch>,
+    query: &Query,
+    tuning: &Tuning,
+    now: i64,
+) -> Vec<Source> {
+    rank_with(memories, said, query, tuning, now, true)
+        .into_iter()
+        .map(|r| r.source)
+        .collect()
+}
+
+fn rank_with(
+    memories: Vec<TextMatch>,
+    said: Vec<MessageMatch>,
+    query: &Query,
+    tuning: &Tuning,
+    now: i64,
+    every_match: bool,
+) -> Vec<Ranked> {
+    let (w, c) = (tuning.meaning_weight, tuning.coverage_weight);
+    let relevance = |bm25: f64, best: f64, text: &str| {
+        let cos = if w > 0.0 { query.closeness(text) } else { 0.0 };
+        let coverage = if c > 0.0 { query.coverage(text) } else { 0.0 };
+        (relative(bm25, best) + w * cos + c * coverage) / (1.0 + w + c)
+    };
+    let mut ranked = Vec::new();
+    if let Some(best) = memories.iter().map(|m| m.bm25).reduce(f64::min) {
+        let (conscious, subconscious): (Vec<TextMatch>, Vec<TextMatch>) = memories
+            .into_iter()
+            .partition(|m| m.record.scope.is_conscious());
         let best_conscious = conscious
             .iter()
             .map(|m| relative(m.bm25, best))
             .fold(0.0, f64::max);
         let weak = conscious.is_empty() || best_conscious < WEAK_RELATIVE;
-
-        let mut ranked: Vec<(f64, &TextMatch, bool)> = conscious
-            .iter()
-            .map(|m| (blend(&m.record, relative(m.bm25, best), now), *m, false))
-            .collect();
-        if weak {
-            ranked.extend(
-                subconscious
-                    .iter()
-                    .filter(|m| relative(m.bm25, best) >= STRONG_RELATIVE)
-                    .map(|m| (blend(&m.record, relative(m.bm25, best), now), *m, true)),
-            );
-        }
-        ranked.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.record.id.cmp(&b.1.record.id))
-        });
-
-        let mut chosen = Vec::new();
-        let mut used = 0;
-        for (score, found, recalled) in ranked {
-            if chosen.len() == MAX_INJECTED {
-                break;
-            }
-            let line = render_line(&found.record);
-            let cost = line.chars().count() + usize::from(!chosen.is_empty());
-            if used + cost > BUDGET_CHARS {
-                continue;
-            }
-            used += cost;
-            chosen.push(Injected {
-                record: found.record.clone(),
-                line,
-                score,
-                recalled,
+        let recalled = subconscious
+            .into_iter()
+            .filter(|m| every_match || (weak && relative(m.bm25, best) >= STRONG_RELATIVE))
+            .map(|m| (m, !every_match));
+        for (m, recalled) in conscious.into_iter().map(|m| (m, false)).chain(recalled) {
+            let relevance = relevance(m.bm25, best, about(&m.record.summary));
+            ranked.push(Ranked {
+                score: memory_score(&m.record, relevance, now),
+                source: Source::Memory {
+                    record: m.record,
+                    recalled,
+                },
             });
         }
-        self.mark_used(&mut chosen, now)?;
-        let block = chosen
+    }
+    if let Some(best) = said.iter().map(|m| m.bm25).reduce(f64::min) {
+        for m in said {
+            let relevance = relevance(m.bm25, best, &m.message.content);
+            ranked.push(Ranked {
+                score: blend(
+                    relevance,
+                    tuning.transcript_importance,
+                    SNIPPET_CONFIDENCE,
+                    m.message.at,
+                    now,
+                ),
+                source: Source::Message(m.message),
+            });
+        }
+    }
+    ranked.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.is_memory().cmp(&a.is_memory()))
+            .then_with(|| id_of(&a.source).cmp(id_of(&b.source)))
+    });
+    ranked
+}
+
+/// What a memory's summary is about, for its meaning: without the subject "User"
+/// (or "User's") the extractors start summaries with. The word stands for the
+/// speaker, never for a topic, and a query does not say it: left in, it would pull
+/// every memory's vector away from the query's, and a message saying the same
+/// without it would outrank the memory.
+fn about(summary: &str) -> &str {
+    ["User's ", "User "]
+        .iter()
+        .find_map(|subject| summary.strip_prefix(subject))
+        .unwrap_or(summary)
+}
+
+fn id_of(source: &Source) -> &str {
+    match source {
+        Source::Memory { record, .. } => &record.id,
+        Source::Message(message) => &message.id,
+    }
+}
+
+/// Chooses and renders the lines within the budget (step 5 of the module docs).
+pub(super) fn fit(ranked: Vec<Ranked>, query: &Query) -> Vec<Injected> {
+    struct Chosen {
+        ranked: Ranked,
+        /// The memory's line, or a snippet's prefix.
+        head: String,
+        /// A snippet's characters so far and at most.
+        snippet: usize,
+        wanted: usize,
+    }
+    let mut chosen: Vec<Chosen> = Vec::new();
+    let mut covered: HashSet<String> = HashSet::new();
+    let mut used = 0;
+    for candidate in ranked {
+        if chosen.len() == MAX_INJECTED {
+            break;
+        }
+        let separator = usize::from(!chosen.is_empty());
+        let (head, snippet_chars, wanted) = match &candidate.source {
+            Source::Memory { record, .. } => (render_line(record), 0, 0),
+            Source::Message(message) => {
+                let whole: usize = message
+                    .content
+                    .split_whitespace()
+                    .map(|w| w.chars().count() + 1)
+                    .sum();
+                if covered.contains(&message.id) || whole == 0 {
+                    continue;
+                }
+                let wanted = (whole - 1).min(MAX_SNIPPET);
+                (said_prefix(message), wanted.min(MIN_SNIPPET), wanted)
+            }
+        };
+        let cost = head.chars().count() + snippet_chars + separator;
+        if used + cost > BUDGET_CHARS {
+            continue;
+        }
+        used += cost;
+        if let Source::Memory { record, .. } = &candidate.source {
+            covered.extend(record.source_turns.iter().cloned());
+        }
+        chosen.push(Chosen {
+            ranked: candidate,
+            head,
+            snippet: snippet_chars,
+            wanted,
+        });
+    }
+    // A memory chosen after a snippet may have been learned from that very message.
+    chosen.retain(|c| match &c.ranked.source {
+        Source::Message(message) => !covered.contains(&message.id),
+        Source::Memory { .. } => true,
+    });
+    let mut left = BUDGET_CHARS.saturating_sub(
+        chosen
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.head.chars().count() + c.snippet + usize::from(i > 0))
+            .sum(),
+    );
+    // Even shares of what is left, again and again, until every snippet has what it
+    // wants or nothing is left.
+    loop {
+        let growing = chosen.iter().filter(|c| c.snippet < c.wanted).count();
+        if growing == 0 || left == 0 {
+            break;
+        }
+        let share = (left / growing).max(1);
+        for c in chosen.iter_mut().filter(|c| c.snippet < c.wanted) {
+            let more = share.min(c.wanted - c.snippet).min(left);
+            c.snippet += more;
+            left -= more;
+        }
+    }
+    chosen
+        .into_iter()
+        .map(|c| {
+            let line = match &c.ranked.source {
+                Source::Message(message) => {
+                    format!(
+                        "{}{}",
+                        c.head,
+                        snippet(&message.content, &query.stems, c.snippet)
+                    )
+                }
+                Source::Memory { .. } => c.head,
+            };
+            Injected {
+                source: c.ranked.source,
+                line,
+                score: c.ranked.score,
+            }
+        })
+        .collect()
+}
+
+impl Brain {
+    /// Chooses the lines to inject before a message (see the module docs).
+    pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
+        self.retrieve_tuned(user, message, &Tuning::default())
+    }
+
+    /// [`Brain::retrieve`] with other ranking constants (the benchmark's calibration).
+    pub fn retrieve_tuned(
+        &self,
+        user: &str,
+        message: &str,
+        tuning: &Tuning,
+    ) -> Result<Retrieval, StoreError> {
+        let now = self.now();
+        let query = Query::new(message);
+        let (memories, said) = self.store.read(|c| {
+            Ok((
+                text_matches(c, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
+                said_matches(c, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
+            ))
+        })?;
+        let mut lines = fit(rank(memories, said, &query, tuning, now), &query);
+        self.mark_used(&mut lines, now)?;
+        let block = lines
             .iter()
             .map(|i| i.line.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(Retrieval {
-            memories: chosen,
-            block,
-        })
+        Ok(Retrieval { lines, block })
     }
 
     /// Records the use of each chosen memory and promotes the recalled ones, in one
     /// transaction.
     fn mark_used(&self, chosen: &mut [Injected], now: i64) -> Result<(), StoreError> {
-        if chosen.is_empty() {
+        if !chosen.iter().any(|i| i.memory().is_some()) {
             return Ok(());
         }
         // A promotion is a change of the memory and must be durable; a use alone is
         // bookkeeping.
-        let promotes = chosen.iter().any(|i| i.recalled);
+        let promotes = chosen
+            .iter()
+            .any(|i| matches!(i.source, Source::Memory { recalled: true, .. }));
         let apply = |tx: &rusqlite::Transaction| {
             for injected in chosen.iter_mut() {
-                let old = q::get(tx, &injected.record.user_id, &injected.record.id)?;
+                let Source::Memory { record, recalled } = &mut injected.source else {
+                    continue;
+                };
+                let old = q::get(tx, &record.user_id, &record.id)?;
                 let mut new = old.clone();
                 new.last_used_at = Some(now);
                 new.stale = false;
-                if injected.recalled {
+                if *recalled {
                     new.scope = old.prior_scope.unwrap_or(Scope::Active);
                     new.prior_scope = None;
                     new.updated_at = now;
@@ -220,7 +549,7 @@ impl Brain {
                     // Being used is not a change of the fact: no history row.
                     q::touch(tx, &new)?;
                 }
-                injected.record = new;
+                *record = new;
             }
             Ok(())
         };

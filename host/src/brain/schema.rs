@@ -114,6 +114,49 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX turns_by_conversation ON turns (conversation_id, seq);
     "#,
+    // 2: the transcript tier. Messages outlive extraction (kept `transcriptDays`), carry
+    // their speaker's name and are full-text indexed. They move from `turns` to
+    // `messages`, whose INTEGER PRIMARY KEY keeps the rowids the external-content index
+    // points at stable (VACUUM may renumber the implicit rowids of `turns`).
+    // `extracted_seq` marks how far extraction has read a conversation, so that a
+    // reopened conversation is not learned from twice.
+    r#"
+    CREATE TABLE messages (
+        n               INTEGER PRIMARY KEY,
+        id              TEXT NOT NULL UNIQUE,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        user_id         TEXT NOT NULL,
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL CHECK (role IN ('user','assistant','system')),
+        name            TEXT,
+        content         TEXT NOT NULL,
+        at              INTEGER NOT NULL
+    );
+    INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at)
+        SELECT id, conversation_id, user_id, seq, role, content, at FROM turns ORDER BY at, seq;
+    DROP TABLE turns;
+    CREATE INDEX messages_by_conversation ON messages (conversation_id, seq);
+    CREATE INDEX messages_by_time ON messages (at);
+
+    ALTER TABLE conversations ADD COLUMN extracted_seq INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX conversations_by_user ON conversations (user_id, last_message_at);
+
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, name, content = 'messages', content_rowid = 'n',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content, name) VALUES (new.n, new.content, new.name);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content, name) VALUES ('delete', old.n, old.content, old.name);
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, name ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content, name) VALUES ('delete', old.n, old.content, old.name);
+        INSERT INTO messages_fts (rowid, content, name) VALUES (new.n, new.content, new.name);
+    END;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -133,5 +176,62 @@ mod tests {
             MIGRATIONS,
             "the Second Brain database",
         );
+    }
+
+    /// A database of version 1 (before the transcript tier) with a memory and a
+    /// conversation not yet learned from: it opens, keeps both, and the pending turns
+    /// become searchable messages that extraction still reads.
+    #[test]
+    fn a_version_1_database_upgrades_and_keeps_its_data() {
+        use crate::brain::{Brain, SearchScope, Tier};
+        use crate::time::ManualClock;
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second-brain.db");
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..1], "test").expect("version 1");
+            conn.execute_batch(
+                "INSERT INTO memories (id, user_id, memory_type, summary, scope, confidence, importance, durability, evidence, created_at, updated_at, last_seen_at, confidence_at)
+                 VALUES ('mem_old', 'default', 'preference', 'User likes oolong tea', 'durable', 0.9, 0.6, 0.8, 'direct', 1, 1, 1, 1);
+                 INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('c1', 'default', 5, 6);
+                 INSERT INTO turns (id, conversation_id, user_id, seq, role, content, at) VALUES
+                    ('turn_a', 'c1', 'default', 1, 'user', 'I am allergic to peanuts.', 5),
+                    ('turn_b', 'c1', 'default', 2, 'assistant', 'Noted, no peanuts.', 6);",
+            )
+            .expect("version 1 data");
+        }
+        let brain = Brain::open(
+            &path,
+            Arc::new(ManualClock::new(10)),
+            crate::events::EventBus::default(),
+        )
+        .expect("upgrade");
+        let version: i64 = brain
+            .store()
+            .read(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+            .expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        assert_eq!(
+            brain.get("default", "mem_old").expect("the memory").summary,
+            "User likes oolong tea"
+        );
+        assert_eq!(
+            brain.search("default", "oolong", 5).expect("search").len(),
+            1
+        );
+        let (conversation, messages) = brain.conversation("default", "c1").expect("conversation");
+        assert_eq!(
+            (conversation.started_at, conversation.extracted_seq),
+            (5, 0)
+        );
+        let ids: Vec<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["turn_a", "turn_b"]);
+        let found = brain
+            .search_hits("default", "peanuts", 5, SearchScope::Conversations)
+            .expect("search");
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|h| h.tier == Tier::Transcript));
     }
 }

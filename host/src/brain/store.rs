@@ -13,6 +13,10 @@ use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
+use super::transcript::{
+    CONVERSATION_COLUMNS, MAX_MESSAGE_BYTES, MESSAGE_COLUMNS, conversation_from_row,
+    message_from_row,
+};
 use super::writer::Writer;
 use crate::events::EventBus;
 use crate::sqlite::ReaderPool;
@@ -30,6 +34,8 @@ const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
 pub enum StoreError {
     #[error("no memory `{0}`")]
     NotFound(String),
+    #[error("no conversation `{0}`")]
+    NoConversation(String),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error("import line {line}: {reason}")]
@@ -215,16 +221,6 @@ fn run_search(
     }
     .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(hits)
-}
-
-/// How many rows the FTS index matches, counting no further than `cap + 1`.
-fn raw_match_count(conn: &Connection, query: &str, cap: usize) -> Result<usize, StoreError> {
-    let count: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
-        )?
-        .query_row(params![query, (cap + 1) as i64], |r| r.get(0))?;
-    Ok(count as usize)
 }
 
 /// A record's values in `COLUMNS` order.
@@ -609,18 +605,59 @@ pub mod q {
         (!terms.is_empty()).then(|| terms.join(" OR "))
     }
 
-    /// The words of `text` that are not common in the index: a word matching at least
-    /// 1 in 50 indexed memories (and at least 200) adds little to bm25 but makes it
-    /// score thousands of rows. Counting stops at that threshold, so the check costs
-    /// at most a bounded scan per word. Returns `None` when every word is common.
-    pub fn selective_words(conn: &Connection, text: &str) -> Result<Option<String>, StoreError> {
-        let indexed: i64 = conn
-            .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memories")?
-            .query_row([], |r| r.get(0))?;
-        let common_at = (indexed / 50).max(200);
-        let mut stmt = conn.prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)",
-        )?;
+    /// The two full-text indexes: typed memories and the transcript.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Index {
+        Memories,
+        Messages,
+    }
+
+    impl Index {
+        fn fts(self) -> &'static str {
+            match self {
+                Index::Memories => "memories_fts",
+                Index::Messages => "messages_fts",
+            }
+        }
+
+        /// How many rows the index has held (rowids only grow): cheap, and close
+        /// enough to decide what is common.
+        fn size(self, conn: &Connection) -> Result<i64, StoreError> {
+            let sql = match self {
+                Index::Memories => "SELECT coalesce(max(rowid), 0) FROM memories",
+                Index::Messages => "SELECT coalesce(max(n), 0) FROM messages",
+            };
+            Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
+        }
+    }
+
+    /// How many rows `index` matches for an FTS5 query, counting no further than
+    /// `cap + 1`.
+    pub fn match_count(
+        conn: &Connection,
+        index: Index,
+        query: &str,
+        cap: usize,
+    ) -> Result<usize, StoreError> {
+        let fts = index.fts();
+        let count: i64 = conn
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
+            ))?
+            .query_row(params![query, (cap + 1) as i64], |r| r.get(0))?;
+        Ok(count as usize)
+    }
+
+    /// The words of `text` that are not common in `index`: a word matching at least
+    /// 1 in 50 indexed rows (and at least 200) adds little to bm25 but makes it score
+    /// thousands of rows. Counting stops at that threshold, so the check costs at most
+    /// a bounded scan per word. Returns `None` when every word is common.
+    pub fn selective_words(
+        conn: &Connection,
+        index: Index,
+        text: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let common_at = (index.size(conn)? / 50).max(200) as usize;
         let mut kept = Vec::new();
         for word in text
             .split(|c: char| !c.is_alphanumeric())
@@ -628,8 +665,7 @@ pub mod q {
             .take(32)
         {
             let term = format!("\"{}\"", word.to_lowercase());
-            let matches: i64 = stmt.query_row(params![term, common_at], |r| r.get(0))?;
-            if matches < common_at {
+            if match_count(conn, index, &term, common_at)? < common_at {
                 kept.push(word);
             }
         }
@@ -653,7 +689,7 @@ pub mod q {
         // (other users' or superseded rows crowd the window) rank over the join.
         let window = limit * SEARCH_OVERFETCH;
         let fast = run_search(conn, SEARCH_RANK_FIRST, &query, user, limit, Some(window))?;
-        if fast.len() >= limit || raw_match_count(conn, &query, window)? <= window {
+        if fast.len() >= limit || match_count(conn, Index::Memories, &query, window)? <= window {
             return Ok(fast);
         }
         run_search(conn, SEARCH_JOINED, &query, user, limit, None)
@@ -703,7 +739,8 @@ pub mod q {
         Ok(())
     }
 
-    /// Every memory, person and link of a user, one JSON object per line.
+    /// Every memory, person, link, conversation and message of a user, one JSON object
+    /// per line.
     pub fn export(conn: &Connection, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
         let mut lines = 0;
         let mut write = |line: ExportLine| -> Result<(), StoreError> {
@@ -754,6 +791,18 @@ pub mod q {
         })?;
         for link in links {
             write(ExportLine::PersonLink(link?))?;
+        }
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = ?1 ORDER BY started_at, id"
+        ))?;
+        for conversation in stmt.query_map(params![user], conversation_from_row)? {
+            write(ExportLine::Conversation(conversation?))?;
+        }
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 ORDER BY conversation_id, seq"
+        ))?;
+        for message in stmt.query_map(params![user], message_from_row)? {
+            write(ExportLine::Message(message?))?;
         }
         Ok(lines)
     }
@@ -847,6 +896,70 @@ pub mod q {
                         ],
                     )
                     .map_err(|e| fail(e.to_string()))?;
+                }
+                ExportLine::Conversation(mut conversation) => {
+                    conversation.user_id = user.to_string();
+                    if owner_of("conversations", &conversation.id)?
+                        .is_some_and(|owner| owner != user)
+                    {
+                        return Err(fail(format!(
+                            "conversation id `{}` belongs to another user",
+                            conversation.id
+                        )));
+                    }
+                    tx.execute(
+                        "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at, last_message_at = excluded.last_message_at,
+                            ended_at = excluded.ended_at, extracted_seq = excluded.extracted_seq",
+                        params![
+                            conversation.id,
+                            conversation.user_id,
+                            conversation.started_at,
+                            conversation.last_message_at,
+                            conversation.ended_at,
+                            conversation.extracted_seq
+                        ],
+                    )
+                    .map_err(|e| fail(e.to_string()))?;
+                }
+                ExportLine::Message(mut message) => {
+                    message.user_id = user.to_string();
+                    if owner_of("messages", &message.id)?.is_some_and(|owner| owner != user) {
+                        return Err(fail(format!(
+                            "message id `{}` belongs to another user",
+                            message.id
+                        )));
+                    }
+                    if owner_of("conversations", &message.conversation_id)?
+                        .is_some_and(|owner| owner != user)
+                    {
+                        return Err(fail(format!(
+                            "conversation id `{}` belongs to another user",
+                            message.conversation_id
+                        )));
+                    }
+                    if message.content.len() > MAX_MESSAGE_BYTES {
+                        return Err(fail(format!(
+                            "message `{}` is over the {MAX_MESSAGE_BYTES}-byte limit",
+                            message.id
+                        )));
+                    }
+                    tx.execute(
+                        "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                         ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, seq = excluded.seq,
+                            role = excluded.role, name = excluded.name, content = excluded.content, at = excluded.at",
+                        params![
+                            message.id,
+                            message.conversation_id,
+                            message.user_id,
+                            message.seq,
+                            message.role,
+                            message.name,
+                            message.content,
+                            message.at
+                        ],
+                    )
+                    .map_err(|e| fail(format!("message `{}`: {e}", message.id)))?;
                 }
                 ExportLine::PersonLink(link) => {
                     tx.execute(

@@ -540,7 +540,7 @@ fn clear_removes_every_memory_of_the_user() {
 
 mod retrieval {
     use super::*;
-    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, render_line};
+    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, Source, render_line};
 
     #[test]
     fn injects_at_most_five_lines_within_the_budget_and_marks_them_used() {
@@ -565,24 +565,26 @@ mod retrieval {
             .brain
             .retrieve("default", "Which tea should I buy?")
             .expect("retrieve");
-        assert_eq!(got.memories.len(), MAX_INJECTED);
+        assert_eq!(got.lines.len(), MAX_INJECTED);
         assert!(got.block.chars().count() <= BUDGET_CHARS);
         assert!(
-            got.memories.iter().all(|m| m.record.summary.len() < 100),
+            got.lines
+                .iter()
+                .all(|m| m.memory().expect("a memory").summary.len() < 100),
             "the long one does not fit"
         );
         assert_eq!(got.block.lines().count(), MAX_INJECTED);
-        for m in &got.memories {
-            assert_eq!(m.line, render_line(&m.record));
+        for m in &got.lines {
+            assert_eq!(m.line, render_line(m.memory().expect("a memory")));
             assert!(m.line.starts_with("- [preference] User likes tea"));
-            let stored = f.brain.get("default", &m.record.id).expect("get");
+            let stored = f.brain.get("default", m.id()).expect("get");
             assert_eq!(stored.last_used_at, Some(START + 1_000));
         }
         assert!(
             f.brain
                 .retrieve("default", "quantum chromodynamics")
                 .expect("retrieve")
-                .memories
+                .lines
                 .is_empty()
         );
     }
@@ -607,12 +609,12 @@ mod retrieval {
             .expect("add");
         let common = f.brain.retrieve("default", "tea").expect("retrieve");
         assert_eq!(
-            common.memories.len(),
+            common.lines.len(),
             MAX_INJECTED,
             "a common word alone still retrieves"
         );
         let rare = f.brain.retrieve("default", "matcha tea").expect("retrieve");
-        assert_eq!(rare.memories[0].record.id, matcha.id);
+        assert_eq!(rare.lines[0].id(), matcha.id);
     }
 
     #[test]
@@ -644,7 +646,7 @@ mod retrieval {
             .add("default", new(MemoryType::Habit, "User walks the dog"))
             .expect("add");
         let got = f.brain.retrieve("default", "coffee").expect("retrieve");
-        let ids: Vec<&str> = got.memories.iter().map(|m| m.record.id.as_str()).collect();
+        let ids: Vec<&str> = got.lines.iter().map(|m| m.id()).collect();
         assert_eq!(ids, [strong.id.as_str(), weak.id.as_str()]);
     }
 
@@ -684,7 +686,7 @@ mod retrieval {
             })
             .expect("write");
         let got = f.brain.retrieve("default", "coffee").expect("retrieve");
-        let ids: Vec<&str> = got.memories.iter().map(|m| m.record.id.as_str()).collect();
+        let ids: Vec<&str> = got.lines.iter().map(|m| m.id()).collect();
         assert_eq!(ids, [winner.id.as_str()]);
         assert_eq!(
             f.brain
@@ -733,8 +735,11 @@ mod retrieval {
             .brain
             .retrieve("default", "any cello concerts this weekend?")
             .expect("retrieve");
-        assert_eq!(got.memories.len(), 1);
-        assert!(got.memories[0].recalled);
+        assert_eq!(got.lines.len(), 1);
+        assert!(matches!(
+            got.lines[0].source,
+            Source::Memory { recalled: true, .. }
+        ));
         let back = f.brain.get("default", &durable.id).expect("get");
         assert_eq!((back.scope, back.prior_scope), (Scope::Durable, None));
         let events: Vec<String> = f
@@ -780,7 +785,11 @@ mod retrieval {
             )
             .expect("add");
         let got = f.brain.retrieve("default", "green tea").expect("retrieve");
-        assert!(got.memories.iter().all(|m| !m.recalled));
+        assert!(
+            got.lines
+                .iter()
+                .all(|m| !matches!(m.source, Source::Memory { recalled: true, .. }))
+        );
         assert_eq!(
             f.brain.get("default", &asleep.id).expect("get").scope,
             Scope::Subconscious
@@ -1035,7 +1044,7 @@ mod ingestion {
     ) -> crate::brain::ingest::Ingested {
         for (role, text) in lines {
             f.brain
-                .record_message("default", conversation, *role, text)
+                .record_message("default", conversation, *role, None, text)
                 .expect("record");
             f.clock.advance(1_000);
         }
@@ -1118,12 +1127,21 @@ mod ingestion {
                 relation: Some("sister".into())
             }]
         );
-        let turns: i64 = f
+        let read: i64 = f
             .brain
             .store()
-            .read(|c| Ok(c.query_row("SELECT count(*) FROM turns", [], |r| r.get(0))?))
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE m.seq <= c.extracted_seq",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
             .expect("count");
-        assert_eq!(turns, 0, "the transcript is dropped once extracted");
+        assert_eq!(
+            read, 4,
+            "the transcript stays, marked as read by extraction"
+        );
     }
 
     #[test]
@@ -1149,7 +1167,9 @@ mod ingestion {
         assert_eq!(memories.len(), 1);
         assert!(memories[0].negated, "{:?}", memories[0]);
         let got = f.brain.retrieve("default", "coffee").expect("retrieve");
-        assert_eq!(got.memories.len(), 1);
+        // The live memory first; what was said before stays in the transcript, dated.
+        assert_eq!(got.lines[0].id(), memories[0].id, "{got:#?}");
+        assert_eq!(got.lines.iter().filter(|l| l.memory().is_some()).count(), 1);
     }
 
     #[test]
@@ -1296,7 +1316,7 @@ mod ingestion {
     fn idle_conversations_end_after_ten_minutes() {
         let f = fixture();
         f.brain
-            .record_message("default", "idle", Role::User, "I'm vegetarian.")
+            .record_message("default", "idle", Role::User, None, "I'm vegetarian.")
             .expect("record");
         f.clock.advance(9 * MINUTE_MS);
         assert!(
@@ -1321,10 +1341,11 @@ mod ingestion {
     fn conversations_belong_to_one_user() {
         let f = fixture();
         f.brain
-            .record_message("anna", "shared", Role::User, "hello")
+            .record_message("anna", "shared", Role::User, None, "hello")
             .expect("record");
         assert!(matches!(
-            f.brain.record_message("bob", "shared", Role::User, "hi"),
+            f.brain
+                .record_message("bob", "shared", Role::User, None, "hi"),
             Err(StoreError::Invalid {
                 field: "conversation_id",
                 ..
@@ -1332,11 +1353,12 @@ mod ingestion {
         ));
         assert!(matches!(
             f.brain.end_conversation("bob", "shared", strategies()),
-            Err(StoreError::NotFound(_))
+            Err(StoreError::NoConversation(_))
         ));
-        let huge = "x".repeat(crate::brain::ingest::MAX_MESSAGE_BYTES + 1);
+        let huge = "x".repeat(crate::brain::transcript::MAX_MESSAGE_BYTES + 1);
         assert!(matches!(
-            f.brain.record_message("anna", "shared", Role::User, &huge),
+            f.brain
+                .record_message("anna", "shared", Role::User, None, &huge),
             Err(StoreError::Invalid {
                 field: "content",
                 ..
@@ -1644,7 +1666,7 @@ mod maintenance {
         });
         assert_eq!(settings.idle_ms, 2 * MINUTE_MS);
         f.brain
-            .record_message("default", "c1", Role::User, "I'm vegetarian.")
+            .record_message("default", "c1", Role::User, None, "I'm vegetarian.")
             .expect("record");
         f.clock.advance(MINUTE_MS);
         assert_eq!(
@@ -1676,5 +1698,405 @@ mod maintenance {
             Default::default(),
             "nothing due"
         );
+    }
+}
+
+mod transcript {
+    use super::ingestion::strategies;
+    use super::*;
+    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, MAX_SNIPPET, Source};
+    use crate::brain::{SearchScope, Tier};
+    use crate::time::MINUTE_MS;
+    use engram_strategies::model::Role;
+
+    fn say(f: &Fixture, user: &str, conversation: &str, name: Option<&str>, text: &str) -> String {
+        let id = f
+            .brain
+            .record_message(user, conversation, Role::User, name, text)
+            .expect("record")
+            .expect("learning is on");
+        f.clock.advance(1_000);
+        id
+    }
+
+    fn hits(f: &Fixture, user: &str, q: &str) -> Vec<String> {
+        f.brain
+            .search_hits(user, q, 50, SearchScope::Conversations)
+            .expect("search")
+            .into_iter()
+            .map(|h| {
+                assert_eq!(h.tier, Tier::Transcript);
+                h.message.expect("a message").id
+            })
+            .collect()
+    }
+
+    /// Rows of the transcript's full-text index that match `q`, read from the index
+    /// itself (not through the messages table).
+    fn index_rows(f: &Fixture, q: &str) -> i64 {
+        f.brain
+            .store()
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1",
+                    [q],
+                    |r| r.get(0),
+                )?)
+            })
+            .expect("count")
+    }
+
+    fn index_is_consistent(f: &Fixture) {
+        f.brain
+            .store()
+            .write(|tx| {
+                tx.execute(
+                    "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
+                    [],
+                )?;
+                Ok(())
+            })
+            .expect("the transcript index matches its table");
+    }
+
+    #[test]
+    fn every_message_is_searchable_with_its_provenance_and_speaker() {
+        let f = fixture();
+        let id = say(
+            &f,
+            "default",
+            "trip",
+            Some("Anna"),
+            "I booked the flights to Lisbon for May.",
+        );
+        say(
+            &f,
+            "default",
+            "trip",
+            Some("Ben"),
+            "Great, I will find a hotel near the river.",
+        );
+        let found = f
+            .brain
+            .search_hits(
+                "default",
+                "what did Anna say about the flights",
+                10,
+                SearchScope::Conversations,
+            )
+            .expect("search");
+        let hit = found[0].message.as_ref().expect("a message");
+        assert_eq!(found[0].tier, Tier::Transcript);
+        assert_eq!(hit.id, id);
+        assert_eq!(hit.conversation_id, "trip");
+        assert_eq!(hit.name.as_deref(), Some("Anna"));
+        assert_eq!(hit.role, "user");
+        assert_eq!(hit.at, START);
+        assert_eq!(hit.snippet, "I booked the flights to Lisbon for May.");
+        // The speaker's name is indexed with the text.
+        assert_eq!(hits(&f, "default", "Ben").len(), 1);
+        // Memories-only search (the default) does not look at the transcript.
+        assert!(
+            f.brain
+                .search("default", "Lisbon", 10)
+                .expect("search")
+                .is_empty()
+        );
+        // Ending the conversation learns from it and keeps the transcript.
+        f.brain
+            .end_conversation("default", "trip", strategies())
+            .expect("end");
+        assert_eq!(hits(&f, "default", "Lisbon"), [id]);
+    }
+
+    #[test]
+    fn paused_learning_records_nothing() {
+        let f = fixture();
+        f.brain.set_learning_paused("default", true).expect("pause");
+        let recorded = f
+            .brain
+            .record_message("default", "c1", Role::User, Some("Anna"), "My PIN is 4321")
+            .expect("record");
+        assert_eq!(recorded, None);
+        assert!(hits(&f, "default", "PIN").is_empty());
+        assert_eq!(index_rows(&f, "PIN"), 0);
+        // The conversation can still be ended; nothing is learned.
+        let ended = f
+            .brain
+            .end_conversation("default", "c1", strategies())
+            .expect("end");
+        assert_eq!(ended.skipped.as_deref(), Some("learning is paused"));
+        f.brain
+            .set_learning_paused("default", false)
+            .expect("resume");
+        assert!(say(&f, "default", "c1", None, "Now I talk about tea").starts_with("turn_"));
+        assert_eq!(hits(&f, "default", "tea").len(), 1);
+    }
+
+    #[test]
+    fn messages_are_pruned_after_the_retention_once_extraction_read_them() {
+        let f = fixture();
+        let keep = 30 * DAY_MS;
+        let old = say(
+            &f,
+            "default",
+            "old",
+            None,
+            "We talked about the garden shed",
+        );
+        f.brain
+            .end_conversation("default", "old", strategies())
+            .expect("end");
+        let unread = say(&f, "default", "open", None, "The garden needs water");
+        f.clock.advance(keep);
+        let fresh = say(&f, "default", "new", None, "The garden looks great today");
+        f.brain
+            .end_conversation("default", "new", strategies())
+            .expect("end");
+
+        assert_eq!(f.brain.prune_transcript(keep).expect("prune"), 1);
+        let left = hits(&f, "default", "garden");
+        assert!(!left.contains(&old), "past the retention: pruned");
+        assert!(left.contains(&unread), "not read by extraction yet: kept");
+        assert!(left.contains(&fresh), "within the retention: kept");
+        // The ended conversation left empty is gone too; the others stay.
+        assert!(matches!(
+            f.brain.conversation("default", "old"),
+            Err(StoreError::NoConversation(_))
+        ));
+        assert_eq!(
+            f.brain.conversation("default", "new").expect("new").1.len(),
+            1
+        );
+        index_is_consistent(&f);
+
+        // Once read, the unread one goes at the next pass past its time; 0 keeps
+        // nothing extraction is done with.
+        f.brain
+            .end_conversation("default", "open", strategies())
+            .expect("end");
+        assert_eq!(f.brain.prune_transcript(keep).expect("prune"), 1);
+        assert_eq!(f.brain.prune_transcript(0).expect("prune"), 1);
+        assert!(hits(&f, "default", "garden").is_empty());
+        assert_eq!(index_rows(&f, "garden"), 0);
+    }
+
+    #[test]
+    fn the_maintenance_pass_prunes_with_the_configured_retention() {
+        use crate::brain::maintenance::{Settings, run};
+        use crate::config::SecondBrainConfig;
+        let f = fixture();
+        let settings = Settings::from_config(&SecondBrainConfig {
+            transcript_days: Some(2),
+            ..Default::default()
+        });
+        assert_eq!(settings.transcript_keep_ms, 2 * DAY_MS);
+        assert_eq!(
+            Settings::from_config(&SecondBrainConfig::default()).transcript_keep_ms,
+            365 * DAY_MS
+        );
+        say(&f, "default", "c1", None, "I repaired the bike chain");
+        f.clock.advance(11 * MINUTE_MS);
+        let report = run(&f.brain, strategies(), &settings);
+        assert_eq!((report.conversations_ended, report.messages_pruned), (1, 0));
+        f.clock.advance(2 * DAY_MS);
+        assert_eq!(run(&f.brain, strategies(), &settings).messages_pruned, 1);
+        assert!(hits(&f, "default", "bike").is_empty());
+    }
+
+    #[test]
+    fn deleting_a_conversation_removes_its_messages_and_index_rows_and_nothing_else() {
+        let f = fixture();
+        say(&f, "default", "doomed", None, "I'm allergic to walnuts.");
+        say(
+            &f,
+            "default",
+            "doomed",
+            None,
+            "The walnut cake was a mistake",
+        );
+        let kept = say(&f, "default", "other", None, "Walnut trees grow slowly");
+        say(&f, "bob", "bobs", None, "Walnuts are my favourite snack");
+        f.brain
+            .end_conversation("default", "doomed", strategies())
+            .expect("end");
+        let learned = f.brain.search("default", "walnuts", 10).expect("search");
+        assert_eq!(learned.len(), 1, "a memory was learned from it");
+        let before = index_rows(&f, "walnut");
+        assert_eq!(before, 4);
+
+        // Another user cannot delete it, and an unknown id is reported.
+        assert!(matches!(
+            f.brain.delete_conversation("bob", "doomed"),
+            Err(StoreError::NoConversation(_))
+        ));
+        assert!(matches!(
+            f.brain.delete_conversation("default", "nope"),
+            Err(StoreError::NoConversation(_))
+        ));
+        assert_eq!(
+            f.brain
+                .delete_conversation("default", "doomed")
+                .expect("delete"),
+            2
+        );
+        assert_eq!(index_rows(&f, "walnut"), before - 2);
+        assert_eq!(hits(&f, "default", "walnut"), [kept]);
+        assert_eq!(hits(&f, "bob", "walnut").len(), 1);
+        assert_eq!(
+            f.brain
+                .search("default", "walnuts", 10)
+                .expect("search")
+                .len(),
+            1,
+            "memories learned from it stay"
+        );
+        index_is_consistent(&f);
+    }
+
+    #[test]
+    fn users_never_see_each_others_transcript() {
+        let f = fixture();
+        say(&f, "anna", "a1", None, "My secret recipe uses saffron");
+        say(&f, "bob", "b1", None, "I bought saffron at the market");
+        assert_eq!(hits(&f, "anna", "saffron").len(), 1);
+        assert_eq!(hits(&f, "bob", "saffron").len(), 1);
+        let anna = f.brain.retrieve("anna", "saffron").expect("retrieve");
+        assert_eq!(anna.lines.len(), 1);
+        assert!(anna.block.contains("secret recipe"), "{}", anna.block);
+        assert!(!export(&f.brain, "bob").contains("secret recipe"));
+        assert!(matches!(
+            f.brain.conversation("bob", "a1"),
+            Err(StoreError::NoConversation(_))
+        ));
+        // Clearing one user's memories clears their transcript only.
+        f.brain.clear("anna").expect("clear");
+        assert!(hits(&f, "anna", "saffron").is_empty());
+        assert_eq!(hits(&f, "bob", "saffron").len(), 1);
+        index_is_consistent(&f);
+    }
+
+    #[test]
+    fn export_and_import_carry_the_transcript() {
+        let f = fixture();
+        let id = say(
+            &f,
+            "default",
+            "c1",
+            Some("Anna"),
+            "The boat trip is on Sunday",
+        );
+        f.brain
+            .end_conversation("default", "c1", strategies())
+            .expect("end");
+        let exported = export(&f.brain, "default");
+        assert!(exported.contains("\"kind\":\"conversation\""), "{exported}");
+        assert!(exported.contains("\"kind\":\"message\""), "{exported}");
+
+        let g = fixture();
+        let count = g
+            .brain
+            .import("default", &mut exported.as_bytes())
+            .expect("import");
+        assert_eq!(count, exported.lines().count());
+        assert_eq!(export(&g.brain, "default"), exported);
+        assert_eq!(hits(&g, "default", "boat"), [id]);
+        // Another user's conversation id is refused, and nothing is imported.
+        let h = fixture();
+        say(&h, "bob", "c1", None, "hello");
+        assert!(matches!(
+            h.brain.import("default", &mut exported.as_bytes()),
+            Err(StoreError::Import { .. })
+        ));
+        assert!(hits(&h, "default", "boat").is_empty());
+    }
+
+    #[test]
+    fn the_budget_holds_with_memories_and_snippets_and_memories_win_ties() {
+        let f = fixture();
+        let tea = f
+            .brain
+            .add(
+                "default",
+                new(MemoryType::Preference, "User likes green tea"),
+            )
+            .expect("add");
+        // Long messages about tea: each snippet is cut to fit.
+        for i in 0..8 {
+            say(
+                &f,
+                "default",
+                "c1",
+                Some("Anna"),
+                &format!(
+                    "{} Then we drank green tea number {i} in the garden. {}",
+                    "We walked a long way through the hills and the old town first.".repeat(3),
+                    "Afterwards everyone went home tired but happy.".repeat(3)
+                ),
+            );
+        }
+        let got = f.brain.retrieve("default", "green tea").expect("retrieve");
+        assert_eq!(got.lines.len(), MAX_INJECTED);
+        assert!(got.block.chars().count() <= BUDGET_CHARS, "{}", got.block);
+        assert_eq!(got.lines[0].id(), tea.id, "the stated preference first");
+        assert_eq!(got.lines[0].line, "- [preference] User likes green tea");
+        for line in &got.lines[1..] {
+            let Source::Message(message) = &line.source else {
+                panic!("a snippet: {line:?}");
+            };
+            let prefix = format!("- [said {}] Anna: ", crate::time::date(message.at));
+            let text = line.line.strip_prefix(&prefix).expect(&line.line);
+            assert!(text.chars().count() <= MAX_SNIPPET);
+            assert!(text.contains("green tea"), "{text}");
+        }
+        assert_eq!(got.block.lines().count(), MAX_INJECTED);
+        // The block uses the budget it has rather than leaving it empty.
+        assert!(
+            got.block.chars().count() > BUDGET_CHARS - 100,
+            "{}",
+            got.block
+        );
+
+        // A memory and a message saying the same: the message it was learned from is
+        // not shown again.
+        let g = fixture();
+        say(&g, "default", "c2", None, "I'm allergic to peanuts.");
+        g.brain
+            .end_conversation("default", "c2", strategies())
+            .expect("end");
+        let got = g.brain.retrieve("default", "peanuts").expect("retrieve");
+        assert_eq!(got.block, "- [constraint] User is allergic to peanuts");
+    }
+
+    #[test]
+    fn a_short_conversation_of_small_talk_stores_no_fact_but_is_remembered() {
+        let f = fixture();
+        for text in [
+            "hi",
+            "ok thanks",
+            "Good morning!",
+            "Can you help me with my code?",
+        ] {
+            say(&f, "default", "chat", None, text);
+        }
+        let ended = f
+            .brain
+            .end_conversation("default", "chat", strategies())
+            .expect("end");
+        assert_eq!(ended.candidates, 0, "{ended:?}");
+        assert!(
+            f.brain
+                .list(
+                    "default",
+                    &ListFilter {
+                        limit: 10,
+                        ..Default::default()
+                    }
+                )
+                .expect("list")
+                .items
+                .is_empty()
+        );
+        assert_eq!(hits(&f, "default", "code").len(), 1);
     }
 }

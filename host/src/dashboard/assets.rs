@@ -37,6 +37,7 @@ assets! {
     "ui.js" => "text/javascript; charset=utf-8",
     "header.js" => "text/javascript; charset=utf-8",
     "memory-item.js" => "text/javascript; charset=utf-8",
+    "said-item.js" => "text/javascript; charset=utf-8",
     "pages/memory.js" => "text/javascript; charset=utf-8",
     "pages/persons.js" => "text/javascript; charset=utf-8",
     "pages/person.js" => "text/javascript; charset=utf-8",

@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 
 use super::failure::Failure;
 use crate::app::App;
-use crate::brain::SearchHit;
 use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::record::wire_opt;
 use crate::brain::store::ListFilter;
@@ -407,10 +406,9 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
 }
 
 fn memory_search(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
-    let (q, limit) =
+    let (q, limit, scope) =
         crate::tools::search_args(Value::Object(args)).map_err(Failure::from_host_args)?;
-    let found = app.memory.search(user, &q, limit)?;
-    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
+    let items = app.memory.search_hits(user, &q, limit, scope)?;
     Ok(json!({ "items": to_json(items)? }))
 }
 

@@ -19,7 +19,7 @@ use engram_strategies::model::Role;
 use crate::brain::record::MemoryRecord;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::store::{Counts, ListFilter, Page, StoreError};
-use crate::brain::{Brain, NewMemory, SearchResult};
+use crate::brain::{Brain, NewMemory, SearchHit, SearchResult, SearchScope};
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
 
@@ -69,7 +69,10 @@ impl MemoryError {
             MemoryError::BrainDisabled { .. } => false,
             MemoryError::Brain(e) => !matches!(
                 e,
-                StoreError::NotFound(_) | StoreError::Invalid { .. } | StoreError::Import { .. }
+                StoreError::NotFound(_)
+                    | StoreError::NoConversation(_)
+                    | StoreError::Invalid { .. }
+                    | StoreError::Import { .. }
             ),
             MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
         }
@@ -195,6 +198,31 @@ impl Memory {
         })
     }
 
+    /// Search as the API and `search_memory` show it: memories, the transcript, or
+    /// both ranked together. The fact store keeps no transcript: `all` is its
+    /// memories, and `conversations` needs the Second Brain.
+    pub fn search_hits(
+        &self,
+        user: &str,
+        text: &str,
+        limit: usize,
+        scope: SearchScope,
+    ) -> Result<Vec<SearchHit>, MemoryError> {
+        match (&self.backend, scope) {
+            (Backend::Brain(brain), _) => Ok(brain.search_hits(user, text, limit, scope)?),
+            (Backend::Facts { reason, .. }, SearchScope::Conversations) => {
+                Err(MemoryError::BrainDisabled {
+                    reason: reason.clone(),
+                })
+            }
+            (Backend::Facts { store, .. }, _) => Ok(store
+                .search(user, text, limit)?
+                .into_iter()
+                .map(SearchHit::from)
+                .collect()),
+        }
+    }
+
     /// How many live memories the user has, by type and by scope.
     pub fn counts(&self, user: &str) -> Result<Counts, MemoryError> {
         Ok(match &self.backend {
@@ -211,22 +239,22 @@ impl Memory {
         }
     }
 
-    /// Records a message of a conversation so the Second Brain can learn from it; the
-    /// message's id, or `None` with the fact store (which keeps no conversations).
+    /// Records a message of a conversation (`name`: its speaker's, when known) so the
+    /// Second Brain can learn from it and keep it in the transcript; the message's id,
+    /// or `None` when nothing was recorded (learning paused, or the fact store, which
+    /// keeps no conversations).
     pub fn record_message(
         &self,
         user: &str,
         conversation: &str,
         role: Role,
+        name: Option<&str>,
         text: &str,
     ) -> Result<Option<String>, MemoryError> {
         match &self.backend {
-            Backend::Brain(brain) => Ok(Some(brain.record_message(
-                user,
-                conversation,
-                role,
-                text,
-            )?)),
+            Backend::Brain(brain) => {
+                Ok(brain.record_message(user, conversation, role, name, text)?)
+            }
             Backend::Facts { .. } => Ok(None),
         }
     }

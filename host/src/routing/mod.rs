@@ -101,8 +101,6 @@
 //! saturates term frequency and normalises by field length.
 
 mod cached;
-pub mod embed;
-pub mod wordpiece;
 
 pub use cached::SkillRouter;
 
@@ -113,6 +111,7 @@ use std::sync::LazyLock;
 use engram_strategies::analyser::{self, stem};
 use serde::Serialize;
 
+use crate::embed;
 use crate::skills::library::catalog::CatalogEntry;
 
 use crate::skills::format::fields::Frontmatter;

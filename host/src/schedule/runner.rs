@@ -56,6 +56,7 @@ pub fn open_run(turns: &TurnService, schedule: &Schedule) -> Result<String, Fail
         text: schedule.input.clone(),
         conversation_id: None,
         channel: Some(CHANNEL.to_string()),
+        name: None,
     };
     let opened = turns.open(message, Invoke::Skill(&schedule.skill))?;
     Ok(opened.turn_id)

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{HostTools, ToolContext, ToolError, to_value, tool_args};
-use crate::brain::{NewMemory, SearchHit};
+use crate::brain::{NewMemory, SearchScope};
 
 /// `search_memory`: the longest query, and the default and largest `limit`.
 const SEARCH_MAX_QUERY_BYTES: usize = 1000;
@@ -51,6 +51,8 @@ pub fn save_args(args: Value) -> Result<NewMemory, ToolError> {
 pub(super) struct SearchArgs {
     q: String,
     limit: Option<usize>,
+    /// Default `all`: the agent asks to recall, whichever tier has it.
+    scope: Option<SearchScope>,
 }
 
 pub(super) fn search_schema() -> Value {
@@ -66,7 +68,12 @@ pub(super) fn search_schema() -> Value {
                 "type": ["integer", "null"],
                 "minimum": 1,
                 "maximum": SEARCH_MAX,
-                "description": format!("How many memories to return at most (default {SEARCH_DEFAULT})."),
+                "description": format!("How many results to return at most (default {SEARCH_DEFAULT})."),
+            },
+            "scope": {
+                "type": ["string", "null"],
+                "enum": ["memories", "conversations", "all", null],
+                "description": "Where to look: `memories` (what was learned), `conversations` (what was said) or `all` (both, ranked together; the default).",
             },
         },
         "required": ["q"],
@@ -80,14 +87,14 @@ pub(super) fn search(
     args: Value,
     _left: Option<Duration>,
 ) -> Result<Value, ToolError> {
-    let (q, limit) = search_args(args)?;
-    let found = tools.memory.search(context.user, &q, limit)?;
-    let items: Vec<SearchHit> = found.into_iter().map(SearchHit::from).collect();
+    let (q, limit, scope) = search_args(args)?;
+    let items = tools.memory.search_hits(context.user, &q, limit, scope)?;
     Ok(json!({ "items": to_value(items)? }))
 }
 
-/// `search_memory`'s arguments, checked: the query and how many results at most.
-pub fn search_args(args: Value) -> Result<(String, usize), ToolError> {
+/// `search_memory`'s arguments, checked: the query, how many results at most, and
+/// where to look.
+pub fn search_args(args: Value) -> Result<(String, usize, SearchScope), ToolError> {
     let args: SearchArgs = tool_args(args)?;
     if args.q.trim().is_empty() || args.q.len() > SEARCH_MAX_QUERY_BYTES {
         return Err(ToolError::invalid(
@@ -105,5 +112,5 @@ pub fn search_args(args: Value) -> Result<(String, usize), ToolError> {
             ));
         }
     };
-    Ok((args.q, limit))
+    Ok((args.q, limit, args.scope.unwrap_or(SearchScope::All)))
 }

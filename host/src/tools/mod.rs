@@ -93,7 +93,7 @@ pub const HOST_TOOLS: &[HostTool] = &[
     },
     HostTool {
         name: "search_memory",
-        description: "Search the user's saved memories; best matches first.",
+        description: "Search the user's memories and past conversations; best matches first.",
         default_level: ToolLevel::Allow,
         args_schema: memory::search_schema,
         run: memory::search,

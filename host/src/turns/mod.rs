@@ -36,8 +36,8 @@ pub use open::{
 };
 pub use script::ScriptResult;
 
-use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::retrieve::Retrieval;
+use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::ConfigFile;
 use crate::gate::{
     Approver, AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState,
@@ -149,7 +149,7 @@ impl TurnService {
         let turn = self.gate.end_turn(id)?;
         let reply_id = match (&turn.conversation_id, reply) {
             (Some(conversation), Some(reply)) if !reply.trim().is_empty() => {
-                self.record(&turn.user, conversation, Role::Assistant, reply)?
+                self.record(&turn.user, conversation, Role::Assistant, None, reply)?
             }
             _ => None,
         };
@@ -201,16 +201,19 @@ impl TurnService {
         Ok(self.memory.retrieve(user, message)?)
     }
 
-    /// Records a message of the turn's conversation; `None` when the Second Brain is
-    /// not in use (the fact store keeps no conversations).
+    /// Records a message of the turn's conversation; `None` when nothing was recorded
+    /// (learning paused, or the fact store, which keeps no conversations).
     fn record(
         &self,
         user: &str,
         conversation: &str,
         role: Role,
+        name: Option<&str>,
         text: &str,
     ) -> Result<Option<String>, TurnError> {
-        Ok(self.memory.record_message(user, conversation, role, text)?)
+        Ok(self
+            .memory
+            .record_message(user, conversation, role, name, text)?)
     }
 }
 

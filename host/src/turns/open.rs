@@ -12,6 +12,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{TurnError, TurnService, check_text};
+use crate::brain::Tier;
+use crate::brain::retrieve::Source;
 use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, policy};
 use crate::routing::{Invocation, Reason, Routing};
 use crate::skills::{CatalogEntry, InvokedSkill};
@@ -29,6 +31,9 @@ pub struct Message {
     pub conversation_id: Option<String>,
     /// Where the message came from (`telegram`, `cli`, `schedule`, ...).
     pub channel: Option<String>,
+    /// The sender's name, when the channel knows it (a group chat has several people):
+    /// recorded with the message and searched with its text.
+    pub name: Option<String>,
 }
 
 /// Which skill the turn invokes.
@@ -68,9 +73,12 @@ pub struct TurnOpened {
     pub message_id: Option<String>,
 }
 
+/// One line of the memory block: a memory (`tier` conscious) or a snippet of the
+/// transcript (`tier` transcript, `id` the message's).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TurnMemory {
     pub id: String,
+    pub tier: Tier,
     pub line: String,
 }
 
@@ -159,7 +167,13 @@ impl TurnService {
 
         let message_id = match &message.conversation_id {
             Some(conversation) => {
-                match self.record(&message.user, conversation, Role::User, &message.text) {
+                match self.record(
+                    &message.user,
+                    conversation,
+                    Role::User,
+                    message.name.as_deref(),
+                    &message.text,
+                ) {
                     Ok(id) => id,
                     Err(e) => {
                         // The message the turn is for was not kept: no turn either.
@@ -177,10 +191,14 @@ impl TurnService {
             expires_at: turn.expires_at,
             memory_block: retrieval.block,
             memories: retrieval
-                .memories
+                .lines
                 .into_iter()
                 .map(|m| TurnMemory {
-                    id: m.record.id,
+                    id: m.id().to_string(),
+                    tier: match m.source {
+                        Source::Memory { .. } => Tier::Conscious,
+                        Source::Message(_) => Tier::Transcript,
+                    },
                     line: m.line,
                 })
                 .collect(),

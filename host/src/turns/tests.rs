@@ -74,6 +74,7 @@ fn message(user: &str, text: &str) -> Message {
         text: text.to_string(),
         conversation_id: None,
         channel: None,
+        name: None,
     }
 }
 

@@ -92,7 +92,8 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
                     );
                 }
                 if let Some(reading) = patterns::read_clause(clause) {
-                    let detail = (reading.memory_type == MemoryType::Episode)
+                    let detail = reading
+                        .dated
                         .then(|| format!("Mentioned on {}.", iso_date(said_at)));
                     let candidate = candidate(
                         reading.memory_type,
@@ -707,6 +708,125 @@ mod tests {
         ];
         for line in small_talk {
             assert!(from_user(&[line]).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn reads_plans_with_a_date_to_come() {
+        for (line, summary) in [
+            (
+                "Next month I'm going to visit Rome.",
+                "User is going to visit Rome next month",
+            ),
+            (
+                "I'm flying to Tokyo next week.",
+                "User is flying to Tokyo next week",
+            ),
+            (
+                "I will start my new job tomorrow.",
+                "User will start their new job tomorrow",
+            ),
+            (
+                "I'm going to Lisbon in two weeks.",
+                "User is going to Lisbon in two weeks",
+            ),
+        ] {
+            let plan = only(line);
+            assert_eq!(plan.memory_type, MemoryType::Goal, "{line}");
+            assert_eq!(plan.summary, summary, "{line}");
+            assert_eq!(
+                plan.detail.as_deref(),
+                Some("Mentioned on 2024-05-01."),
+                "{line}"
+            );
+        }
+        // A future form without a date to come, or about the conversation, is none.
+        for line in [
+            "I'm going to bed.",
+            "I'm going to bed soon.",
+            "I'll be there tomorrow.",
+            "I'll think about it tomorrow.",
+            "I'm going to ask you something tomorrow.",
+            "I'll talk to you next week.",
+            "I'll check it tomorrow.",
+            "See you tomorrow!",
+        ] {
+            assert!(from_user(&[line]).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn reads_dated_events() {
+        let episode = only("In May I ran my first marathon.");
+        assert_eq!(episode.memory_type, MemoryType::Episode);
+        assert_eq!(episode.summary, "User ran their first marathon in May");
+        let episode = only("I adopted a cat on March 3rd 2023.");
+        assert_eq!(episode.summary, "User adopted a cat on March 3rd 2023");
+        assert_eq!(episode.detail.as_deref(), Some("Mentioned on 2024-05-01."));
+    }
+
+    #[test]
+    fn reads_events_of_people_close_to_the_user() {
+        let candidates = from_user(&["My sister Anna moved to Berlin last month."]);
+        let summaries: Vec<&str> = candidates.iter().map(|c| c.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            [
+                "User's sister is Anna",
+                "User's sister Anna moved to Berlin last month"
+            ]
+        );
+        let event = &candidates[1];
+        assert_eq!(event.memory_type, MemoryType::Episode);
+        assert_eq!(event.persons, [person("Anna", "sister")]);
+        assert_eq!(event.detail.as_deref(), Some("Mentioned on 2024-05-01."));
+        let wedding = only("My brother is getting married next month.");
+        assert_eq!(wedding.memory_type, MemoryType::Episode);
+        assert_eq!(
+            wedding.summary,
+            "User's brother is getting married next month"
+        );
+        // Their states, what they said, and clauses whose pronouns are ambiguous are
+        // left to the transcript.
+        for line in [
+            "My sister said hi.",
+            "My sister was tired.",
+            "My boss asked me to stay late yesterday.",
+            "My friend thinks I should rest.",
+            "My mom is great.",
+        ] {
+            assert!(
+                from_user(&[line])
+                    .iter()
+                    .all(|c| c.memory_type != MemoryType::Episode),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn conversations_of_small_talk_store_nothing() {
+        let conversations: [&[&str]; 4] = [
+            &["hi", "ok thanks", "bye"],
+            &[
+                "Good morning! How are you?",
+                "Thanks, that helps!",
+                "See you tomorrow!",
+            ],
+            &[
+                "Can you help me with my code?",
+                "What does this error mean?",
+                "ok thanks",
+            ],
+            &[
+                "Hey there",
+                "I'm fine, thanks.",
+                "I'll talk to you next week.",
+                "Good night!",
+            ],
+        ];
+        for lines in conversations {
+            assert!(from_user(lines).is_empty(), "{lines:?}");
         }
     }
 

@@ -243,3 +243,95 @@ async fn subconscious_and_stale_memories_carry_their_badges() {
     browser.assert_no_console_errors("memory badges").await;
     browser.close().await;
 }
+
+#[tokio::test]
+async fn the_conversations_scope_searches_what_was_said_and_deletes_a_conversation() {
+    let Some(browser) = Browser::start("memory_conversations", |_| {}).await else {
+        return;
+    };
+    let daemon = &browser.daemon;
+    for (conversation, name, content) in [
+        (
+            "trip",
+            "Anna",
+            "I booked the ferry to the island for Saturday.",
+        ),
+        ("trip", "Ben", "Great, I will pack the tent."),
+        ("work", "Anna", "The ferry schedule changes in winter."),
+    ] {
+        let message = json!({ "role": "user", "name": name, "content": content });
+        ok(
+            daemon.call(
+                "POST",
+                &format!("/api/brain/conversations/{conversation}/messages"),
+                &message.to_string(),
+            ),
+            201,
+        );
+    }
+
+    browser.open("/second-brain/memory").await;
+    browser.click("label[for=scope-conversations]").await;
+    browser
+        .wait_for_text("p.list-summary:not([hidden])", "Search what was said")
+        .await;
+    browser.fill("form.search input[name=q]", "ferry").await;
+    browser.click("form.search button[type=submit]").await;
+    browser
+        .wait_until(
+            "two transcript hits",
+            "return document.querySelectorAll('ul.said li.said').length === 2",
+        )
+        .await;
+    let metas = browser.texts("ul.said li.said p.meta").await;
+    assert!(
+        metas
+            .iter()
+            .any(|m| m.contains("Anna") && m.contains("conversation trip")),
+        "{metas:?}"
+    );
+    assert!(
+        metas
+            .iter()
+            .all(|m| m.chars().take(4).all(|c| c.is_ascii_digit())),
+        "each hit starts with its date: {metas:?}"
+    );
+    assert!(
+        browser
+            .texts("ul.said li.said p.summary")
+            .await
+            .iter()
+            .any(|s| s == "I booked the ferry to the island for Saturday.")
+    );
+    assert!(
+        browser
+            .all("ul.memories:not(.said) li.memory")
+            .await
+            .is_empty(),
+        "no memory cards in this scope"
+    );
+
+    // Deleting a conversation takes its messages out of the search.
+    browser
+        .click("li.said[data-conversation='trip'] button.delete")
+        .await;
+    browser.click("dialog.confirm button[value=confirm]").await;
+    browser
+        .wait_until(
+            "the conversation's hits to go",
+            "return document.querySelectorAll('ul.said li.said').length === 1",
+        )
+        .await;
+    let left = ok(
+        daemon.get("/api/brain/memory/search?q=ferry&scope=conversations"),
+        200,
+    );
+    let items = left["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["tier"], "transcript");
+    assert_eq!(items[0]["message"]["conversation_id"], "work");
+    browser
+        .assert_no_console_errors("memory page, conversations")
+        .await;
+    browser.close().await;
+}

@@ -132,10 +132,17 @@ pub fn is_request_phrasing(word: &str) -> bool {
 /// The words of a query that can match: its words that are neither stop words nor
 /// request phrasing, stemmed, in order.
 pub fn query_terms(s: &str) -> Vec<String> {
+    query_words(s).iter().map(|w| stem(w)).collect()
+}
+
+/// [`query_terms`] before stemming: for a consumer that stems on its own (FTS5's
+/// porter tokenizer) or wants the surface form (word embeddings).
+///
+/// `query_words("What did Anna say about the trips?") == ["anna", "trips"]`.
+pub fn query_words(s: &str) -> Vec<String> {
     words(s)
         .into_iter()
         .filter(|w| !is_stop_word(w) && !is_request_phrasing(w))
-        .map(|w| stem(&w))
         .collect()
 }
 
@@ -546,6 +553,10 @@ mod tests {
         assert_eq!(
             query_terms("Please help me find the weather forecasts"),
             ["weather", "forecast"]
+        );
+        assert_eq!(
+            query_words("What did Anna say about the trips?"),
+            ["anna", "trips"]
         );
         assert_eq!(terms("User wants a dog"), ["user", "want", "dog"]);
     }

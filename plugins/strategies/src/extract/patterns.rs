@@ -4,8 +4,11 @@
 //! A clause is read when its subject is the user: "I ...", "My sister and I ...",
 //! `My <attribute> is ...`, "Call me ...". Its predicate is matched against rule
 //! tables in a fixed order (constraint, decision, goal, project, explicit habit,
-//! preference, identity, episode, implicit habit); the first rule that matches gives
-//! the type. The summary is the clause itself rewritten in the third person, so it
+//! preference, identity, plan, episode, implicit habit); the first rule that matches
+//! gives the type. A plan is a future form with a date to come ("I'm flying to Tokyo
+//! next week"): a goal. A clause whose subject is a person close to the user ("My
+//! sister Anna moved to Berlin last month") is read for events only: an episode of
+//! theirs, dated like the user's. The summary is the clause itself rewritten in the third person, so it
 //! keeps the user's wording: "I usually go to the gym on Mondays" -> "User usually
 //! goes to the gym on Mondays".
 
@@ -13,6 +16,7 @@ use super::grammar::{
     SOFT_ADVERBS, adverb_len, is_modal, is_past, past_to_base, render, third_person_verb,
     with_subject,
 };
+use super::people;
 use super::sentence::Token;
 use super::time::{self, TimeKind, TimePhrase};
 use crate::model::MemoryType;
@@ -46,6 +50,8 @@ pub(super) struct Reading {
     pub certainty: Certainty,
     /// Set for episodes with a single, singular subject.
     pub activity: Option<Activity>,
+    /// An event or a plan, whose "yesterday" or "next week" needs the date it was said.
+    pub dated: bool,
 }
 
 /// Diets and conditions stated as "I'm <word>" or "I'm a <word>".
@@ -278,7 +284,8 @@ const ADDRESSEE_WORDS: &[&str] = &["you", "your", "yours", "yourself"];
 /// Objects made only of these words say nothing ("I like it a lot").
 const EMPTY_OBJECT_WORDS: &[&str] = &[
     "it", "that", "this", "those", "these", "them", "him", "her", "one", "so", "too", "either",
-    "both", "all", "lol", "haha", "a", "the", "lot", "much", "very", "well",
+    "both", "all", "lol", "haha", "a", "the", "lot", "much", "very", "well", "there", "here",
+    "back", "fine", "ok", "okay",
 ];
 
 /// Auxiliaries after which an adverb may stand before the main verb ("I'm currently
@@ -581,6 +588,121 @@ fn read_event_or_habit(
     implied.then_some((MemoryType::Habit, Certainty::Implied))
 }
 
+/// The words of `object` outside its time expressions: what a plan is about.
+fn without_time<'a>(object: &[&'a str]) -> Vec<&'a str> {
+    let phrases = time::find_all(object);
+    object
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !phrases.iter().any(|p| (p.start..p.end()).contains(i)))
+        .map(|(_, w)| *w)
+        .collect()
+}
+
+/// Verbs of thinking: "I'll think about it tomorrow" plans nothing.
+const MENTAL_VERBS: &[&str] = &[
+    "think",
+    "guess",
+    "wonder",
+    "know",
+    "feel",
+    "mean",
+    "understand",
+    "remember",
+    "forget",
+    "believe",
+    "suppose",
+    "consider",
+    "decide",
+    "let",
+];
+
+/// Whether a verb (base or "-ing" form) is conversation or thought: "ask", "talking",
+/// "sharing", "chatting".
+fn is_conversational(verb: &str) -> bool {
+    let stem = verb.strip_suffix("ing");
+    CONVERSATIONAL_VERBS.iter().chain(MENTAL_VERBS).any(|v| {
+        verb == *v
+            || stem.is_some_and(|stem| {
+                stem == *v
+                    || format!("{stem}e") == *v
+                    || (stem.len() == v.len() + 1 && stem.starts_with(v))
+            })
+    })
+}
+
+/// A plan: a future form of a verb with a date to come. "am going to <verb>" (or "to
+/// <Place>"), "will <verb>", "am <verb>ing", each only with an upcoming time
+/// expression in the clause ("I'm going to bed" is no plan).
+fn read_plan(m: &[&str], capitalised: impl Fn(usize) -> bool, phrases: &[TimePhrase]) -> bool {
+    if !phrases.iter().any(|p| p.kind == TimeKind::Upcoming) {
+        return false;
+    }
+    let (start, destination_allowed) = match m {
+        ["am" | "are", "going", "to", ..] => (3, true),
+        ["will", ..] => (1, false),
+        ["am" | "are", verb, ..] if verb.len() > 4 && verb.ends_with("ing") => (1, false),
+        _ => return false,
+    };
+    let Some(verb) = m.get(start) else {
+        return false;
+    };
+    let object = without_time(&m[start + 1..]);
+    if destination_allowed && capitalised(start) {
+        return true;
+    }
+    could_be_verb(verb, capitalised(start))
+        && !is_conversational(verb)
+        && is_goal(&m[start..])
+        && object_says_something(&object)
+}
+
+/// "my sister", "my sister Anna", "my best friend, Tom,": a person close to the user
+/// opening the clause. `(subject for the summary, index of the predicate)`.
+fn relative_subject(body: &[Token]) -> Option<(String, usize)> {
+    let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
+    let ["my", rest @ ..] = &words[..] else {
+        return None;
+    };
+    let (relation, len) = people::relation_at(rest)?;
+    let mut end = 1 + len;
+    let mut subject = format!("User's {relation}");
+    if let Some((name, consumed)) = people::name_at(&body[end..]) {
+        subject = format!("{subject} {name}");
+        end += consumed;
+    }
+    // "My sister and I ..." is the user's own clause.
+    (words.get(end) != Some(&"and")).then_some((subject, end))
+}
+
+/// An event of a person close to the user: a past event verb (or any past verb with a
+/// date), or a future form with a date to come ("is getting married next month").
+fn reads_as_their_event(m: &[&str], episode_adverb: bool, phrases: &[TimePhrase]) -> bool {
+    let has = |kind| phrases.iter().any(|p| p.kind == kind);
+    let Some((verb, object)) = m.split_first() else {
+        return false;
+    };
+    if is_past(verb) {
+        return !CONVERSATIONAL_PAST.contains(verb)
+            && !matches!(*verb, "was" | "were")
+            && (has(TimeKind::Specific)
+                || episode_adverb
+                || EVENT_VERBS.contains(&past_to_base(verb).as_str()))
+            && object_says_something(&without_time(object));
+    }
+    has(TimeKind::Upcoming)
+        && match m {
+            ["is" | "are", "going", "to", rest @ ..] | ["will", rest @ ..] => {
+                rest.first().is_some_and(|v| !is_conversational(v))
+                    && object_says_something(&without_time(rest))
+            }
+            ["is" | "are", verb, rest @ ..] if verb.len() > 4 && verb.ends_with("ing") => {
+                !is_conversational(verb) && object_says_something(&without_time(rest))
+            }
+            _ => false,
+        }
+}
+
 /// Nouns that type a "my <noun> is ..." clause, checked in this order against the
 /// words before "is": the first noun found decides ("my favourite project is" is a
 /// preference).
@@ -673,6 +795,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
             summary: format!("User's {}{time_suffix}", render(&body[1..])),
             certainty: Certainty::Stated,
             activity: None,
+            dated: false,
         });
     }
     if let ["call", "me", _, ..] = body_words {
@@ -681,6 +804,28 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
             summary: format!("User goes by {}", render(&body[2..])),
             certainty: Certainty::Stated,
             activity: None,
+            dated: false,
+        });
+    }
+    if let Some((subject, start)) = relative_subject(body) {
+        let predicate = &body[start..];
+        // Whose "my" or "we" would it be? Left to the transcript.
+        let first_person = predicate.iter().any(|t| {
+            matches!(
+                t.lower.as_str(),
+                "i" | "me" | "my" | "mine" | "we" | "us" | "our"
+            ) || ADDRESSEE_WORDS.contains(&t.lower.as_str())
+        });
+        let (kept, episode_adverb) = matchable(predicate);
+        let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
+        return (!first_person && reads_as_their_event(&m, episode_adverb, &phrases)).then(|| {
+            Reading {
+                memory_type: MemoryType::Episode,
+                summary: format!("{subject} {}{time_suffix}", render(predicate)),
+                certainty: Certainty::Stated,
+                activity: None,
+                dated: true,
+            }
         });
     }
     let (subject, predicate_start, plural) = match body_words {
@@ -697,13 +842,19 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     let (kept, episode_adverb) = matchable(predicate);
     let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
     let capitalised = |index: usize| kept.get(index).is_some_and(|t| t.is_capitalised());
+    let mut dated = false;
     let (memory_type, certainty) = match typed_rule(&m, capitalised) {
         Some((memory_type, Object::Required(object))) => {
             object_says_something(object).then_some((memory_type, Certainty::Stated))?
         }
         Some((memory_type, Object::None)) => (memory_type, Certainty::Stated),
+        None if read_plan(&m, capitalised, &phrases) => {
+            dated = true;
+            (MemoryType::Goal, Certainty::Stated)
+        }
         None => read_event_or_habit(&m, capitalised(0), episode_adverb, &phrases)?,
     };
+    dated |= memory_type == MemoryType::Episode;
     let summary = with_subject(&subject, predicate, plural) + &time_suffix;
     let activity = if memory_type == MemoryType::Episode && !plural {
         activity(predicate)
@@ -715,6 +866,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         summary,
         certainty,
         activity,
+        dated,
     })
 }
 

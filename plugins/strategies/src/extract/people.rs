@@ -141,7 +141,7 @@ const NOT_NAMES: &[&str] = &[
 
 /// A relation starting at `words[0]`, after optional adjectives: `(relation, words
 /// consumed)`.
-fn relation_at(words: &[&str]) -> Option<(String, usize)> {
+pub(super) fn relation_at(words: &[&str]) -> Option<(String, usize)> {
     let adjectives = words
         .iter()
         .take_while(|w| RELATION_ADJECTIVES.contains(w))
@@ -161,7 +161,7 @@ fn relation_at(words: &[&str]) -> Option<(String, usize)> {
 
 /// A name starting at `tokens[0]`: up to three capitalised words, a title allowed
 /// first; it ends after a word followed by a comma. `(name, tokens consumed)`.
-fn name_at(tokens: &[Token]) -> Option<(String, usize)> {
+pub(super) fn name_at(tokens: &[Token]) -> Option<(String, usize)> {
     let mut parts = Vec::new();
     for token in tokens.iter().take(3) {
         let is_title = parts.is_empty() && TITLES.contains(&token.lower.as_str());

@@ -1,11 +1,13 @@
 //! Time expressions. A recurring one ("every morning", "on Mondays", "twice a week")
-//! marks a habit; a specific one ("yesterday", "last week", "three days ago") dates an
-//! episode.
+//! marks a habit; a specific one ("yesterday", "last week", "three days ago", "in
+//! May") dates an episode; an upcoming one ("tomorrow", "next month", "in two weeks")
+//! dates a plan.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum TimeKind {
     Recurring,
     Specific,
+    Upcoming,
 }
 
 /// A time expression found in a clause: `len` words from word `start`.
@@ -73,9 +75,41 @@ fn is_count(word: &str) -> bool {
     COUNTS.contains(&word) || word.chars().all(|c| c.is_ascii_digit())
 }
 
+fn is_year(word: &str) -> bool {
+    word.len() == 4
+        && (word.starts_with("19") || word.starts_with("20"))
+        && word.chars().all(|c| c.is_ascii_digit())
+}
+
+/// A day of the month: "5", "5th", "21st", "the 3rd" is read by the caller.
+fn is_day_of_month(word: &str) -> bool {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    matches!(suffix, "" | "st" | "nd" | "rd" | "th")
+        && (1..=2).contains(&digits.len())
+        && digits.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+}
+
+/// A month, optionally with its day and year: "may", "may 5", "may 5th 2023", "may
+/// 2023". Returns how many words.
+fn month_date(words: &[&str]) -> Option<usize> {
+    let (month, rest) = words.split_first()?;
+    if !MONTHS.contains(month) {
+        return None;
+    }
+    let mut len = 1;
+    if rest.first().is_some_and(|w| is_day_of_month(w)) {
+        len += 1;
+    }
+    if words.get(len).is_some_and(|w| is_year(w)) {
+        len += 1;
+    }
+    Some(len)
+}
+
 /// The time expression that starts `words`, if any, and how many words it spans.
 fn match_start(words: &[&str]) -> Option<(TimeKind, usize)> {
-    use TimeKind::{Recurring, Specific};
+    use TimeKind::{Recurring, Specific, Upcoming};
     let matched = match words {
         ["yesterday", part, ..] if DAY_PARTS.contains(part) => (Specific, 2),
         ["the", "day", "before", "yesterday", ..] => (Specific, 4),
@@ -91,12 +125,29 @@ fn match_start(words: &[&str]) -> Option<(TimeKind, usize)> {
         ["the", "other", "day", ..] => (Specific, 3),
         ["over", "the", "weekend", ..] => (Specific, 3),
         ["on", day, ..] if WEEKDAYS.contains(day) => (Specific, 2),
-        ["in", year, ..]
-            if year.len() == 4
-                && (year.starts_with("19") || year.starts_with("20"))
-                && year.chars().all(|c| c.is_ascii_digit()) =>
+        ["in", year, ..] if is_year(year) => (Specific, 2),
+        ["tomorrow", part, ..] if DAY_PARTS.contains(part) => (Upcoming, 2),
+        ["the", "day", "after", "tomorrow", ..] => (Upcoming, 4),
+        ["tomorrow" | "soon", ..] => (Upcoming, 1),
+        ["next", unit, ..] if is_unit(unit) || MONTHS.contains(unit) => (Upcoming, 2),
+        ["this", "coming", unit, ..] if is_unit(unit) => (Upcoming, 3),
+        ["later", "this", unit, ..] if is_unit(unit) => (Upcoming, 3),
+        ["later", "today" | "tonight", ..] => (Upcoming, 2),
+        ["in", count, unit, ..]
+            if is_count(count) && count != &"of" && (is_unit(unit) || is_plural_unit(unit)) =>
         {
-            (Specific, 2)
+            (Upcoming, 3)
+        }
+        ["in" | "last" | "since", rest @ ..] if month_date(rest).is_some() => {
+            (Specific, 1 + month_date(rest).unwrap_or(0))
+        }
+        ["on", "the", day, "of", rest @ ..]
+            if is_day_of_month(day) && month_date(rest).is_some() =>
+        {
+            (Specific, 4 + month_date(rest).unwrap_or(0))
+        }
+        ["on", rest @ ..] if month_date(rest).is_some_and(|len| len > 1) => {
+            (Specific, 1 + month_date(rest).unwrap_or(0))
         }
         ["on", unit, ..] if is_plural_unit(unit) => (Recurring, 2),
         ["at", "night" | "weekends", ..] => (Recurring, 2),
@@ -171,6 +222,35 @@ mod tests {
         assert_eq!(kinds("i moved here a few years ago"), [(Specific, 3, 4)]);
         assert_eq!(kinds("on saturday i ran"), [(Specific, 0, 2)]);
         assert_eq!(kinds("i graduated in 2019"), [(Specific, 2, 2)]);
+    }
+
+    #[test]
+    fn finds_calendar_dates() {
+        use TimeKind::Specific;
+        assert_eq!(kinds("in may i ran a marathon"), [(Specific, 0, 2)]);
+        assert_eq!(kinds("i moved here in march 2021"), [(Specific, 3, 3)]);
+        assert_eq!(kinds("on may 5th i ran"), [(Specific, 0, 3)]);
+        assert_eq!(kinds("on the 3rd of june 2022 we met"), [(Specific, 0, 6)]);
+        assert_eq!(kinds("last december i quit"), [(Specific, 0, 2)]);
+        // A month's name alone is no date ("may" is a verb too).
+        assert!(kinds("i may go").is_empty());
+        assert!(kinds("on may i go").is_empty());
+    }
+
+    #[test]
+    fn finds_upcoming_expressions() {
+        use TimeKind::Upcoming;
+        assert_eq!(kinds("tomorrow i fly to rome"), [(Upcoming, 0, 1)]);
+        assert_eq!(kinds("i start next month"), [(Upcoming, 2, 2)]);
+        assert_eq!(kinds("i move next june"), [(Upcoming, 2, 2)]);
+        assert_eq!(kinds("we leave in two weeks"), [(Upcoming, 2, 3)]);
+        assert_eq!(kinds("i see her later this week"), [(Upcoming, 3, 3)]);
+        assert_eq!(kinds("this coming weekend we hike"), [(Upcoming, 0, 3)]);
+        assert!(
+            kinds("in the mornings i run")
+                .iter()
+                .all(|k| k.0 != Upcoming)
+        );
     }
 
     #[test]

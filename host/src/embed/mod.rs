@@ -1,4 +1,4 @@
-//! Static word embeddings for intent routing: a table of one vector per WordPiece
+//! Static word embeddings, for intent routing and for retrieval's sense of meaning: a table of one vector per WordPiece
 //! token, distilled from the sentence-embedding model all-MiniLM-L6-v2 (Apache-2.0;
 //! `host/assets/minilm/NOTICE.md`) by `tools/distill-embeddings/distill.py`.
 //!
@@ -15,7 +15,9 @@
 
 use std::sync::LazyLock;
 
-use super::wordpiece::WordPiece;
+pub mod wordpiece;
+
+use wordpiece::WordPiece;
 
 /// The model's WordPiece vocabulary, one token a line.
 pub(crate) static VOCAB: &str = include_str!("../../assets/minilm/vocab.txt");

@@ -1,5 +1,5 @@
 //! WordPiece tokenisation, as BERT's uncased tokenizer does it (the tokenizer of
-//! all-MiniLM-L6-v2, whose distilled table [`super::embed`] looks tokens up in).
+//! all-MiniLM-L6-v2, whose distilled table [`super`] looks tokens up in).
 //!
 //! Basic step: control characters are dropped, text is lowercased, common accented
 //! Latin letters are folded to their base letter (BERT strips accents through NFD;
@@ -181,7 +181,7 @@ fn fold_accent(c: char) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::routing::embed;
+    use crate::embed;
 
     fn tokens(text: &str) -> Vec<&'static str> {
         let vocab: Vec<&'static str> = embed::VOCAB.lines().collect();

@@ -1,0 +1,22 @@
+//! Closeness in meaning for retrieval and search: the static word embeddings distilled
+//! from all-MiniLM-L6-v2 that are compiled into the binary for routing
+//! (`assets/minilm`, `crate::embed`). A text's vector is the mean of its content words' rows
+//! (`retrieve::query_words`: the same words the full-text query uses),
+//! so computing one is a table lookup per token, no model run: cheap enough to embed
+//! every full-text candidate of a retrieval on the fly, which is why no vector is
+//! stored (the benchmark measured no gain from scoring beyond the candidates).
+
+use crate::embed;
+
+/// A query's unit vector, or `None` when none of its words is known.
+pub fn vector(terms: &[String]) -> Option<Vec<f32>> {
+    embed::embeddings().embed(terms)
+}
+
+/// The cosine of `query` and `text`'s content words, 0 when it is negative or the
+/// text has no known word.
+pub fn closeness(query: &[f32], text: &str) -> f64 {
+    embed::embeddings()
+        .embed(&super::retrieve::query_words(text))
+        .map_or(0.0, |v| f64::from(embed::dot(query, &v).max(0.0)))
+}
