@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use common::{Rng, Table, agent_question, ms, percentile, synthetic_summary};
+use common::{Rng, Table, agent_question, ms, percentile, ratio, synthetic_summary};
 
 const MEMORIES: usize = 500;
 const WARMUP: usize = 20;
@@ -120,10 +120,7 @@ fn main() {
                 &format!("{name} {label}"),
                 &ms(p(way, q)),
                 &ms(p(0, q)),
-                &format!(
-                    "{:.2}x REST (target <= 1.5x)",
-                    p(way, q).as_secs_f64() / p(0, q).as_secs_f64()
-                ),
+                &format!("{} REST (target <= 1.5x)", ratio(p(way, q), p(0, q))),
             );
         }
     }

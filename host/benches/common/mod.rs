@@ -235,8 +235,9 @@ pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
+/// `a` as a multiple of `b`, to two decimals.
 pub fn ratio(a: Duration, b: Duration) -> String {
-    format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64())
+    format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())
 }
 
 /// The printed table: section titles, then rows whose columns are aligned.

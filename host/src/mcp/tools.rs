@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 
 use super::failure::Failure;
 use crate::app::App;
-use crate::brain::ingest::MAX_MESSAGE_BYTES;
 use crate::brain::record::wire_opt;
 use crate::brain::store::ListFilter;
+use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::gate::Caller;
 use crate::strict_json::ShapeError;
 use crate::turns::{Invoke, Message};
@@ -397,6 +397,7 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
         text: args.message,
         conversation_id: args.conversation_id,
         channel: Some(CHANNEL.to_string()),
+        name: None,
     };
     let invoke = match &args.skill {
         Some(slug) => Invoke::Skill(slug),
@@ -520,7 +521,7 @@ fn conversation_log(app: &App, user: &str, args: Map<String, Value>) -> Result<V
     let mut recorded = Vec::with_capacity(messages.len());
     for (role, content) in messages {
         let id = brain
-            .record_message(user, &args.conversation_id, role, content)
+            .record_message(user, &args.conversation_id, role, None, content)
             .map_err(crate::memory::MemoryError::from)?;
         recorded.push(id);
     }
