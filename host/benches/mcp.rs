@@ -74,7 +74,7 @@ fn main() {
 
     let session = runtime.block_on(McpHttp::session(&http, &url, token));
     let stateless = McpHttp::stateless(&http, &url, token);
-    let mut stdio = StdioClient::start(bin, data.path());
+    let mut stdio = StdioClient::start(bin, data.path(), token);
 
     let messages: Vec<String> = (0..rounds + WARMUP)
         .map(|i| agent_question(&mut rng, i))
@@ -269,15 +269,25 @@ impl McpHttp {
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", self.version)
             .json(message);
-        if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
+        match &self.session {
+            Some(session) => request = request.header("mcp-session-id", session),
+            // A sessionless (2026-07-28) request names its method (and the tool or
+            // prompt it calls) in headers too.
+            None => {
+                if let Some(method) = message["method"].as_str() {
+                    request = request.header("mcp-method", method);
+                }
+                if let Some(name) = message["params"]["name"].as_str() {
+                    request = request.header("mcp-name", name);
+                }
+            }
         }
         let response = request.send().await.expect("MCP request");
-        assert!(
-            response.status().is_success(),
-            "MCP answered {}",
-            response.status()
-        );
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            panic!("MCP answered {status} to {message}: {body}");
+        }
         response
     }
 
@@ -305,13 +315,15 @@ struct StdioClient {
 }
 
 impl StdioClient {
-    fn start(bin: &str, data: &Path) -> StdioClient {
+    fn start(bin: &str, data: &Path, token: &str) -> StdioClient {
         let mut child = Command::new(bin)
             .arg("--data-dir")
             .arg(data)
             .arg("mcp")
             .env("ENGRAM_LOG", "warn")
-            .env_remove("ENGRAM_TOKEN")
+            // The bench daemon takes its token from the environment (no auth-token
+            // file is written), so the relay gets the same one.
+            .env("ENGRAM_TOKEN", token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
