@@ -297,7 +297,6 @@ pub(super) fn describe(error: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::SocketAddr;
 
     #[test]
     fn accepts_only_http_urls() {
@@ -316,35 +315,7 @@ mod tests {
         assert_eq!(origin_of(&url).as_deref(), Some("example.com:443"));
     }
 
-    /// A one-shot loopback HTTP server answering each connection with the next of
-    /// `responses`.
-    async fn serve(responses: Vec<Vec<u8>>) -> SocketAddr {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            for response in responses {
-                let Ok((mut stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let mut buf = [0u8; 4096];
-                let _ = stream.read(&mut buf).await;
-                let _ = stream.write_all(&response).await;
-                let _ = stream.shutdown().await;
-            }
-        });
-        addr
-    }
-
-    fn answer(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
-        let mut out = format!(
-            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        )
-        .into_bytes();
-        out.extend_from_slice(body);
-        out
-    }
+    use crate::net::test_server::{answer, serve};
 
     #[tokio::test]
     async fn refuses_private_addresses_and_rechecks_redirects() {

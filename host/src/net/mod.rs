@@ -26,6 +26,8 @@ mod client;
 mod endpoint;
 pub mod host_pattern;
 mod resolve;
+#[cfg(test)]
+mod test_server;
 
 pub use address::is_non_public;
 pub use client::{
