@@ -10,9 +10,10 @@ use axum::{Json, Router};
 use serde::Serialize;
 
 use crate::api;
-use crate::api::auth::{Auth, Sessions, TOKEN_ENV, Token};
+use crate::api::auth::{Auth, Sessions};
 use crate::api::events::Shutdown;
 use crate::app::App;
+use crate::credentials::{AGENT_TOKEN_ENV, OPERATOR_TOKEN_ENV, Tokens};
 use crate::lock::DataDirLock;
 use crate::runtime::World;
 
@@ -58,10 +59,10 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
 }
 
 /// `/healthz` (open, for supervisors and scripts), the authenticated `/api` and the
-/// dashboard, which logs in with the same token.
-pub fn router(app: Arc<App>, token: Token, shutdown: Shutdown) -> Router {
+/// dashboard, which logs in with the operator token.
+pub fn router(app: Arc<App>, tokens: Tokens, shutdown: Shutdown) -> Router {
     let auth = Auth {
-        token,
+        tokens,
         sessions: Sessions::default(),
     };
     Router::new()
@@ -93,7 +94,11 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let bound = listener.local_addr()?;
-    let token = Token::load_or_create(app.data.root(), std::env::var(TOKEN_ENV).ok())?;
+    let tokens = Tokens::load_or_create(
+        app.data.root(),
+        std::env::var(AGENT_TOKEN_ENV).ok(),
+        std::env::var(OPERATOR_TOKEN_ENV).ok(),
+    )?;
     let daemon_file = app.data.root().join(DAEMON_FILE);
     let info = DaemonInfo {
         url: format!("http://{bound}"),
@@ -119,7 +124,7 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
         app.clone(),
         shutdown.clone(),
     ));
-    axum::serve(listener, router(app.clone(), token, Shutdown(shutdown)))
+    axum::serve(listener, router(app.clone(), tokens, Shutdown(shutdown)))
         .with_graceful_shutdown(async move {
             stop.await;
             let _ = stopping.send(true);

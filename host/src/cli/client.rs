@@ -1,8 +1,9 @@
 //! A small blocking HTTP client for the running daemon, for the commands that go
 //! through its REST API (`engram memory ...`). It finds the daemon the way a user
 //! would expect: `--url` (or `ENGRAM_URL`), else the `daemon.json` that `engram serve`
-//! writes into the data directory; and the token from `--token` (or `ENGRAM_TOKEN`),
-//! else `{data_dir}/auth-token`.
+//! writes into the data directory; and the token from `--token` (or
+//! `ENGRAM_OPERATOR_TOKEN`), else `{data_dir}/operator-token`: the CLI is the person's,
+//! so it holds the person's authority (see [`crate::credentials`]).
 //!
 //! Every failure is a [`ClientError`]: a problem document from the daemon keeps its
 //! `code` and shows its `detail`; a daemon that is not running or not reachable says
@@ -18,8 +19,8 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::api::auth::{TOKEN_ENV, TOKEN_FILE};
 use crate::api::error::PROBLEM_CONTENT_TYPE;
+use crate::credentials::{OPERATOR_TOKEN_ENV, OPERATOR_TOKEN_FILE};
 use crate::server::{DAEMON_FILE, DaemonInfo};
 
 /// Environment variable naming the daemon's base URL (same as `--url`).
@@ -34,9 +35,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Where the base URL or the token came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// `--url`/`ENGRAM_URL`, or `--token`/`ENGRAM_TOKEN`.
+    /// `--url`/`ENGRAM_URL`, or `--token`/`ENGRAM_OPERATOR_TOKEN`.
     Given,
-    /// `{data_dir}/daemon.json` or `{data_dir}/auth-token`.
+    /// `{data_dir}/daemon.json` or `{data_dir}/operator-token`.
     File(PathBuf),
 }
 
@@ -57,7 +58,7 @@ pub enum ClientError {
     #[error("`{url}` is not a daemon URL: {reason} (expected e.g. http://127.0.0.1:7878)")]
     InvalidUrl { url: String, reason: String },
     #[error(
-        "no API token: {path} is missing; set {TOKEN_ENV} or pass --token (the daemon writes the file at its first start)"
+        "no API token: {path} is missing; set {OPERATOR_TOKEN_ENV} or pass --token (the daemon writes the file at its first start)"
     )]
     NoToken { path: PathBuf },
     #[error("cannot read the API token {path}: {reason}")]
@@ -98,10 +99,10 @@ fn api_message(status: u16, code: &str, detail: &str, token_source: &Source) -> 
     if status == StatusCode::UNAUTHORIZED.as_u16() {
         match token_source {
             Source::Given => message.push_str(&format!(
-                "; the token given by --token or {TOKEN_ENV} was refused"
+                "; the token given by --token or {OPERATOR_TOKEN_ENV} was refused"
             )),
             Source::File(path) => message.push_str(&format!(
-                "; the token read from {} was refused (the daemon may use {TOKEN_ENV})",
+                "; the token read from {} was refused (the daemon may use {OPERATOR_TOKEN_ENV})",
                 path.display()
             )),
         }
@@ -170,7 +171,7 @@ impl Endpoint {
         let (token, token_source) = match token.filter(|t| !t.trim().is_empty()) {
             Some(token) => (token.trim().to_string(), Source::Given),
             None => {
-                let path = data_dir.join(TOKEN_FILE);
+                let path = data_dir.join(OPERATOR_TOKEN_FILE);
                 let token = match std::fs::read_to_string(&path) {
                     Ok(text) => text.trim().to_string(),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -464,7 +465,11 @@ mod tests {
         );
         assert_eq!(no_token.exit_code(), 1);
 
-        std::fs::write(dir.path().join(TOKEN_FILE), "0123456789abcdef0123\n").expect("token");
+        std::fs::write(
+            dir.path().join(OPERATOR_TOKEN_FILE),
+            "0123456789abcdef0123\n",
+        )
+        .expect("token");
         let found = Endpoint::discover(dir.path(), None, None).expect("endpoint");
         assert_eq!(found.url, "http://127.0.0.1:4321");
         assert_eq!(found.token, "0123456789abcdef0123");
@@ -552,9 +557,12 @@ mod tests {
             code: "unauthorized".into(),
             detail: "a valid token is required".into(),
             field: None,
-            token_source: Source::File("/d/auth-token".into()),
+            token_source: Source::File("/d/operator-token".into()),
         };
-        assert!(refused.to_string().contains("/d/auth-token"), "{refused}");
+        assert!(
+            refused.to_string().contains("/d/operator-token"),
+            "{refused}"
+        );
         assert_eq!(refused.exit_code(), 1);
         assert_eq!(refused.problem_code(), Some("unauthorized"));
     }
