@@ -90,6 +90,8 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
             "listening on {listen}, which is reachable from other machines; bind 127.0.0.1 unless that is intended"
         );
     }
+    // Before binding: the file limit decides how many clients fit.
+    let limits = crate::connections::prepare(app.config.current().server.limits());
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
@@ -124,12 +126,16 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
         app.clone(),
         shutdown.clone(),
     ));
-    axum::serve(listener, router(app.clone(), tokens, Shutdown(shutdown)))
-        .with_graceful_shutdown(async move {
+    crate::connections::serve(
+        listener,
+        router(app.clone(), tokens, Shutdown(shutdown)),
+        limits,
+        async move {
             stop.await;
             let _ = stopping.send(true);
-        })
-        .await?;
+        },
+    )
+    .await;
     maintenance.abort();
     scheduler.abort();
     telegram.abort();

@@ -2,9 +2,13 @@
 //! against the running daemon, now refused. (The session cookie replayed from another
 //! port and the login template are in `dashboard/session.rs`.)
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use engram_e2e::{Daemon, engram, ok, problem};
+use engram_e2e::{Daemon, OPERATOR_TOKEN, TOKEN, engram, engram_bin, ok, problem};
 use serde_json::{Value, json};
 
 fn start(data: &Path) -> Daemon {
@@ -253,4 +257,123 @@ fn ipv4_translated_and_local_nat64_addresses_are_refused() {
             "{url}: {answer}"
         );
     }
+}
+
+/// `engram serve` as a shell with a soft limit of `files` open files starts it (the
+/// hard limit stays as it is), its log (warnings and up) going to `log`.
+fn start_with_file_limit(data: &Path, files: u32, log: &Path) -> Daemon {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -S -n {files} && exec \"$0\" \"$@\""))
+        .arg(engram_bin())
+        .arg("--data-dir")
+        .arg(data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("ENGRAM_LOG", "warn")
+        .env("ENGRAM_TOKEN", TOKEN)
+        .env("ENGRAM_OPERATOR_TOKEN", OPERATOR_TOKEN)
+        .env_remove("SECOND_BRAIN_ENABLED")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the listening line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    Daemon {
+        child,
+        addr,
+        token: TOKEN.to_string(),
+    }
+}
+
+/// A connection that sends the start of a request head and then nothing.
+fn slow_socket(addr: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .expect("write");
+    stream
+}
+
+/// Whether the daemon closes `stream` (end of file or a reset) before the read
+/// timeout, reading and dropping whatever it answered first.
+fn closed_by_daemon(mut stream: TcpStream) -> bool {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut sink = Vec::new();
+    match stream.read_to_end(&mut sink) {
+        Ok(_) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// Finding 3: about 1,100 connections that never finished their headers exhausted
+/// the daemon's file descriptors, and /healthz stopped answering until they went
+/// away. Here the daemon starts with a soft limit of 128 open files and 200 slow
+/// sockets arrive (more than the cap of 16 and than the limit): the limit is raised
+/// to the hard one, the cap closes the slowest, /healthz and the API keep answering,
+/// and the log says the cap was reached.
+#[test]
+fn slow_clients_beyond_the_cap_do_not_stop_the_daemon() {
+    const SLOW: usize = 200;
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 600\n",
+    )
+    .expect("config");
+    let log = data.path().join("daemon.log");
+    let daemon = start_with_file_limit(data.path(), 128, &log);
+    let slow: Vec<TcpStream> = (0..SLOW).map(|_| slow_socket(&daemon.addr)).collect();
+    for _ in 0..5 {
+        let health = ok(daemon.get("/healthz"), 200);
+        assert_eq!(health["status"], "ok", "{health}");
+    }
+    ok(daemon.get("/api/brain/status"), 200);
+    // The oldest slow sockets were closed to make room.
+    assert!(
+        slow.into_iter().take(10).all(closed_by_daemon),
+        "the first slow sockets stay open"
+    );
+    let logged = std::fs::read_to_string(&log).expect("log");
+    assert!(
+        logged.contains("connection cap (server.maxConnections = 16) is reached"),
+        "{logged}"
+    );
+}
+
+/// The header-read timeout ends a connection whose request head never completes, and
+/// the idle timeout one whose request body stops coming.
+#[test]
+fn a_stalled_head_or_body_ends_its_connection() {
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "server:\n  headerReadTimeoutSecs: 1\n  idleTimeoutSecs: 1\n",
+    )
+    .expect("config");
+    let daemon = start(data.path());
+    assert!(closed_by_daemon(slow_socket(&daemon.addr)));
+
+    let mut body = TcpStream::connect(&daemon.addr).expect("connect");
+    write!(
+        body,
+        "POST /api/brain/memory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"type\":"
+    )
+    .expect("write");
+    assert!(closed_by_daemon(body));
+    // Nothing half-sent was stored, and the daemon serves on.
+    assert_eq!(ok(daemon.get("/api/brain/memory"), 200)["items"], json!([]));
 }
