@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use engram::skills::registry::feed::Feed;
 use engram::skills::registry::{RegistryClient, RegistrySource, RegistryUrl};
-use engram::skills::{InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind};
+use engram::skills::{
+    InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind, ToolConsent,
+};
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -186,7 +188,7 @@ fn main() {
         for id in &ids {
             let t = Instant::now();
             let done = client
-                .install_with(&mut loaded, &library, id, false)
+                .install_with(&mut loaded, &library, id, false, ToolConsent::Confirmed)
                 .await
                 .unwrap_or_else(|e| panic!("{id}: {e}"));
             per_skill.push(t.elapsed());
@@ -202,7 +204,7 @@ fn main() {
         for id in &ids {
             let t = Instant::now();
             let done = client
-                .install_with(&mut loaded, &library, id, false)
+                .install_with(&mut loaded, &library, id, false, ToolConsent::Confirmed)
                 .await
                 .unwrap();
             again.push(t.elapsed());
@@ -221,7 +223,12 @@ fn main() {
         let package =
             SkillPackage::new(Some(SkillId::parse(id).unwrap()), bytes, Vec::new()).unwrap();
         local
-            .install(&package, Source::of(SourceKind::File), false)
+            .install(
+                &package,
+                Source::of(SourceKind::File),
+                false,
+                ToolConsent::Confirmed,
+            )
             .unwrap();
         from_disk.push(t.elapsed());
     }

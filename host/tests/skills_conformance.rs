@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use engram::skills::{
-    Library, LibraryError, SkillId, SkillPackage, Source, SourceKind, ValidSkill, load_skill,
-    load_skill_dir, summarize,
+    Library, LibraryError, SkillId, SkillPackage, Source, SourceKind, ToolConsent, ValidSkill,
+    load_skill, load_skill_dir, summarize,
 };
 
 mod support;
@@ -424,14 +424,18 @@ fn skills_registry_mirror_installs() {
         let bytes = std::fs::read(mirror_skill(&entry.id).join("SKILL.md")).unwrap();
         let id = SkillId::parse(&entry.id).unwrap();
         let package = SkillPackage::new(Some(id), bytes, vec![]).unwrap();
-        let outcome = library.install(&package, source.clone(), false).unwrap();
+        let outcome = library
+            .install(&package, source.clone(), false, ToolConsent::Confirmed)
+            .unwrap();
         assert_eq!(
             serde_json::to_value(outcome.status).unwrap(),
             "installed",
             "{}",
             entry.id
         );
-        let again = library.install(&package, source.clone(), false).unwrap();
+        let again = library
+            .install(&package, source.clone(), false, ToolConsent::Confirmed)
+            .unwrap();
         assert_eq!(
             serde_json::to_value(again.status).unwrap(),
             "already-installed"

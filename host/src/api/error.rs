@@ -251,7 +251,9 @@ impl From<LibraryError> for ApiError {
             LibraryError::Invalid(_)
             | LibraryError::PackagePath { .. }
             | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            LibraryError::Inactive(_) | LibraryError::SlugTaken { .. } => StatusCode::CONFLICT,
+            LibraryError::Inactive(_)
+            | LibraryError::SlugTaken { .. }
+            | LibraryError::ToolsUnconfirmed { .. } => StatusCode::CONFLICT,
             LibraryError::IndexCorrupt { reason, .. } => {
                 return ApiError::new(
                     StatusCode::CONFLICT,

@@ -19,7 +19,7 @@ use crate::skills::format::id::SkillId;
 use crate::skills::library::Library;
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{Source, SourceKind};
-use crate::skills::library::install::InstallOutcome;
+use crate::skills::library::install::{InstallOutcome, ToolConsent};
 use crate::skills::library::package::{RESOURCE_DIRS, SkillPackage};
 use crate::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
 
@@ -65,10 +65,11 @@ pub async fn install_from_url(
     id: Option<SkillId>,
     force: bool,
     allow_private: bool,
+    consent: ToolConsent,
 ) -> Result<InstallOutcome, RegistryError> {
     let (package, source) = fetch_url_package(url, id, allow_private).await?;
     let library = library.clone();
-    blocking(move || library.install(&package, source, force)).await
+    blocking(move || library.install(&package, source, force, consent)).await
 }
 
 /// Reads a SKILL.md file, or a skill directory (its SKILL.md and the files under
@@ -119,9 +120,10 @@ pub fn install_from_file(
     path: &Path,
     id: Option<SkillId>,
     force: bool,
+    consent: ToolConsent,
 ) -> Result<InstallOutcome, RegistryError> {
     let (package, source) = read_file_package(path, id)?;
-    Ok(library.install(&package, source, force)?)
+    Ok(library.install(&package, source, force, consent)?)
 }
 
 fn read_limited(path: &Path) -> Result<Vec<u8>, RegistryError> {
@@ -203,7 +205,7 @@ mod tests {
         let library = Library::open(dir.path().join("skills")).unwrap();
         let file = dir.path().join("SKILL.md");
         std::fs::write(&file, MD).unwrap();
-        let out = install_from_file(&library, &file, None, false).unwrap();
+        let out = install_from_file(&library, &file, None, false, ToolConsent::Confirmed).unwrap();
         assert_eq!(out.id, "from-file");
         let entry = library.entry("from-file").unwrap();
         assert_eq!(entry.source.kind, SourceKind::File);
@@ -218,7 +220,8 @@ mod tests {
         .unwrap();
         std::fs::write(skill_dir.join("scripts/sub/run.sh"), "rm -rf /").unwrap();
         std::fs::write(skill_dir.join("notes.txt"), "not installed").unwrap();
-        let out = install_from_file(&library, &skill_dir, None, false).unwrap();
+        let out =
+            install_from_file(&library, &skill_dir, None, false, ToolConsent::Confirmed).unwrap();
         assert_eq!(out.id, "tool-kit");
         let installed = library.root().join("tool-kit");
         assert!(installed.join("scripts/sub/run.sh").is_file());
@@ -227,18 +230,19 @@ mod tests {
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink("/etc/passwd", skill_dir.join("scripts/link")).unwrap();
-            let e = install_from_file(&library, &skill_dir, None, true).unwrap_err();
+            let e = install_from_file(&library, &skill_dir, None, true, ToolConsent::Confirmed)
+                .unwrap_err();
             assert_eq!(e.code(), "package-path", "{e}");
         }
 
         let big = dir.path().join("big.md");
         std::fs::write(&big, vec![b'a'; MAX_SKILL_FILE_BYTES + 1]).unwrap();
-        let e = install_from_file(&library, &big, None, false).unwrap_err();
+        let e = install_from_file(&library, &big, None, false, ToolConsent::Confirmed).unwrap_err();
         assert_eq!(e.code(), "file-too-large");
         let bad = dir.path().join("bad.md");
         std::fs::write(&bad, b"---\nname: bad\ndescription: caf\xe9\n---\n").unwrap();
         assert_eq!(
-            install_from_file(&library, &bad, None, false)
+            install_from_file(&library, &bad, None, false, ToolConsent::Confirmed)
                 .unwrap_err()
                 .code(),
             "not-utf8"
