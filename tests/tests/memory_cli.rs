@@ -382,7 +382,7 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
         stderr(&no_token)
     );
 
-    // A daemon that died without cleaning up: its daemon.json is named.
+    // A daemon that died without cleaning up: its daemon.json is named, and not trusted.
     daemon.child.kill().expect("kill -9");
     daemon.child.wait().expect("reap");
     assert!(data.path().join(::engram::server::DAEMON_FILE).exists());
@@ -399,7 +399,7 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
         ),
         "{message}"
     );
-    assert!(message.contains("not reachable"), "{message}");
+    assert!(message.contains("token was not sent"), "{message}");
 }
 
 #[test]

@@ -377,3 +377,53 @@ fn a_stalled_head_or_body_ends_its_connection() {
     // Nothing half-sent was stored, and the daemon serves on.
     assert_eq!(ok(daemon.get("/api/brain/memory"), 200)["items"], json!([]));
 }
+
+/// Finding 6: after a kill -9 the daemon's `daemon.json` stays, and `engram memory`
+/// sent the person's token to whatever listened on that port next. Here a listener
+/// takes the dead daemon's port and records what it is sent: the CLI refuses before
+/// connecting (exit 3, naming the lock no daemon holds), and no token arrives.
+#[test]
+fn a_stale_daemon_json_after_kill_9_gets_no_token() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut daemon = Daemon::start_first_run(&mut engram(data.path()), data.path());
+    let operator = std::fs::read_to_string(data.path().join("operator-token"))
+        .expect("operator-token")
+        .trim()
+        .to_string();
+    ok(daemon.get("/healthz"), 200);
+    daemon.child.kill().expect("kill -9");
+    daemon.child.wait().expect("reap");
+    assert!(data.path().join("daemon.json").exists());
+
+    // Another process takes the port and answers anything with a 500, recording it.
+    let impostor = std::net::TcpListener::bind(&daemon.addr).expect("the freed port");
+    let (heard, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for mut stream in impostor.incoming().flatten() {
+            let mut head = vec![0u8; 8192];
+            let n = stream.read(&mut head).unwrap_or(0);
+            let _ = heard.send(String::from_utf8_lossy(&head[..n]).into_owned());
+            let _ = stream.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let out = engram(data.path())
+        .args(["memory", "overview"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("engram memory");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("daemon.lock"), "{stderr}");
+    assert!(stderr.contains("token was not sent"), "{stderr}");
+    let sent: Vec<String> = received.try_iter().collect();
+    assert!(
+        sent.iter().all(|request| !request.contains(&operator)),
+        "the token reached the impostor: {sent:?}"
+    );
+    assert!(
+        sent.is_empty(),
+        "the CLI connected to the impostor: {sent:?}"
+    );
+}

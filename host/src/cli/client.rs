@@ -1,7 +1,10 @@
 //! A small blocking HTTP client for the running daemon, for the commands that go
 //! through its REST API (`engram memory ...`). It finds the daemon the way a user
 //! would expect: `--url` (or `ENGRAM_URL`), else the `daemon.json` that `engram serve`
-//! writes into the data directory; and the token from `--token` (or
+//! writes into the data directory, trusted only when the daemon it names (pid and URL)
+//! is the one holding the directory's lock (`lock.rs`): after a kill -9 the file
+//! stays, and whatever listens on its port next must not be sent the token. And the
+//! token from `--token` (or
 //! `ENGRAM_OPERATOR_TOKEN`), else `{data_dir}/operator-token`: the CLI is the person's,
 //! so it holds the person's authority (see [`crate::credentials`]).
 //!
@@ -21,6 +24,7 @@ use serde::de::DeserializeOwned;
 
 use crate::api::error::PROBLEM_CONTENT_TYPE;
 use crate::credentials::{OPERATOR_TOKEN_ENV, OPERATOR_TOKEN_FILE};
+use crate::lock::{LOCK_FILE, LockState};
 use crate::server::{DAEMON_FILE, DaemonInfo};
 
 /// Environment variable naming the daemon's base URL (same as `--url`).
@@ -49,6 +53,16 @@ pub enum ClientError {
     NoDaemon { data_dir: PathBuf },
     #[error("{path}: {reason}; restart the daemon (`engram serve`), or pass --url")]
     DaemonFile { path: PathBuf, reason: String },
+    /// `daemon.json` names a daemon that does not hold the data directory's lock.
+    #[error(
+        "{path} names the daemon pid {pid} at {url}, but {reason}; the token was not sent. Start one with `engram serve`, or pass --url"
+    )]
+    StaleDaemonFile {
+        path: PathBuf,
+        pid: u32,
+        url: String,
+        reason: String,
+    },
     #[error("{}", unreachable_message(.url, .source_of_url, .reason))]
     Unreachable {
         url: String,
@@ -117,6 +131,7 @@ impl ClientError {
         match self {
             ClientError::NoDaemon { .. }
             | ClientError::DaemonFile { .. }
+            | ClientError::StaleDaemonFile { .. }
             | ClientError::Unreachable { .. } => EXIT_UNREACHABLE,
             _ => 1,
         }
@@ -165,6 +180,7 @@ impl Endpoint {
             None => {
                 let path = data_dir.join(DAEMON_FILE);
                 let info = read_daemon_file(data_dir, &path)?;
+                check_holds_lock(data_dir, &path, &info)?;
                 (info.url, Source::File(path))
             }
         };
@@ -215,6 +231,42 @@ fn read_daemon_file(data_dir: &Path, path: &Path) -> Result<DaemonInfo, ClientEr
         path: path.to_path_buf(),
         reason: format!("not a daemon description: {e}"),
     })
+}
+
+/// Refuses a `daemon.json` whose daemon is not the one holding `data_dir`'s lock
+/// (the kernel's answer, which a process that died cannot leave behind).
+fn check_holds_lock(data_dir: &Path, path: &Path, info: &DaemonInfo) -> Result<(), ClientError> {
+    let stale = |reason: String| ClientError::StaleDaemonFile {
+        path: path.to_path_buf(),
+        pid: info.pid,
+        url: info.url.clone(),
+        reason,
+    };
+    let lock = data_dir.join(LOCK_FILE);
+    match crate::lock::state(data_dir) {
+        Err(e) => Err(ClientError::DaemonFile {
+            path: lock,
+            reason: e.to_string(),
+        }),
+        Ok(LockState::Free) => Err(stale(format!(
+            "no daemon holds {} (it has stopped, or was killed)",
+            lock.display()
+        ))),
+        Ok(LockState::Held(None)) => Err(stale(format!(
+            "the process holding {} has not said who it is yet (it is starting; try again)",
+            lock.display()
+        ))),
+        Ok(LockState::Held(Some(holder)))
+            if holder.pid == info.pid
+                && holder.url.as_deref().map(|u| u.trim_end_matches('/'))
+                    == Some(info.url.trim_end_matches('/')) =>
+        {
+            Ok(())
+        }
+        Ok(LockState::Held(Some(holder))) => {
+            Err(stale(format!("{} is held by {holder}", lock.display())))
+        }
+    }
 }
 
 /// A blocking client of one daemon.
@@ -453,11 +505,24 @@ mod tests {
             "{missing}"
         );
 
-        std::fs::write(
-            dir.path().join(DAEMON_FILE),
-            r#"{"url":"http://127.0.0.1:4321/","pid":1}"#,
-        )
-        .expect("daemon file");
+        // What a daemon killed with SIGKILL leaves: the file, no lock.
+        let file = format!(
+            r#"{{"url":"http://127.0.0.1:4321/","pid":{}}}"#,
+            std::process::id()
+        );
+        std::fs::write(dir.path().join(DAEMON_FILE), &file).expect("daemon file");
+        let stale = Endpoint::discover(dir.path(), None, None).expect_err("stale");
+        assert!(
+            matches!(stale, ClientError::StaleDaemonFile { .. }),
+            "{stale}"
+        );
+        assert_eq!(stale.exit_code(), EXIT_UNREACHABLE);
+        // Held, but by a daemon at another address than the file says.
+        let mut lock = crate::lock::DataDirLock::acquire(dir.path(), "serve").expect("lock");
+        lock.set_url("http://127.0.0.1:4322").expect("url");
+        let other = Endpoint::discover(dir.path(), None, None).expect_err("another daemon");
+        assert!(other.to_string().contains("4322"), "{other}");
+        lock.set_url("http://127.0.0.1:4321").expect("url");
         let no_token = Endpoint::discover(dir.path(), None, None).expect_err("no token");
         assert!(
             matches!(no_token, ClientError::NoToken { .. }),
