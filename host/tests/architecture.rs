@@ -28,6 +28,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "net",
             "sqlite",
             "lock",
+            "credentials",
+            "connections",
             "logging",
             "events",
             "config",
