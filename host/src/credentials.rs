@@ -274,13 +274,13 @@ impl Principal {
     }
 
     /// The caller as the audit log names it: `agent`, `dashboard`, `operator`,
-    /// `channel:<name>`.
+    /// `person:<name>`.
     pub fn label(&self) -> String {
         match self {
             Principal::Agent => "agent".to_string(),
             Principal::Person(Via::Dashboard) => "dashboard".to_string(),
             Principal::Person(Via::OperatorToken) => "operator".to_string(),
-            Principal::Person(Via::Channel(name)) => format!("channel:{name}"),
+            Principal::Person(Via::Channel(name)) => format!("person:{name}"),
         }
     }
 }
@@ -373,7 +373,7 @@ mod tests {
         assert_eq!(Principal::Agent.label(), "agent");
         assert_eq!(
             Principal::Person(Via::Channel("telegram".into())).label(),
-            "channel:telegram"
+            "person:telegram"
         );
     }
 

@@ -50,7 +50,7 @@ use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
 use crate::credentials::Principal;
 use crate::gate::{
-    Approver, AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
+    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
 use crate::net::FetchError;
 use crate::tools::ToolError;

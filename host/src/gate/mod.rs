@@ -124,9 +124,9 @@ impl Caller<'_> {
     /// The user the caller acts for.
     pub fn user(&self) -> &str {
         match self {
-            Caller::Agent { user }
-            | Caller::Plugin { user, .. }
-            | Caller::Channel { user, .. } => user,
+            Caller::Agent { user } | Caller::Plugin { user, .. } | Caller::Channel { user, .. } => {
+                user
+            }
         }
     }
 }

@@ -658,7 +658,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
     // Each way the person reaches the daemon is named in the log.
     for (via, caller) in [
         (Via::Dashboard, "dashboard"),
-        (Via::Channel("telegram".into()), "channel:telegram"),
+        (Via::Channel("telegram".into()), "person:telegram"),
     ] {
         let t = turn(&f.gate, "alice", None);
         let approved = f

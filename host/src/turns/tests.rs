@@ -11,7 +11,7 @@ use super::*;
 use crate::config::{Config, ToolLevel};
 use crate::credentials::Via;
 use crate::events::EventBus;
-use crate::gate::{Approver, Caller, FixedPolicy, Policy, ReasonCode, Verdict};
+use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
 use crate::paths::DataDir;
 use crate::runtime::{
