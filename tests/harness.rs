@@ -17,8 +17,11 @@ use serde_json::Value;
 pub mod stand_in;
 pub mod standin;
 
-/// The token the tests give the daemon through `ENGRAM_TOKEN`.
+/// The agent's token the tests give the daemon through `ENGRAM_TOKEN`.
 pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";
+/// The person's token the tests give the daemon through `ENGRAM_OPERATOR_TOKEN`: the
+/// dashboard's login, approvals, clearing everything.
+pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
 
 /// The binary cargo built for this workspace (`cargo test` at the root builds it).
 pub fn engram_bin() -> PathBuf {
@@ -44,6 +47,7 @@ pub fn engram(data: &Path) -> Command {
         .arg(data)
         .env("ENGRAM_LOG", "warn")
         .env_remove("ENGRAM_TOKEN")
+        .env_remove("ENGRAM_OPERATOR_TOKEN")
         .env_remove("ENGRAM_URL")
         .env_remove("SECOND_BRAIN_ENABLED");
     command
@@ -168,16 +172,27 @@ impl Response {
 }
 
 impl Daemon {
-    /// Starts `command serve --listen 127.0.0.1:0` with [`TOKEN`] and waits for its
-    /// listening line.
+    /// Starts `command serve --listen 127.0.0.1:0` with [`TOKEN`] and
+    /// [`OPERATOR_TOKEN`] and waits for its listening line.
     pub fn start(command: &mut Command) -> Daemon {
-        Daemon::start_with_token(command.env("ENGRAM_TOKEN", TOKEN), TOKEN)
+        Daemon::start_with_token(
+            command
+                .env("ENGRAM_TOKEN", TOKEN)
+                .env("ENGRAM_OPERATOR_TOKEN", OPERATOR_TOKEN),
+            TOKEN,
+        )
     }
 
-    /// Starts `command serve` as on a first start: no `ENGRAM_TOKEN`, so the daemon
-    /// generates its token into `{data}/auth-token`, which [`Daemon::call`] then uses.
+    /// Starts `command serve` as on a first start: no token in the environment, so the
+    /// daemon generates both into `{data}/auth-token` and `{data}/operator-token`;
+    /// [`Daemon::call`] then uses the agent's.
     pub fn start_first_run(command: &mut Command, data: &Path) -> Daemon {
-        let mut daemon = Daemon::start_with_token(command.env_remove("ENGRAM_TOKEN"), "");
+        let mut daemon = Daemon::start_with_token(
+            command
+                .env_remove("ENGRAM_TOKEN")
+                .env_remove("ENGRAM_OPERATOR_TOKEN"),
+            "",
+        );
         daemon.token = std::fs::read_to_string(data.join("auth-token"))
             .expect("the daemon wrote its token")
             .trim()
@@ -224,6 +239,15 @@ impl Daemon {
         Client {
             addr: self.addr.clone(),
             token: self.token.clone(),
+        }
+    }
+
+    /// A client holding the person's authority: [`OPERATOR_TOKEN`] (for a daemon
+    /// started with [`Daemon::start`]).
+    pub fn person(&self) -> Client {
+        Client {
+            addr: self.addr.clone(),
+            token: OPERATOR_TOKEN.to_string(),
         }
     }
 

@@ -105,7 +105,7 @@ fn main() {
     );
     let turn = gate.open_turn(new_turn("u")).expect("turn");
     let audited = time_n(N, || {
-        std::hint::black_box(gate.decide(&turn.id, "fetch_url", args));
+        std::hint::black_box(gate.decide(&turn.id, &turn.user, "fetch_url", args));
     });
 
     // 3. Concurrent turns.
@@ -116,7 +116,7 @@ fn main() {
                 scope.spawn(move || {
                     let turn = gate.open_turn(new_turn(&format!("u{i}"))).expect("turn");
                     time_n(N / THREADS, || {
-                        std::hint::black_box(gate.decide(&turn.id, "fetch_url", args));
+                        std::hint::black_box(gate.decide(&turn.id, &turn.user, "fetch_url", args));
                     })
                 })
             })

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use engram::skills::{
     InstallStatus, Leniency, Library, Origin, SkillId, SkillPackage, Source, SourceKind,
-    load_skill, load_skill_dir,
+    ToolConsent, load_skill, load_skill_dir,
 };
 
 #[path = "../tests/support/mod.rs"]
@@ -197,7 +197,7 @@ fn main() {
         for id in &ids {
             let t = Instant::now();
             let done = client
-                .install_with(&mut loaded, &library, id, false)
+                .install_with(&mut loaded, &library, id, false, ToolConsent::Confirmed)
                 .await
                 .unwrap_or_else(|e| panic!("{id}: {e}"));
             per_skill.push(t.elapsed());
@@ -213,7 +213,7 @@ fn main() {
         for id in &ids {
             let t = Instant::now();
             let done = client
-                .install_with(&mut loaded, &library, id, false)
+                .install_with(&mut loaded, &library, id, false, ToolConsent::Confirmed)
                 .await
                 .unwrap();
             again.push(t.elapsed());
@@ -232,7 +232,12 @@ fn main() {
         let package =
             SkillPackage::new(Some(SkillId::parse(id).unwrap()), bytes, Vec::new()).unwrap();
         local
-            .install(&package, Source::of(SourceKind::File), false)
+            .install(
+                &package,
+                Source::of(SourceKind::File),
+                false,
+                ToolConsent::Confirmed,
+            )
             .unwrap();
         from_disk.push(t.elapsed());
     }

@@ -1,7 +1,7 @@
 // The header every page shares: which page is current, the brain's status (enabled,
 // learning paused, counts) kept live from /api/events, and the pause/resume button.
 
-import { api } from './api.js';
+import { api, events, logOut } from './api.js';
 import { busy, changed, showError } from './ui.js';
 
 const statusLine = document.getElementById('brain-status');
@@ -66,8 +66,16 @@ document.addEventListener('engram:changed', refreshSoon);
 
 const BRAIN_EVENTS = ['memory.created', 'memory.updated', 'memory.deleted',
   'consolidation.completed', 'learning.paused', 'learning.resumed'];
-const events = new EventSource('/api/events');
-for (const name of BRAIN_EVENTS) events.addEventListener(name, refreshSoon);
-window.addEventListener('pagehide', () => events.close());
+const stream = events((name) => {
+  if (BRAIN_EVENTS.includes(name)) refreshSoon();
+});
+window.addEventListener('pagehide', () => stream.close());
+
+// The logout form is posted by script: the server wants the session's secret too.
+const logoutForm = document.querySelector('form[action="/logout"]');
+logoutForm?.addEventListener('submit', (event) => {
+  event.preventDefault();
+  logOut();
+});
 
 refresh();

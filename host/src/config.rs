@@ -31,6 +31,8 @@ pub struct Config {
     pub llm: LlmConfig,
     #[serde(default)]
     pub mcp: McpConfig,
+    #[serde(default)]
+    pub server: ServerConfig,
 }
 
 /// `mcp.*`: the MCP server (`engram mcp`, `/mcp`).
@@ -40,6 +42,40 @@ pub struct McpConfig {
     /// Whose memories and turns an MCP session uses when a call names no `user`
     /// (default `default`).
     pub user: Option<String>,
+}
+
+/// `server.*`: what one client may hold of the daemon (see `connections.rs`). Read when
+/// `engram serve` starts.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Connections open at once (default 512; at least 1). Past it, a new connection
+    /// closes the one that has waited longest for a request.
+    pub max_connections: Option<u32>,
+    /// Seconds a client has to send a request's head (default 10; at least 1).
+    pub header_read_timeout_secs: Option<u32>,
+    /// Seconds a request body or a response may make no progress (default 60; at
+    /// least 1).
+    pub idle_timeout_secs: Option<u32>,
+}
+
+impl ServerConfig {
+    /// The limits these settings ask for, the defaults for what is not set.
+    pub fn limits(&self) -> crate::connections::Limits {
+        let defaults = crate::connections::Limits::default();
+        let secs = |v: Option<u32>, default: std::time::Duration| {
+            v.map_or(default, |s| {
+                std::time::Duration::from_secs(u64::from(s.max(1)))
+            })
+        };
+        crate::connections::Limits {
+            max_connections: self
+                .max_connections
+                .map_or(defaults.max_connections, |n| n.max(1) as usize),
+            header_read_timeout: secs(self.header_read_timeout_secs, defaults.header_read_timeout),
+            idle_timeout: secs(self.idle_timeout_secs, defaults.idle_timeout),
+        }
+    }
 }
 
 /// `skills.*`: where the skills registry is and how long its feed is cached.
@@ -364,6 +400,24 @@ impl PluginsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_limits_default_and_read_from_the_file() {
+        let defaults = crate::connections::Limits::default();
+        assert_eq!(Config::default().server.limits(), defaults);
+        let config = Config::parse(
+            "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 0\n  idleTimeoutSecs: 90\n",
+        )
+        .expect("parse");
+        let limits = config.server.limits();
+        assert_eq!(limits.max_connections, 16);
+        assert_eq!(
+            limits.header_read_timeout,
+            std::time::Duration::from_secs(1)
+        );
+        assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(90));
+        assert!(Config::parse("server:\n  maxConections: 16\n").is_err());
+    }
 
     #[test]
     fn reads_camel_case_keys() {

@@ -8,6 +8,8 @@ pub mod brain;
 pub mod channels;
 pub mod cli;
 pub mod config;
+pub mod connections;
+pub mod credentials;
 pub mod dashboard;
 pub mod embed;
 pub mod events;

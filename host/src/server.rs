@@ -11,9 +11,10 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::api;
-use crate::api::auth::{Auth, Sessions, TOKEN_ENV, Token};
+use crate::api::auth::{Auth, Sessions};
 use crate::api::events::Shutdown;
 use crate::app::App;
+use crate::credentials::{AGENT_TOKEN_ENV, OPERATOR_TOKEN_ENV, Tokens};
 use crate::lock::DataDirLock;
 use crate::runtime::World;
 
@@ -59,18 +60,18 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
 }
 
 /// `/healthz` (open, for supervisors and scripts), the authenticated `/api` and
-/// `/mcp`, and the dashboard, which logs in with the same token. `bound` is where the
-/// daemon listens (`/mcp` accepts requests addressed to it); `shutdown` ends `/api`'s
-/// event streams and `mcp_stop` the MCP sessions when the daemon stops.
+/// `/mcp`, and the dashboard, which logs in with the operator token. `bound` is where
+/// the daemon listens (`/mcp` accepts requests addressed to it); `shutdown` ends
+/// `/api`'s event streams and `mcp_stop` the MCP sessions when the daemon stops.
 pub fn router(
     app: Arc<App>,
-    token: Token,
+    tokens: Tokens,
     bound: SocketAddr,
     shutdown: Shutdown,
     mcp_stop: CancellationToken,
 ) -> Router {
     let auth = Auth {
-        token,
+        tokens,
         sessions: Sessions::default(),
     };
     Router::new()
@@ -104,11 +105,17 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
             "listening on {listen}, which is reachable from other machines; bind 127.0.0.1 unless that is intended"
         );
     }
+    // Before binding: the file limit decides how many clients fit.
+    let limits = crate::connections::prepare(app.config.current().server.limits());
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let bound = listener.local_addr()?;
-    let token = Token::load_or_create(app.data.root(), std::env::var(TOKEN_ENV).ok())?;
+    let tokens = Tokens::load_or_create(
+        app.data.root(),
+        std::env::var(AGENT_TOKEN_ENV).ok(),
+        std::env::var(OPERATOR_TOKEN_ENV).ok(),
+    )?;
     let daemon_file = app.data.root().join(DAEMON_FILE);
     let info = DaemonInfo {
         url: format!("http://{bound}"),
@@ -136,18 +143,17 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
     let mcp_stop = CancellationToken::new();
     let routes = router(
         app.clone(),
-        token,
+        tokens,
         bound,
         Shutdown(shutdown),
         mcp_stop.clone(),
     );
-    axum::serve(listener, routes)
-        .with_graceful_shutdown(async move {
-            stop.await;
-            let _ = stopping.send(true);
-            mcp_stop.cancel();
-        })
-        .await?;
+    crate::connections::serve(listener, routes, limits, async move {
+        stop.await;
+        let _ = stopping.send(true);
+        mcp_stop.cancel();
+    })
+    .await;
     for task in loops {
         task.abort();
     }

@@ -31,6 +31,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "net",
             "sqlite",
             "lock",
+            "credentials",
+            "connections",
             "logging",
             "events",
             "config",

@@ -28,7 +28,7 @@ use engram::runtime::{
     ToolCaller, ToolDenied, ToolGate, builtin,
 };
 use engram::skills::library::seed::example;
-use engram::skills::{Library, Source, SourceKind};
+use engram::skills::{Library, Source, SourceKind, ToolConsent};
 use support::guest_package;
 
 /// Allows a call only inside the turn `turn_ok`, and records every call it sees.
@@ -81,6 +81,7 @@ fn example_skill() -> (tempfile::TempDir, PathBuf, PathBuf) {
             &example::package().expect("package"),
             Source::of(SourceKind::Seed),
             false,
+            ToolConsent::Confirmed,
         )
         .expect("install");
     std::fs::write(root.join("secret.txt"), "top secret").expect("write secret");

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use engram::skills::{
     Leniency, Library, LibraryError, Origin, SUMMARY_CHARS, SkillId, SkillPackage, Source,
-    SourceKind, ValidSkill, load_skill, load_skill_dir, summarize,
+    SourceKind, ToolConsent, ValidSkill, load_skill, load_skill_dir, summarize,
 };
 
 mod support;
@@ -608,6 +608,7 @@ fn skills_real_world_shapes_install_and_list() {
             &lenient_case(case),
             None,
             false,
+            ToolConsent::Confirmed,
         );
         match (expected, result) {
             (Reject(rule), Err(e)) => assert_eq!(e.code(), *rule, "{case}"),
@@ -760,14 +761,18 @@ fn skills_registry_mirror_installs() {
         let bytes = std::fs::read(mirror_skill(&entry.id).join("SKILL.md")).unwrap();
         let id = SkillId::parse(&entry.id).unwrap();
         let package = SkillPackage::new(Some(id), bytes, vec![]).unwrap();
-        let outcome = library.install(&package, source.clone(), false).unwrap();
+        let outcome = library
+            .install(&package, source.clone(), false, ToolConsent::Confirmed)
+            .unwrap();
         assert_eq!(
             serde_json::to_value(outcome.status).unwrap(),
             "installed",
             "{}",
             entry.id
         );
-        let again = library.install(&package, source.clone(), false).unwrap();
+        let again = library
+            .install(&package, source.clone(), false, ToolConsent::Confirmed)
+            .unwrap();
         assert_eq!(
             serde_json::to_value(again.status).unwrap(),
             "already-installed"

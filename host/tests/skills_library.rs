@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use engram::skills::{
-    INDEX_FILE, InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind, load_skill_dir,
+    INDEX_FILE, InstallStatus, Library, SkillId, SkillPackage, Source, SourceKind, ToolConsent,
+    load_skill_dir,
 };
 
 fn skill_md(name: &str, version: &str, body: &str) -> Vec<u8> {
@@ -54,7 +55,11 @@ fn root_names(library: &Library) -> Vec<String> {
 fn skills_install_statuses() {
     let (_dir, library) = library();
     let v1 = package(None, skill_md("web-search", "1.0.0", "# One\n"), &[]);
-    let install = |p: &SkillPackage, force| library.install(p, source(), force).unwrap();
+    let install = |p: &SkillPackage, force| {
+        library
+            .install(p, source(), force, ToolConsent::Confirmed)
+            .unwrap()
+    };
 
     let first = install(&v1, false);
     assert_eq!(first.status, InstallStatus::Installed);
@@ -110,9 +115,16 @@ fn skills_layouts_activation_catalog_and_invocation() {
         skill_md("clean-code", "2.0.0", "# Clean\n"),
         &[("references/deep/rules.md", "r\n")],
     );
-    library.install(&flat, source(), false).unwrap();
+    library
+        .install(&flat, source(), false, ToolConsent::Confirmed)
+        .unwrap();
     let outcome = library
-        .install(&reg, Source::of(SourceKind::Registry), false)
+        .install(
+            &reg,
+            Source::of(SourceKind::Registry),
+            false,
+            ToolConsent::Confirmed,
+        )
         .unwrap();
     assert_eq!(outcome.path, library.root().join("development/clean-code"));
 
@@ -184,10 +196,16 @@ fn skills_slug_is_unique_across_layouts() {
     let (_dir, library) = library();
     let a = package(Some("dev/tool"), skill_md("tool", "1.0.0", "a\n"), &[]);
     let b = package(Some("ops/tool"), skill_md("tool", "1.0.0", "b\n"), &[]);
-    library.install(&a, source(), false).unwrap();
-    let e = library.install(&b, source(), false).unwrap_err();
+    library
+        .install(&a, source(), false, ToolConsent::Confirmed)
+        .unwrap();
+    let e = library
+        .install(&b, source(), false, ToolConsent::Confirmed)
+        .unwrap_err();
     assert_eq!(e.code(), "slug-taken");
-    let moved = library.install(&b, source(), true).unwrap();
+    let moved = library
+        .install(&b, source(), true, ToolConsent::Confirmed)
+        .unwrap();
     assert_eq!(moved.replaced.as_deref(), Some("dev/tool"));
     assert_eq!(moved.status, InstallStatus::Updated);
     assert!(!library.root().join("dev").exists());
@@ -198,17 +216,19 @@ fn skills_slug_is_unique_across_layouts() {
     let flat_ops = package(Some("ops"), skill_md("ops", "1.0.0", "x\n"), &[]);
     assert_eq!(
         library
-            .install(&flat_ops, source(), false)
+            .install(&flat_ops, source(), false, ToolConsent::Confirmed)
             .unwrap_err()
             .code(),
         "path-taken"
     );
     let web = package(None, skill_md("web", "1.0.0", "x\n"), &[]);
-    library.install(&web, source(), false).unwrap();
+    library
+        .install(&web, source(), false, ToolConsent::Confirmed)
+        .unwrap();
     let nested = package(Some("web/inner"), skill_md("inner", "1.0.0", "x\n"), &[]);
     assert_eq!(
         library
-            .install(&nested, source(), false)
+            .install(&nested, source(), false, ToolConsent::Confirmed)
             .unwrap_err()
             .code(),
         "path-taken"
@@ -226,8 +246,12 @@ fn skills_discovery_scan() {
     let root = library.root().to_path_buf();
     let kept = package(None, skill_md("kept", "1.0.0", "k\n"), &[]);
     let gone = package(Some("cat/gone"), skill_md("gone", "1.0.0", "g\n"), &[]);
-    library.install(&kept, source(), false).unwrap();
-    library.install(&gone, source(), false).unwrap();
+    library
+        .install(&kept, source(), false, ToolConsent::Confirmed)
+        .unwrap();
+    library
+        .install(&gone, source(), false, ToolConsent::Confirmed)
+        .unwrap();
 
     write_skill_dir(
         &root.join("manual-one"),
@@ -350,7 +374,9 @@ fn skills_discovery_scan() {
 fn skills_scan_rebuilds_an_unreadable_index() {
     let (_dir, library) = library();
     let p = package(None, skill_md("one", "1.0.0", "x\n"), &[]);
-    library.install(&p, source(), false).unwrap();
+    library
+        .install(&p, source(), false, ToolConsent::Confirmed)
+        .unwrap();
     // A hand-edited index pointing out of the root is not trusted.
     let index_path = library.root().join(INDEX_FILE);
     let text = std::fs::read_to_string(&index_path).unwrap();
@@ -484,7 +510,9 @@ fn skills_symlinks_out_of_the_root_are_refused() {
     std::fs::create_dir_all(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, library.root().join("dev")).unwrap();
     let p = package(Some("dev/tool"), skill_md("tool", "1.0.0", "x\n"), &[]);
-    let e = library.install(&p, source(), false).unwrap_err();
+    let e = library
+        .install(&p, source(), false, ToolConsent::Confirmed)
+        .unwrap_err();
     assert_eq!(e.code(), "outside-root");
     assert!(outside.read_dir().unwrap().next().is_none());
 }
@@ -493,7 +521,9 @@ fn skills_symlinks_out_of_the_root_are_refused() {
 fn skills_failed_install_leaves_no_partial_skill() {
     let (_dir, library) = library();
     let p = package(None, skill_md("one", "1.0.0", "x\n"), &[]);
-    library.install(&p, source(), false).unwrap();
+    library
+        .install(&p, source(), false, ToolConsent::Confirmed)
+        .unwrap();
     let index_before = std::fs::read(library.root().join(INDEX_FILE)).unwrap();
 
     // A stray file where the category directory must go: the install fails after
@@ -504,7 +534,9 @@ fn skills_failed_install_leaves_no_partial_skill() {
         skill_md("two", "1.0.0", "x\n"),
         &[("scripts/a.sh", "echo\n")],
     );
-    let e = library.install(&reg, source(), false).unwrap_err();
+    let e = library
+        .install(&reg, source(), false, ToolConsent::Confirmed)
+        .unwrap_err();
     assert_eq!(e.code(), "io", "{e}");
     assert_eq!(root_names(&library), [INDEX_FILE, "blocked", "one"]);
     assert_eq!(
@@ -519,9 +551,13 @@ fn skills_scan_settles_what_a_crash_left() {
     let (_dir, library) = library();
     let root = library.root().to_path_buf();
     let p = package(None, skill_md("one", "1.0.0", "x\n"), &[]);
-    library.install(&p, source(), false).unwrap();
+    library
+        .install(&p, source(), false, ToolConsent::Confirmed)
+        .unwrap();
     let q = package(None, skill_md("two", "1.0.0", "x\n"), &[]);
-    library.install(&q, source(), false).unwrap();
+    library
+        .install(&q, source(), false, ToolConsent::Confirmed)
+        .unwrap();
 
     // An install killed while writing its staging directory...
     let staging = root.join(".staging-01hzzzzzzzzzzzzzzzzzzzzzzz");
@@ -589,7 +625,9 @@ fn skills_crash_child() {
         };
         let md = skill_md(id.rsplit('/').next().unwrap(), &version, &body);
         let p = package(Some(&id), md, &[("scripts/version.txt", &version)]);
-        library.install(&p, source(), false).unwrap();
+        library
+            .install(&p, source(), false, ToolConsent::Confirmed)
+            .unwrap();
         if i % 5 == 0 {
             let _ = library.deactivate("flat-a");
         }
@@ -700,6 +738,7 @@ fn skills_catalog_follows_edits_and_state_changes() {
             &package(None, skill_md("notes", "1.0.0", "Body."), &[]),
             source(),
             false,
+            ToolConsent::Confirmed,
         )
         .expect("install");
     let description = |library: &Library| {

@@ -187,7 +187,7 @@ async fn a_turn_carries_memory_and_skills_records_both_sides_and_is_learned_from
             "search_memory"
         ]
     );
-    let turn = app.turns.view(&reply.turn_id).unwrap();
+    let turn = app.turns.view(&reply.turn_id, "default").unwrap();
     assert_eq!(turn.state, TurnState::Ended);
 
     // A skill invoked: its body in context, the message without `/slug`, the earlier
@@ -307,7 +307,7 @@ async fn tool_calls_cross_the_gate_and_only_the_person_approves() {
         assistant["tool_calls"][0]["function"]["name"],
         "search_memory"
     );
-    let view = app.turns.view(&reply.turn_id).unwrap();
+    let view = app.turns.view(&reply.turn_id, "default").unwrap();
     let decision = &view.decisions[0];
     assert_eq!(
         (decision.caller.as_str(), decision.tool.as_str()),
@@ -338,7 +338,7 @@ async fn tool_calls_cross_the_gate_and_only_the_person_approves() {
     assert_eq!(person.events, ["save_memory: done"]);
     let saved = app.memory.search("default", "window seats", 5).unwrap();
     assert_eq!(saved.len(), 1, "{saved:?}");
-    let view = app.turns.view(&reply.turn_id).unwrap();
+    let view = app.turns.view(&reply.turn_id, "default").unwrap();
     let callers: Vec<(&str, &str)> = view
         .decisions
         .iter()
@@ -437,7 +437,7 @@ async fn tool_calls_cross_the_gate_and_only_the_person_approves() {
     assert_eq!(model.requests().len() - before, 4);
     assert_eq!(person.events.len(), 3);
     assert_eq!(
-        app.turns.view(&reply.turn_id).unwrap().state,
+        app.turns.view(&reply.turn_id, "default").unwrap().state,
         TurnState::Ended
     );
 }
@@ -480,7 +480,10 @@ async fn a_down_endpoint_garbage_and_silence_are_clear_errors_and_the_turn_ends(
     };
     assert_eq!(source.code(), "llm-unreachable", "{e}");
     assert!(e.to_string().contains("cannot be reached"), "{e}");
-    assert_eq!(app2.turns.view(turn_id).unwrap().state, TurnState::Ended);
+    assert_eq!(
+        app2.turns.view(turn_id, "default").unwrap().state,
+        TurnState::Ended
+    );
 
     // Garbage of every kind, each named; a stall stopped by llm.timeoutSeconds (1).
     std::fs::write(
@@ -534,7 +537,10 @@ async fn a_down_endpoint_garbage_and_silence_are_clear_errors_and_the_turn_ends(
         };
         assert_eq!(source.code(), code, "{e}");
         assert!(e.to_string().contains(needle), "{needle}: {e}");
-        assert_eq!(app2.turns.view(turn_id).unwrap().state, TurnState::Ended);
+        assert_eq!(
+            app2.turns.view(turn_id, "default").unwrap().state,
+            TurnState::Ended
+        );
     }
 }
 

@@ -368,8 +368,16 @@ fn memory_endpoints_round_trip() {
     );
     let export_text = exported.text();
     assert_eq!(export_text.lines().count(), 7);
-    let cleared = ok(
+    // Clearing everything is the person's: the agent's token is refused.
+    problem(
         daemon.call("DELETE", "/api/brain/memory?confirm=true", ""),
+        403,
+        "person-required",
+    );
+    let cleared = ok(
+        daemon
+            .person()
+            .call("DELETE", "/api/brain/memory?confirm=true", ""),
         200,
     );
     assert_eq!(cleared["deleted"], 7);
@@ -1018,8 +1026,9 @@ fn bad_requests_are_problems_and_change_nothing() {
             "not-found",
         ),
     ];
+    // As the person, who may send every one of them (clearing everything included).
     for (method, path, body, status, code) in cases {
-        let response = daemon.call(method, &path, &body);
+        let response = daemon.person().call(method, &path, &body);
         let doc = problem(response, status, code);
         if status == 422 && code == "invalid-field" {
             assert!(
@@ -1106,7 +1115,11 @@ fn disabled_second_brain_serves_the_fact_store_and_refuses_the_rest() {
         } else {
             ""
         };
-        problem(daemon.call(method, &path, body), 409, "brain-disabled");
+        problem(
+            daemon.person().call(method, &path, body),
+            409,
+            "brain-disabled",
+        );
     }
     problem(
         daemon.call(

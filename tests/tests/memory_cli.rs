@@ -1,5 +1,5 @@
 //! End-to-end: `engram memory ...` against a real `engram serve`, found through the
-//! `daemon.json` and `auth-token` it leaves in its data directory (or `--url`,
+//! `daemon.json` and `operator-token` it leaves in its data directory (or `--url`,
 //! `ENGRAM_URL` and `--token`). Every assertion reads the daemon's real state back.
 
 use std::path::Path;
@@ -321,7 +321,7 @@ fn without_a_running_daemon_the_cli_names_the_data_dir() {
 fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
     let data = tempfile::tempdir().expect("tempdir");
     let mut daemon = start(data.path());
-    let token = std::fs::read_to_string(data.path().join(engram::api::auth::TOKEN_FILE))
+    let token = std::fs::read_to_string(data.path().join(engram::credentials::OPERATOR_TOKEN_FILE))
         .expect("the daemon wrote its token");
     let info: ::engram::server::DaemonInfo = serde_json::from_slice(
         &std::fs::read(data.path().join(::engram::server::DAEMON_FILE)).expect("daemon.json"),
@@ -340,7 +340,7 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
     assert!(message.contains("was refused"), "{message}");
     let wrong = engram(data.path())
         .args(["memory", "recent"])
-        .env("ENGRAM_TOKEN", "not-the-right-token-0123456789")
+        .env("ENGRAM_OPERATOR_TOKEN", "not-the-right-token-0123456789")
         .output()
         .expect("run");
     assert_eq!(wrong.status.code(), Some(1));
@@ -368,7 +368,7 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
     let output = engram(elsewhere.path())
         .args(["memory", "recent", "--json"])
         .env("ENGRAM_URL", daemon.url())
-        .env("ENGRAM_TOKEN", token.trim())
+        .env("ENGRAM_OPERATOR_TOKEN", token.trim())
         .output()
         .expect("run");
     assert!(output.status.success(), "{}", stderr(&output));
@@ -377,12 +377,12 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
     let no_token = memory(elsewhere.path(), &["overview", "--url", &daemon.url()]);
     assert_eq!(no_token.status.code(), Some(1));
     assert!(
-        stderr(&no_token).contains("auth-token"),
+        stderr(&no_token).contains("operator-token"),
         "{}",
         stderr(&no_token)
     );
 
-    // A daemon that died without cleaning up: its daemon.json is named.
+    // A daemon that died without cleaning up: its daemon.json is named, and not trusted.
     daemon.child.kill().expect("kill -9");
     daemon.child.wait().expect("reap");
     assert!(data.path().join(::engram::server::DAEMON_FILE).exists());
@@ -399,7 +399,7 @@ fn the_token_and_url_can_be_given_and_a_wrong_one_is_refused() {
         ),
         "{message}"
     );
-    assert!(message.contains("not reachable"), "{message}");
+    assert!(message.contains("token was not sent"), "{message}");
 }
 
 #[test]

@@ -29,9 +29,19 @@ fn authorize(daemon: &Daemon, turn: &str, tool: &str) -> Value {
 }
 
 fn tool(daemon: &Daemon, turn: &str, name: &str, args: Value) -> engram_e2e::Response {
+    tool_as(daemon, "default", turn, name, args)
+}
+
+fn tool_as(
+    daemon: &Daemon,
+    user: &str,
+    turn: &str,
+    name: &str,
+    args: Value,
+) -> engram_e2e::Response {
     daemon.call(
         "POST",
-        &format!("/api/turns/{turn}/tools/{name}"),
+        &format!("/api/turns/{turn}/tools/{name}?user={user}"),
         &json!({ "args": args }).to_string(),
     )
 }
@@ -317,7 +327,7 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
 
     let turn = open_turn(
         &daemon,
-        json!({"message": "/toolbox remember that I like green tea", "user": "alice"}),
+        json!({"message": "/toolbox remember that I like green tea"}),
     );
     assert_eq!(turn["invoked"]["slug"], "toolbox", "{turn}");
     assert_eq!(
@@ -359,16 +369,38 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
             .any(|i| i["memory"]["summary"] == "Likes green tea"),
         "{found}"
     );
-    // Another user's search does not find it.
+    // Another user's search does not find it, and that user cannot use this turn.
     let bob = id(&open_turn(
         &daemon,
         json!({"message": "/toolbox search", "user": "bob"}),
     ));
     let none = ok(
-        tool(&daemon, &bob, "search_memory", json!({"q": "green tea"})),
+        tool_as(
+            &daemon,
+            "bob",
+            &bob,
+            "search_memory",
+            json!({"q": "green tea"}),
+        ),
         200,
     );
     assert_eq!(none["result"]["items"], json!([]), "{none}");
+    problem(
+        tool_as(
+            &daemon,
+            "bob",
+            &t,
+            "search_memory",
+            json!({"q": "green tea"}),
+        ),
+        404,
+        "unknown-turn",
+    );
+    problem(
+        tool(&daemon, &bob, "search_memory", json!({"q": "x"})),
+        404,
+        "unknown-turn",
+    );
     problem(
         tool(
             &daemon,
@@ -444,10 +476,7 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
 
     // Without a skill: save_memory asks, search_memory (allow by default) runs, and
     // read_skill_file has no directory to read.
-    let plain = open_turn(
-        &daemon,
-        json!({"message": "hello there, how are you", "user": "alice"}),
-    );
+    let plain = open_turn(&daemon, json!({"message": "hello there, how are you"}));
     assert!(plain["invoked"].is_null(), "{plain}");
     let plain = id(&plain);
     problem(
@@ -476,8 +505,9 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
     );
 }
 
+/// The person's approval, with the operator token.
 fn approve(daemon: &Daemon, turn: &str, tool: &str) -> engram_e2e::Response {
-    daemon.call(
+    daemon.person().call(
         "POST",
         &format!("/api/turns/{turn}/approvals"),
         &json!({ "tool": tool }).to_string(),
@@ -495,10 +525,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     let daemon = start(data.path());
     // Turns that invoke no skill, so the policy applies as is (save_memory: ask).
     let plain_turn = || {
-        let turn = open_turn(
-            &daemon,
-            json!({"message": "hello there, how are you", "user": "alice"}),
-        );
+        let turn = open_turn(&daemon, json!({"message": "hello there, how are you"}));
         assert!(turn["invoked"].is_null(), "{turn}");
         id(&turn)
     };
@@ -519,7 +546,25 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     );
     assert_eq!(authorize(&daemon, &t, "save_memory")["decision"], "ask");
 
-    // The user agreed: the operator approves save_memory for this turn.
+    // The agent cannot approve for itself: 403, audited as refused, nothing granted.
+    let refused = problem(
+        daemon.call(
+            "POST",
+            &format!("/api/turns/{t}/approvals"),
+            &json!({"tool": "save_memory"}).to_string(),
+        ),
+        403,
+        "person-required",
+    );
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("operator token")),
+        "{refused}"
+    );
+    assert_eq!(authorize(&daemon, &t, "save_memory")["decision"], "ask");
+
+    // The user agreed: the person approves save_memory for this turn.
     let granted = ok(approve(&daemon, &t, "save_memory"), 201);
     assert_eq!(granted["turn_id"], t.as_str(), "{granted}");
     assert_eq!(granted["tool"], "save_memory");
@@ -549,14 +594,23 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         .filter(|d| d["caller"] == "operator")
         .collect();
     assert_eq!(by_operator.len(), 2, "{view}");
+    let refusals: Vec<&Value> = view["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter(|d| d["code"] == "person-required")
+        .collect();
+    assert_eq!(refusals.len(), 1, "{view}");
+    assert_eq!(refusals[0]["caller"], "agent");
+    assert_eq!(refusals[0]["decision"], "deny");
     assert!(by_operator.iter().all(|d| {
         d["tool"] == "save_memory"
             && d["decision"] == "allow"
             && d["code"] == "approved"
-            && d["user"] == "alice"
+            && d["user"] == "default"
             && d["reason"]
                 .as_str()
-                .is_some_and(|r| r.contains("operator approved"))
+                .is_some_and(|r| r.contains("person approved"))
     }));
 
     // Another turn open at the same time still asks.
@@ -691,10 +745,7 @@ fn a_turn_runs_the_scripts_of_its_invoked_skill_only() {
     let daemon = start(data.path());
 
     // The built-in word-stats, invoked explicitly, runs its own script on its guide.
-    let turn = open_turn(
-        &daemon,
-        json!({"message": "/word-stats count the guide", "user": "alice"}),
-    );
+    let turn = open_turn(&daemon, json!({"message": "/word-stats count the guide"}));
     let invoked = &turn["invoked"];
     assert_eq!(invoked["slug"], "word-stats", "{turn}");
     assert_eq!(invoked["reason"], "explicit");

@@ -31,7 +31,10 @@ const notices = h('div', { class: 'skill-notices' });
 // ---------------------------------------------------------------- install forms
 
 // A form with one text control, a "force" checkbox and an Install button, that
-// POSTs `body(value, force)` to `path` with a toast before and after.
+// POSTs `body(value, force, confirmTools)` to `path` with a toast before and after.
+// A skill that asks for tools is refused (`tools-unconfirmed`) until the person
+// grants them in a dialog that names them; the install is then sent again with
+// `confirm_tools`.
 function installForm({ id, legend, label, input, hint, path, body, what }) {
   input.id = id;
   input.required = true;
@@ -61,7 +64,17 @@ function installForm({ id, legend, label, input, hint, path, body, what }) {
       const label = what(value);
       const pending = toast(`Installing ${label}…`, 'info');
       try {
-        const result = await api('POST', path, body(value, force.checked));
+        let result;
+        try {
+          result = await api('POST', path, body(value, force.checked, false));
+        } catch (error) {
+          if (error.code !== 'tools-unconfirmed') throw error;
+          const granted = await confirmAction(
+            `${error.message.split('; they are granted')[0]}. They are allowed whenever the skill is invoked. Grant them and install?`,
+            'Grant and install');
+          if (!granted) throw new Error('cancelled; nothing was installed');
+          result = await api('POST', path, body(value, force.checked, true));
+        }
         pending.remove();
         toast(installedText(result), 'ok');
         input.value = '';
@@ -92,7 +105,10 @@ function installedText(result) {
     ? `, with ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}: `
       + result.warnings.map((w) => w.message).join('; ')
     : '';
-  return `${word} ${result.id}${version}${warnings}`;
+  const tools = result.allowed_tools && result.allowed_tools.length
+    ? `; it may use ${result.allowed_tools.join(', ')} whenever it is invoked`
+    : '';
+  return `${word} ${result.id}${version}${tools}${warnings}`;
 }
 
 const registryForm = installForm({
@@ -105,7 +121,7 @@ const registryForm = installForm({
   }),
   hint: 'The id the registry shows for a skill, e.g. ai-ml/agent-audit-logging.',
   path: '/api/skills/install-from-registry',
-  body: (id, force) => ({ id, force }),
+  body: (id, force, confirmTools) => ({ id, force, confirm_tools: confirmTools }),
   what: (id) => id,
 });
 
@@ -119,7 +135,7 @@ const urlForm = installForm({
   }),
   hint: 'Engram fetches the file, checks its frontmatter and saves it; nothing in it is run.',
   path: '/api/skills/install',
-  body: (url, force) => ({ url, force }),
+  body: (url, force, confirmTools) => ({ url, force, confirm_tools: confirmTools }),
   what: (url) => url,
 });
 

@@ -33,7 +33,8 @@ use serde_json::{Value, json};
 
 use crate::brain::ingest::Ingested;
 use crate::config::ConfigFile;
-use crate::gate::{Approver, Caller, Verdict};
+use crate::credentials::{Principal, Via};
+use crate::gate::{Caller, Verdict};
 use crate::memory::{Memory, MemoryError};
 use crate::runtime::strategies::Strategies;
 use crate::time::{Clock, SystemClock};
@@ -360,7 +361,9 @@ impl Agent {
         let turns = self.turns.clone();
         let turn_id = opened.turn_id.clone();
         let recorded = (!reply.is_empty()).then(|| reply.clone());
-        let reply_id = match blocking(move || turns.end(&turn_id, recorded.as_deref())).await {
+        let user = chat.user.clone();
+        let reply_id = match blocking(move || turns.end(&turn_id, &user, recorded.as_deref())).await
+        {
             Ok(view) => view.reply_id,
             Err(e) => {
                 tracing::warn!(turn = %opened.turn_id, "ending a chat turn failed: {e}");
@@ -589,12 +592,10 @@ impl Agent {
                     let name = tool.clone();
                     let approved = blocking(move || {
                         turns.approve(
-                            Approver::Person {
-                                channel,
-                                user: &user,
-                            },
                             &turn,
+                            &user,
                             &name,
+                            &Principal::Person(Via::Channel(channel.to_string())),
                         )
                     })
                     .await;

@@ -1,174 +1,106 @@
-//! Authentication of `/api/*` (DESIGN §6): a bearer token, or a dashboard session.
+//! Authentication of `/api/*` (DESIGN §6 and §8): a bearer token (the agent's or the
+//! operator's, see [`crate::credentials`]), or a dashboard session.
 //!
-//! The token is taken from `ENGRAM_TOKEN`, else read from `{data_dir}/auth-token`, else
-//! generated there at first start (mode 0600, so only the user who runs Engram can read
-//! it). The dashboard's login page exchanges the token for a session: a random id in an
-//! HttpOnly, SameSite=Strict cookie, so page scripts never hold the token. A request
-//! authenticated by that cookie that changes something must also carry
-//! `X-Engram-CSRF: 1`, a header no cross-site form can set.
+//! The dashboard's login page exchanges the operator token for a session of two
+//! halves: a random id in an HttpOnly, SameSite=Strict cookie, and a random secret the
+//! login hands to the page, which keeps it in `sessionStorage` and sends it as
+//! `X-Engram-CSRF` on every `/api` call. Both must match. A browser sends the cookie
+//! to every port of the host (cookies are not port-scoped), so a listener on another
+//! local port can capture it; without the secret, which never leaves the page's own
+//! origin, the cookie authenticates nothing. The same header is what no cross-site
+//! form can send.
+//!
+//! The middleware puts the caller's [`Principal`] into the request's extensions, for
+//! the handlers whose acts are the person's.
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
-
-pub const TOKEN_ENV: &str = "ENGRAM_TOKEN";
-pub const TOKEN_FILE: &str = "auth-token";
-/// Shortest token accepted from the environment or the file: anything shorter is
-/// guessable over loopback in reasonable time.
-const MIN_TOKEN_LEN: usize = 16;
-
-#[derive(Debug, thiserror::Error)]
-pub enum TokenError {
-    #[error("{TOKEN_ENV} must be at least {MIN_TOKEN_LEN} printable ASCII characters")]
-    WeakEnv,
-    #[error(
-        "{path}: the token must be at least {MIN_TOKEN_LEN} printable ASCII characters; delete the file to generate a new one"
-    )]
-    WeakFile { path: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot generate a token: {0}")]
-    Random(String),
-}
-
-/// The token `/api/*` requires.
-#[derive(Clone)]
-pub struct Token(Arc<str>);
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Token(..)")
-    }
-}
-
-impl Token {
-    pub fn new(value: &str) -> Token {
-        Token(Arc::from(value))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The token for a daemon over `data_dir`: `env` (the value of `ENGRAM_TOKEN`) if
-    /// given, else the token file, created on first use.
-    pub fn load_or_create(data_dir: &Path, env: Option<String>) -> Result<Token, TokenError> {
-        if let Some(value) = env {
-            let value = value.trim();
-            return if acceptable(value) {
-                Ok(Token::new(value))
-            } else {
-                Err(TokenError::WeakEnv)
-            };
-        }
-        let path = data_dir.join(TOKEN_FILE);
-        let io = |source| TokenError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        match std::fs::read_to_string(&path) {
-            Ok(text) if acceptable(text.trim()) => return Ok(Token::new(text.trim())),
-            Ok(_) => {
-                return Err(TokenError::WeakFile {
-                    path: path.display().to_string(),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(e)),
-        }
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
-        let token = hex::encode(bytes);
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        match options.open(&path) {
-            Ok(mut file) => {
-                file.write_all(token.as_bytes()).map_err(io)?;
-                file.sync_all().map_err(io)?;
-                tracing::info!("generated an API token in {}", path.display());
-                Ok(Token::new(&token))
-            }
-            // Another process created it first: use theirs.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Token::load_or_create(data_dir, None)
-            }
-            Err(e) => Err(io(e)),
-        }
-    }
-
-    /// Compares in time independent of where the first difference is.
-    pub fn matches(&self, candidate: &str) -> bool {
-        let (a, b) = (self.0.as_bytes(), candidate.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-    }
-}
-
-fn acceptable(token: &str) -> bool {
-    token.len() >= MIN_TOKEN_LEN && token.bytes().all(|b| b.is_ascii_graphic())
-}
+use crate::credentials::{Principal, TokenError, Tokens, Via, constant_time_eq, random_hex};
 
 /// The dashboard's session cookie.
 pub const SESSION_COOKIE: &str = "engram_session";
-/// The header a cookie-authenticated request that changes something must carry.
-pub const CSRF_HEADER: &str = "x-engram-csrf";
+/// The header that carries a dashboard session's secret, on every `/api` call.
+pub const SESSION_HEADER: &str = "x-engram-csrf";
 /// How long a dashboard login lasts.
 pub const SESSION_TTL: Duration = Duration::from_secs(12 * 60 * 60);
 /// Logins kept at once; the oldest is dropped beyond this, so that repeated logins
 /// cannot grow the daemon's memory.
 const MAX_SESSIONS: usize = 64;
 
+/// One login: when it started and the hash of its secret.
+struct Session {
+    started: Instant,
+    secret: [u8; 32],
+}
+
 /// Dashboard sessions, in memory: a restart logs the dashboard out, which is the safe
-/// side. Only a hash of each id is kept.
+/// side. Only hashes of each id and secret are kept.
 #[derive(Clone, Default)]
-pub struct Sessions(Arc<Mutex<HashMap<[u8; 32], Instant>>>);
+pub struct Sessions(Arc<Mutex<HashMap<[u8; 32], Session>>>);
+
+/// A new session's two halves: `id` for the cookie, `secret` for the page.
+pub struct NewSession {
+    pub id: String,
+    pub secret: String,
+}
 
 impl Sessions {
-    /// Opens a session and returns its id (64 hex characters) for the cookie.
-    pub fn start(&self) -> Result<String, TokenError> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
-        let id = hex::encode(bytes);
+    /// Opens a session (64 hex characters each for the id and the secret).
+    pub fn start(&self) -> Result<NewSession, TokenError> {
+        let id = random_hex()?;
+        let secret = random_hex()?;
         let now = Instant::now();
         let mut sessions = self.lock();
-        sessions.retain(|_, started| now.duration_since(*started) < SESSION_TTL);
+        sessions.retain(|_, session| now.duration_since(session.started) < SESSION_TTL);
         if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions.iter().min_by_key(|(_, t)| **t).map(|(k, _)| *k)
+            && let Some(oldest) = sessions
+                .iter()
+                .min_by_key(|(_, s)| s.started)
+                .map(|(k, _)| *k)
         {
             sessions.remove(&oldest);
         }
-        sessions.insert(hash(&id), now);
-        Ok(id)
+        sessions.insert(
+            hash(&id),
+            Session {
+                started: now,
+                secret: hash(&secret),
+            },
+        );
+        Ok(NewSession { id, secret })
     }
 
-    pub fn is_valid(&self, id: &str) -> bool {
+    /// Whether `id` names an open session (whatever the secret): enough to be shown a
+    /// page's shell, never to read or change data.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.secret_of(id).is_some()
+    }
+
+    /// Whether `id` names an open session whose secret is `secret`.
+    pub fn is_valid(&self, id: &str, secret: &str) -> bool {
+        self.secret_of(id)
+            .is_some_and(|expected| constant_time_eq(&expected, &hash(secret)))
+    }
+
+    fn secret_of(&self, id: &str) -> Option<[u8; 32]> {
         let key = hash(id);
         let mut sessions = self.lock();
         match sessions.get(&key) {
-            Some(started) if started.elapsed() < SESSION_TTL => true,
+            Some(session) if session.started.elapsed() < SESSION_TTL => Some(session.secret),
             Some(_) => {
                 sessions.remove(&key);
-                false
+                None
             }
-            None => false,
+            None => None,
         }
     }
 
@@ -176,12 +108,21 @@ impl Sessions {
         self.lock().remove(&hash(id));
     }
 
-    /// The session a request's cookie names, if it is open.
-    pub fn from_headers<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
-        session_cookie(headers).filter(|id| self.is_valid(id))
+    /// Whether the request's cookie names an open session (see [`Sessions::is_open`]).
+    pub fn cookie_is_open(&self, headers: &HeaderMap) -> bool {
+        session_cookie(headers).is_some_and(|id| self.is_open(id))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Instant>> {
+    /// Whether the request carries both halves of an open session.
+    pub fn authenticates(&self, headers: &HeaderMap) -> bool {
+        let secret = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+        match (session_cookie(headers), secret) {
+            (Some(id), Some(secret)) => self.is_valid(id, secret),
+            _ => false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Session>> {
         // The map holds no invariant a panicking holder could break.
         self.0
             .lock()
@@ -205,117 +146,139 @@ pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-/// Who may call `/api`: the token holder, or a logged-in dashboard.
+/// Who may call `/api`: the holders of the two tokens, and logged-in dashboards.
 #[derive(Clone)]
 pub struct Auth {
-    pub token: Token,
+    pub tokens: Tokens,
     pub sessions: Sessions,
 }
 
-/// Middleware: refuses an unauthenticated request before any handler sees it.
-pub async fn require_auth(State(auth): State<Auth>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    if bearer.is_some_and(|candidate| auth.token.matches(candidate)) {
-        return next.run(request).await;
+impl Auth {
+    /// The caller a request's credentials name, if any: a bearer token decides alone
+    /// (a wrong one is no one, whatever else the request carries).
+    pub fn principal(&self, headers: &HeaderMap) -> Option<Principal> {
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match bearer {
+            Some(candidate) => self.tokens.identify(candidate),
+            None => self
+                .sessions
+                .authenticates(headers)
+                .then_some(Principal::Person(Via::Dashboard)),
+        }
     }
-    if auth.sessions.from_headers(headers).is_none() {
-        return ApiError::unauthorized().into_response();
-    }
-    let safe = matches!(*request.method(), Method::GET | Method::HEAD);
-    let marked = headers.get(CSRF_HEADER).is_some_and(|v| v == "1");
-    if safe || marked {
-        next.run(request).await
-    } else {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "csrf-header-missing",
-            "a request authenticated by the dashboard cookie that changes something must carry `X-Engram-CSRF: 1`",
-        )
-        .into_response()
+}
+
+/// Middleware: refuses an unauthenticated request before any handler sees it, and
+/// hands the caller's [`Principal`] to the handlers.
+pub async fn require_auth(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
+    match auth.principal(request.headers()) {
+        Some(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        None => ApiError::unauthorized().into_response(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credentials::Token;
 
-    #[test]
-    fn first_start_creates_a_private_token_file_and_reuses_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let first = Token::load_or_create(dir.path(), None).expect("create");
-        assert_eq!(first.as_str().len(), 64);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(TOKEN_FILE))
-                .expect("token file")
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
+    fn headers(cookie: Option<&str>, secret: Option<&str>, bearer: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(id) = cookie {
+            let cookie = format!("theme=dark; {SESSION_COOKIE}={id}; other=1");
+            headers.insert(header::COOKIE, cookie.parse().expect("header"));
         }
-        let again = Token::load_or_create(dir.path(), None).expect("reuse");
-        assert_eq!(again.as_str(), first.as_str());
+        if let Some(secret) = secret {
+            headers.insert(SESSION_HEADER, secret.parse().expect("header"));
+        }
+        if let Some(token) = bearer {
+            let value = format!("Bearer {token}");
+            headers.insert(header::AUTHORIZATION, value.parse().expect("header"));
+        }
+        headers
     }
 
     #[test]
-    fn the_environment_overrides_the_file_and_must_be_strong() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let token =
-            Token::load_or_create(dir.path(), Some("0123456789abcdef-env".into())).expect("env");
-        assert_eq!(token.as_str(), "0123456789abcdef-env");
-        assert!(!dir.path().join(TOKEN_FILE).exists());
-        assert!(matches!(
-            Token::load_or_create(dir.path(), Some("short".into())),
-            Err(TokenError::WeakEnv)
-        ));
-    }
-
-    #[test]
-    fn sessions_are_random_revocable_and_read_from_the_cookie_header() {
+    fn a_session_needs_its_cookie_and_its_secret_together() {
         let sessions = Sessions::default();
         let first = sessions.start().expect("start");
         let second = sessions.start().expect("start");
-        assert_ne!(first, second);
-        assert_eq!(first.len(), 64);
-        assert!(sessions.is_valid(&first));
-        assert!(!sessions.is_valid("not-a-session"));
+        assert_ne!(first.id, second.id);
+        assert_ne!(first.id, first.secret);
+        assert_eq!((first.id.len(), first.secret.len()), (64, 64));
+        assert!(sessions.is_valid(&first.id, &first.secret));
+        assert!(!sessions.is_valid(&first.id, &second.secret));
+        assert!(!sessions.is_valid("not-a-session", &first.secret));
 
-        let mut headers = HeaderMap::new();
-        let cookie = format!("theme=dark; {SESSION_COOKIE}={first}; other=1");
-        headers.insert(header::COOKIE, cookie.parse().expect("header"));
-        assert_eq!(sessions.from_headers(&headers), Some(first.as_str()));
+        let both = headers(Some(&first.id), Some(&first.secret), None);
+        assert!(sessions.authenticates(&both));
+        // The cookie alone, or with a made-up or another session's secret: nothing.
+        assert!(!sessions.authenticates(&headers(Some(&first.id), None, None)));
+        assert!(!sessions.authenticates(&headers(Some(&first.id), Some("1"), None)));
+        assert!(!sessions.authenticates(&headers(Some(&first.id), Some(&second.secret), None)));
+        assert!(sessions.cookie_is_open(&headers(Some(&first.id), None, None)));
 
-        sessions.end(&first);
-        assert!(!sessions.is_valid(&first));
-        assert_eq!(sessions.from_headers(&headers), None);
-        assert!(sessions.is_valid(&second));
+        sessions.end(&first.id);
+        assert!(!sessions.authenticates(&both));
+        assert!(!sessions.cookie_is_open(&both));
+        assert!(sessions.is_valid(&second.id, &second.secret));
     }
 
     #[test]
     fn logins_beyond_the_cap_drop_the_oldest() {
         let sessions = Sessions::default();
         let oldest = sessions.start().expect("start");
-        let rest: Vec<String> = (1..MAX_SESSIONS)
+        let rest: Vec<NewSession> = (1..MAX_SESSIONS)
             .map(|_| sessions.start().expect("start"))
             .collect();
-        assert!(sessions.is_valid(&oldest));
+        assert!(sessions.is_open(&oldest.id));
         let newest = sessions.start().expect("start");
-        assert!(!sessions.is_valid(&oldest));
-        assert!(sessions.is_valid(&newest));
-        assert!(rest.iter().all(|id| sessions.is_valid(id)));
+        assert!(!sessions.is_open(&oldest.id));
+        assert!(sessions.is_open(&newest.id));
+        assert!(rest.iter().all(|s| sessions.is_valid(&s.id, &s.secret)));
     }
 
     #[test]
-    fn comparison_needs_the_exact_token() {
-        let token = Token::new("0123456789abcdef");
-        assert!(token.matches("0123456789abcdef"));
-        assert!(!token.matches("0123456789abcdeF"));
-        assert!(!token.matches("0123456789abcde"));
-        assert!(!token.matches(""));
+    fn the_principal_is_the_token_holder_or_the_logged_in_person() {
+        let auth = Auth {
+            tokens: Tokens {
+                agent: Token::new("0123456789abcdef-agent"),
+                operator: Token::new("0123456789abcdef-person"),
+            },
+            sessions: Sessions::default(),
+        };
+        let session = auth.sessions.start().expect("start");
+        assert_eq!(
+            auth.principal(&headers(None, None, Some("0123456789abcdef-agent"))),
+            Some(Principal::Agent)
+        );
+        assert_eq!(
+            auth.principal(&headers(None, None, Some("0123456789abcdef-person"))),
+            Some(Principal::Person(Via::OperatorToken))
+        );
+        assert_eq!(
+            auth.principal(&headers(Some(&session.id), Some(&session.secret), None)),
+            Some(Principal::Person(Via::Dashboard))
+        );
+        // A wrong bearer token is no one, even beside a valid session.
+        assert_eq!(
+            auth.principal(&headers(
+                Some(&session.id),
+                Some(&session.secret),
+                Some("wrong-token-0123456789")
+            )),
+            None
+        );
+        assert_eq!(
+            auth.principal(&headers(Some(&session.id), None, None)),
+            None
+        );
     }
 }

@@ -75,7 +75,7 @@ impl ApiError {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
-            "a valid `Authorization: Bearer <token>` header is required; the token is in {data_dir}/auth-token",
+            "a valid `Authorization: Bearer <token>` header is required (the agent's token is in {data_dir}/auth-token, the operator's in {data_dir}/operator-token), or a dashboard session with its secret",
         )
     }
 
@@ -138,6 +138,17 @@ impl IntoResponse for ApiError {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
+    }
+}
+
+/// The agent asked for one of the person's acts: 403 `person-required`.
+impl From<crate::credentials::PersonRequired> for ApiError {
+    fn from(e: crate::credentials::PersonRequired) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            crate::credentials::PersonRequired::CODE,
+            e.to_string(),
+        )
     }
 }
 
@@ -243,7 +254,9 @@ impl From<LibraryError> for ApiError {
             LibraryError::Invalid(_)
             | LibraryError::PackagePath { .. }
             | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            LibraryError::Inactive(_) | LibraryError::SlugTaken { .. } => StatusCode::CONFLICT,
+            LibraryError::Inactive(_)
+            | LibraryError::SlugTaken { .. }
+            | LibraryError::ToolsUnconfirmed { .. } => StatusCode::CONFLICT,
             LibraryError::IndexCorrupt { reason, .. } => {
                 return ApiError::new(
                     StatusCode::CONFLICT,

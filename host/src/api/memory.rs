@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
+use axum::{Extension, Json};
 use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -20,6 +20,7 @@ use crate::app::App;
 use crate::brain::record::{MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
+use crate::credentials::{PersonAct, Principal};
 
 /// Page size when `limit` is not given, and the largest accepted.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -307,17 +308,20 @@ pub async fn delete_memory(
 
 #[utoipa::path(delete, path = "/api/brain/memory", tag = "memory",
     summary = "Clear all memories of the user",
-    description = "Deletes every memory and person of the user; needs `confirm=true`.",
+    description = "Deletes every memory and person of the user; needs `confirm=true`, and the person's authority (a dashboard session or the operator token): the agent's token is 403 `person-required`.",
     params(ClearQuery),
     responses(
         (status = 200, body = Cleared),
         (status = 400, description = "`confirm=true` missing", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: the agent's token cannot clear everything", body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn clear_memories(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     ApiQuery(query): ApiQuery<ClearQuery>,
 ) -> Result<Json<Cleared>, ApiError> {
+    principal.require(PersonAct::ClearAll)?;
     let user = user_id(query.user.as_deref())?;
     if !query.confirm {
         return Err(ApiError::bad_request(

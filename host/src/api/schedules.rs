@@ -20,7 +20,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, user_id};
+use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::schedule::cron::Cron;
@@ -58,7 +58,7 @@ pub struct ListParams {
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
-    /// Only this user's schedules.
+    /// Whose schedules (default `default`): each user sees only their own.
     pub user: Option<String>,
 }
 
@@ -170,7 +170,7 @@ pub async fn create_schedule(
 
 #[utoipa::path(get, path = "/api/schedules", tag = "schedules",
     summary = "Schedules",
-    description = "Schedules, oldest first, paged by cursor.",
+    description = "The user's schedules (`user`, default `default`), oldest first, paged by cursor.",
     params(ListParams),
     responses(
         (status = 200, body = SchedulePage),
@@ -185,14 +185,10 @@ pub async fn list_schedules(
     if !(1..=crate::schedule::store::MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid_field("limit", "must be 1 to 500"));
     }
-    let user = query
-        .user
-        .as_deref()
-        .map(|u| user_id(Some(u)))
-        .transpose()?;
+    let user = user_id(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.schedules.list(
-            user.as_deref(),
+            &user,
             limit,
             query.cursor.as_deref(),
         )?))
@@ -202,18 +198,21 @@ pub async fn list_schedules(
 
 #[utoipa::path(get, path = "/api/schedules/{id}", tag = "schedules",
     summary = "A schedule",
-    params(("id" = String, Path, description = "Schedule id (`sch_...`)")),
+    params(("id" = String, Path, description = "Schedule id (`sch_...`)"), UserQuery),
     responses(
         (status = 200, body = Schedule),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "no such schedule for this user", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_schedule(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Schedule>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
     blocking(move || {
         app.schedules
-            .get(&id)?
+            .get(&id, &user)?
             .map(Json)
             .ok_or_else(|| not_found(&id))
     })
@@ -223,17 +222,20 @@ pub async fn get_schedule(
 #[utoipa::path(delete, path = "/api/schedules/{id}", tag = "schedules",
     summary = "Delete a schedule",
     description = "The schedule never runs again; turns it already opened are not touched.",
-    params(("id" = String, Path, description = "Schedule id")),
+    params(("id" = String, Path, description = "Schedule id"), UserQuery),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "no such schedule for this user", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_schedule(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<StatusCode, ApiError> {
+    let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        if app.schedules.delete(&id)? {
+        if app.schedules.delete(&id, &user)? {
             Ok(StatusCode::NO_CONTENT)
         } else {
             Err(not_found(&id))

@@ -15,10 +15,10 @@
 use std::path::Path as FsPath;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -26,10 +26,12 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery};
 use crate::app::App;
+use crate::credentials::{PersonAct, Principal};
 use crate::skills::RegistryClient;
 use crate::skills::registry::direct;
 use crate::skills::{
-    InstallOutcome, InstallStatus, InstalledSkill, ScanProblem, Slug, SourceKind, Warning,
+    InstallOutcome, InstallStatus, InstalledSkill, ScanProblem, Slug, SourceKind, ToolConsent,
+    Warning,
 };
 
 /// `GET /api/skills`.
@@ -219,6 +221,8 @@ pub struct InstallResult {
     pub warnings: Vec<Diagnostic>,
     /// The previous location, when a forced install moved the skill.
     pub replaced: Option<String>,
+    /// The tools the skill may use whenever it is invoked (its `allowed-tools`).
+    pub allowed_tools: Vec<String>,
 }
 
 /// `installed`, `updated` (version or body changed), `reinstalled` (same, forced) or
@@ -248,6 +252,7 @@ impl From<InstallOutcome> for InstallResult {
             sha256: outcome.sha256,
             warnings: outcome.warnings.iter().map(diagnostic).collect(),
             replaced: outcome.replaced,
+            allowed_tools: outcome.allowed_tools,
         }
     }
 }
@@ -468,6 +473,10 @@ pub struct InstallFromUrl {
     /// Reinstall when the same version is installed already.
     #[serde(default)]
     pub force: bool,
+    /// The person grants the tools the skill asks for (its `allowed-tools`); needs a
+    /// dashboard session or the operator token.
+    #[serde(default)]
+    pub confirm_tools: bool,
 }
 
 /// Body of `POST /api/skills/install-from-registry`.
@@ -479,6 +488,10 @@ pub struct InstallFromRegistry {
     /// Reinstall when the same version is installed already.
     #[serde(default)]
     pub force: bool,
+    /// The person grants the tools the skill asks for (its `allowed-tools`); needs a
+    /// dashboard session or the operator token.
+    #[serde(default)]
+    pub confirm_tools: bool,
 }
 
 /// What an install from the registry did, and where the skill's registry page is.
@@ -514,42 +527,66 @@ fn installed(outcome: InstallOutcome) -> Result<InstallResult, ApiError> {
     request_body = InstallFromUrl,
     responses(
         (status = 200, description = "installed, updated or reinstalled", body = InstallResult),
-        (status = 409, description = "already-installed", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "the URL is refused or the SKILL.md is invalid (the rule is named)", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "the URL could not be fetched", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn install_from_url(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     ApiJson(body): ApiJson<InstallFromUrl>,
 ) -> Result<Json<InstallResult>, ApiError> {
+    let consent = tool_consent(&principal, body.confirm_tools)?;
     let allow_private = app.config.current().network.allow_private.unwrap_or(false);
-    let outcome =
-        direct::install_from_url(&app.skills, &body.url, None, body.force, allow_private).await?;
+    let outcome = direct::install_from_url(
+        &app.skills,
+        &body.url,
+        None,
+        body.force,
+        allow_private,
+        consent,
+    )
+    .await?;
     Ok(Json(installed(outcome)?))
 }
 
 #[utoipa::path(post, path = "/api/skills/install-from-registry", tag = "skills",
     summary = "Install a skill from the registry",
-    description = "Downloads the skill from the configured registry, checks the SHA-256 of its body against the registry feed (a mismatch aborts with nothing written), validates and installs it.",
+    description = "Downloads the skill from the configured registry, checks the SHA-256 of its body against the registry feed, its name, allowed-tools and every other file against what the registry vouches for (a mismatch aborts with nothing written: `sha-mismatch`, `integrity-mismatch`), validates and installs it. A skill that asks for tools needs `confirm_tools` from the person.",
     request_body = InstallFromRegistry,
     responses(
         (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult),
         (status = 404, description = "no such skill in the registry", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "already-installed", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "the registry is unreachable or served something unusable (sha-mismatch, archive refused)", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "the registry is unreachable or served something unusable (sha-mismatch, integrity-mismatch, archive refused)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn install_from_registry(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     ApiJson(body): ApiJson<InstallFromRegistry>,
 ) -> Result<Json<RegistryInstallResult>, ApiError> {
+    let consent = tool_consent(&principal, body.confirm_tools)?;
     let client = RegistryClient::from_config(&app.data, &app.config.current(), None)?;
-    let done = client.install(&app.skills, &body.id, body.force).await?;
+    let done = client
+        .install(&app.skills, &body.id, body.force, consent)
+        .await?;
     Ok(Json(RegistryInstallResult {
         result: installed(done.outcome)?,
         page_url: done.page_url,
         registry: done.registry,
     }))
+}
+
+/// `confirm_tools` as a consent: only the person may give it (403 `person-required`
+/// for the agent's token).
+fn tool_consent(principal: &Principal, confirm_tools: bool) -> Result<ToolConsent, ApiError> {
+    if confirm_tools {
+        principal.require(PersonAct::ConfirmTools)?;
+    }
+    Ok(ToolConsent::given(confirm_tools))
 }
 
 /// The listing shape of an installed skill.

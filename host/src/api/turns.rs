@@ -10,12 +10,18 @@
 //! itself), `tools/{name}` for the host's tools (decided, then run, on the turn
 //! service's one path for host tools, as a script's `tools.invoke` is; a tool the
 //! agent runs itself is 422 `not-a-host-tool` there, before any decision).
-//! `approvals` is the operator's yes to a tool the gate asks about, for the turn only.
+//! `approvals` is the person's yes to a tool the gate asks about, for the turn only:
+//! the dashboard's, a chat channel's or the operator token's; the agent's token gets
+//! 403 `person-required`, and the refusal is in the audit log.
 //! `end` closes the turn and revokes its grants and approvals; a turn not ended
 //! expires (`tools.turnTtlMinutes`).
 //! `scripts/{name}` runs a script of the invoked skill (and of no other): invoking the
 //! skill is the permission, so the run itself is no gate decision, but each of the
 //! script's `tools.invoke` calls is one, under the turn's grants.
+//!
+//! Every route takes `user` (default `default`) as the other routes do, and a turn is
+//! only ever seen, used or ended by its own user: another user's turn is 404
+//! `unknown-turn`, as the audit log shows each user only their own decisions.
 //!
 //! The service behind every route is [`crate::turns`]; this module reads the
 //! requests, calls it off the async workers, and maps [`TurnError`] to problem
@@ -31,19 +37,20 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, user_id};
+use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
+use crate::credentials::Principal;
 use crate::gate::{
-    Approver, AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
+    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
 use crate::net::FetchError;
 use crate::tools::ToolError;
@@ -131,7 +138,7 @@ pub struct AuditParams {
     pub cursor: Option<String>,
     /// Only this turn's decisions.
     pub turn: Option<String>,
-    /// Only this user's decisions.
+    /// Whose decisions (default `default`): each user sees only their own.
     pub user: Option<String>,
 }
 
@@ -194,6 +201,7 @@ impl From<GateError> for ApiError {
             GateError::NotApprovable { code, .. } => {
                 ApiError::new(StatusCode::CONFLICT, code.as_str(), e.to_string())
             }
+            GateError::PersonRequired(refused) => refused.into(),
             GateError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             GateError::TooManyTurns { .. } => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -258,7 +266,7 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
                 StatusCode::FORBIDDEN,
                 "approval-required",
                 format!(
-                    "{}: ask the user; once they agree, POST /api/turns/{}/approvals {{\"tool\": \"{}\"}} approves it for this turn, then call again",
+                    "{}: ask the user; they approve it for this turn (the dashboard, a chat channel, or POST /api/turns/{}/approvals {{\"tool\": \"{}\"}} with the operator token), then call again",
                     decision.reason,
                     policy::shown(turn_id),
                     policy::shown(tool)
@@ -301,22 +309,25 @@ pub async fn open_turn(
 
 #[utoipa::path(get, path = "/api/turns/{id}", tag = "turns",
     summary = "A turn, its state and its decisions",
-    params(("id" = String, Path, description = "Turn id (`turn_...`)")),
+    params(("id" = String, Path, description = "Turn id (`turn_...`)"), UserQuery),
     responses(
         (status = 200, body = TurnView),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`unknown-turn`: no such turn for this user", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_turn(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<TurnView>, ApiError> {
-    blocking(move || Ok(Json(app.turns.view(&id)?))).await
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || Ok(Json(app.turns.view(&id, &user)?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/end", tag = "turns",
     summary = "End a turn",
     description = "Revokes the turn's grants and records `reply` (role assistant) in the turn's conversation. Ending a turn twice is 409 `turn-ended`.",
-    params(("id" = String, Path, description = "Turn id")),
+    params(("id" = String, Path, description = "Turn id"), UserQuery),
     request_body = EndTurn,
     responses(
         (status = 200, body = TurnView),
@@ -327,15 +338,17 @@ pub async fn get_turn(
 pub async fn end_turn(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EndTurn>,
 ) -> Result<Json<TurnView>, ApiError> {
-    blocking(move || Ok(Json(app.turns.end(&id, body.reply.as_deref())?))).await
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || Ok(Json(app.turns.end(&id, &user, body.reply.as_deref())?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
     summary = "May the agent call this tool now?",
     description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first; their yes is given with POST /api/turns/{id}/approvals, after which the tool is allowed for the rest of the turn) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
-    params(("id" = String, Path, description = "Turn id")),
+    params(("id" = String, Path, description = "Turn id"), UserQuery),
     request_body = Authorize,
     responses(
         (status = 200, body = Decision),
@@ -345,11 +358,13 @@ pub async fn end_turn(
 pub async fn authorize(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.turns.authorize(
-            Caller::Agent,
+            Caller::Agent { user: &user },
             &id,
             &body.tool,
             &body.args,
@@ -364,6 +379,7 @@ pub async fn authorize(
     params(
         ("id" = String, Path, description = "Turn id"),
         ("name" = String, Path, description = "Host tool name"),
+        UserQuery,
     ),
     request_body = ToolCall,
     responses(
@@ -378,14 +394,17 @@ pub async fn authorize(
 pub async fn run_tool(
     State(app): State<Arc<App>>,
     Path((id, name)): Path<(String, String)>,
+    ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ToolCall>,
 ) -> Result<Json<ToolResult>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
     // `fetch_url` waits on the network from the blocking pool too: the service's one
     // path for host tools blocks, for scripts as for REST.
     blocking(move || {
+        let caller = Caller::Agent { user: &user };
         let ran = app
             .turns
-            .run_host_tool(Caller::Agent, Some(&id), &name, body.args, None)?;
+            .run_host_tool(caller, Some(&id), &name, body.args, None)?;
         Ok(Json(ran))
     })
     .await
@@ -393,26 +412,28 @@ pub async fn run_tool(
 
 #[utoipa::path(post, path = "/api/turns/{id}/approvals", tag = "turns",
     summary = "Approve a tool for the rest of a turn",
-    description = "The operator's (the user's) yes to a tool the gate answers ask for: from now until the turn ends or expires, calls of `tool` in this turn (the agent's, and its scripts' `tools.invoke`) are allowed, with code `approved`; the next turn asks again. The approval is written to the audit log (caller `operator`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
-    params(("id" = String, Path, description = "Turn id")),
+    description = "The person's yes to a tool the gate answers ask for: from now until the turn ends or expires, calls of `tool` in this turn (the agent's, and its scripts' `tools.invoke`) are allowed, with code `approved`; the next turn asks again. Only the person approves: a dashboard session, the operator token, or a chat channel's approval button. The agent's token is 403 `person-required`, and the refusal is written to the audit log (caller `agent`, decision `deny`, code `person-required`). The approval is written to the audit log (caller `dashboard`, `operator` or `channel:<name>`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn (or another user's) 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    params(("id" = String, Path, description = "Turn id"), UserQuery),
     request_body = Approve,
     responses(
         (status = 201, body = ApprovalGranted),
         (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: the agent's token cannot approve", body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn approve(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Approve>,
 ) -> Result<(StatusCode, Json<ApprovalGranted>), ApiError> {
+    let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        Ok((
-            StatusCode::CREATED,
-            Json(app.turns.approve(Approver::Operator, &id, &body.tool)?),
-        ))
+        let granted = app.turns.approve(&id, &user, &body.tool, &principal)?;
+        Ok((StatusCode::CREATED, Json(granted)))
     })
     .await
 }
@@ -423,6 +444,7 @@ pub async fn approve(
     params(
         ("id" = String, Path, description = "Turn id"),
         ("name" = String, Path, description = "Script name: `scripts/<name>.wasm` of the invoked skill"),
+        UserQuery,
     ),
     request_body = ScriptCall,
     responses(
@@ -435,15 +457,17 @@ pub async fn approve(
 pub async fn run_script(
     State(app): State<Arc<App>>,
     Path((id, name)): Path<(String, String)>,
+    ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ScriptCall>,
 ) -> Result<Json<ScriptResult>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
     // Off the async workers: a script may run up to its time limit.
-    blocking(move || Ok(Json(app.turns.run_script(&id, &name, body.args)?))).await
+    blocking(move || Ok(Json(app.turns.run_script(&id, &user, &name, body.args)?))).await
 }
 
 #[utoipa::path(get, path = "/api/audit", tag = "turns",
     summary = "The gate's audit log",
-    description = "Every decision of the gate, newest first, paged by `next_cursor`.",
+    description = "Every decision of the gate for `user` (default `default`), newest first, paged by `next_cursor`. No user sees another's decisions.",
     params(AuditParams),
     responses(
         (status = 200, body = AuditPage),
@@ -464,12 +488,13 @@ pub async fn audit(
             ));
         }
     };
+    let user = user_id(params.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.gate.audit().list(&AuditQuery {
             limit,
             cursor: params.cursor,
             turn_id: params.turn,
-            user: params.user,
+            user: Some(user),
         })?))
     })
     .await

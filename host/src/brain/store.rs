@@ -809,7 +809,8 @@ pub mod q {
 
     /// Imports an export into `user`, all or nothing: records keep their ids and
     /// timestamps; an existing record with the same id is replaced. A line that does
-    /// not parse, or a record of another user's id space, fails the whole import.
+    /// not parse, a record of another user's id space, or a person link naming
+    /// another user's memory or person fails the whole import.
     pub fn import(
         tx: &Transaction,
         user: &str,
@@ -962,6 +963,17 @@ pub mod q {
                     .map_err(|e| fail(format!("message `{}`: {e}", message.id)))?;
                 }
                 ExportLine::PersonLink(link) => {
+                    // A link joins two of this user's records. Ids not seen yet must
+                    // come later in the file (as this user's, or that line fails).
+                    for (table, id) in [("memories", &link.memory_id), ("persons", &link.person_id)]
+                    {
+                        if owner_of(table, id)?.is_some_and(|owner| owner != user) {
+                            return Err(fail(format!(
+                                "link {} -> {} names `{id}`, which belongs to another user",
+                                link.memory_id, link.person_id
+                            )));
+                        }
+                    }
                     tx.execute(
                         "INSERT OR REPLACE INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)",
                         params![link.memory_id, link.person_id, user, link.relation],

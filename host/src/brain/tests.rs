@@ -477,6 +477,60 @@ fn export_and_import_round_trip_losslessly() {
 }
 
 #[test]
+fn an_import_cannot_link_another_users_memory_or_person() {
+    let f = fixture();
+    let memory = f
+        .brain
+        .add(
+            "alice",
+            new(MemoryType::Relationship, "Anna is Alice's sister"),
+        )
+        .expect("add");
+    f.brain
+        .store()
+        .write(|tx| {
+            tx.execute(
+                "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES ('per_anna', 'alice', 'Anna', '[]', 5, 6)",
+                [],
+            )?;
+            tx.execute(
+                "INSERT INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, 'per_anna', 'alice', 'sister')",
+                [&memory.id],
+            )?;
+            Ok(())
+        })
+        .expect("person");
+    let before = export(&f.brain, "alice");
+    // Bob's file links alice's memory and person, as his own or to his own records.
+    let link = |memory_id: &str, person_id: &str| {
+        format!(
+            "{{\"kind\":\"person_link\",\"memory_id\":\"{memory_id}\",\"person_id\":\"{person_id}\",\"user_id\":\"bob\",\"relation\":\"enemy\"}}\n"
+        )
+    };
+    let bobs_memory = f
+        .brain
+        .add("bob", new(MemoryType::Relationship, "Bob knows someone"))
+        .expect("add");
+    for text in [
+        link(&memory.id, "per_anna"),
+        link(&bobs_memory.id, "per_anna"),
+        link(&memory.id, "per_unknown"),
+    ] {
+        match f.brain.import("bob", &mut text.as_bytes()) {
+            Err(StoreError::Import { line: 1, reason }) => {
+                assert!(reason.contains("another user"), "{reason}")
+            }
+            other => panic!("expected an import error, got {other:?}"),
+        }
+    }
+    assert_eq!(export(&f.brain, "alice"), before, "alice's data unchanged");
+    assert!(
+        !export(&f.brain, "bob").contains("person_link"),
+        "bob got no link"
+    );
+}
+
+#[test]
 fn a_bad_import_line_names_itself_and_imports_nothing() {
     let f = fixture();
     let source = fixture();

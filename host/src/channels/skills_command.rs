@@ -31,7 +31,7 @@ use crate::skills::library::Library;
 use crate::skills::library::catalog::summarize;
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{IndexEntry, SourceKind};
-use crate::skills::library::install::{InstallOutcome, InstallStatus};
+use crate::skills::library::install::{InstallOutcome, InstallStatus, ToolConsent};
 
 /// Registry matches `/skills search` shows.
 pub const SEARCH_RESULTS: usize = 5;
@@ -101,7 +101,9 @@ pub trait RegistryView: Sync {
     -> impl Future<Output = Result<RegistrySkill, RegistryFailure>> + Send;
 
     /// Downloads, verifies and installs `id` into `library` (no force: the same
-    /// version again is `already-installed`).
+    /// version again is `already-installed`). Only a channel's admin installs, and
+    /// the admin is the person: the tools the skill asks for count as confirmed, and
+    /// the reply names them.
     fn install(
         &self,
         library: &Library,
@@ -144,10 +146,16 @@ impl RegistryView for crate::skills::registry::RegistryClient {
         library: &Library,
         id: &str,
     ) -> Result<InstallOutcome, RegistryFailure> {
-        crate::skills::registry::RegistryClient::install(self, library, id, false)
-            .await
-            .map(|installed| installed.outcome)
-            .map_err(failure)
+        crate::skills::registry::RegistryClient::install(
+            self,
+            library,
+            id,
+            false,
+            ToolConsent::Confirmed,
+        )
+        .await
+        .map(|installed| installed.outcome)
+        .map_err(failure)
     }
 }
 
@@ -483,8 +491,16 @@ async fn install<R: RegistryView>(id: &str, library: &Library, registry: &R) -> 
         InstallStatus::Reinstalled => "was reinstalled",
         InstallStatus::Installed => "was installed",
     };
+    let tools = if outcome.allowed_tools.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nIt may use these tools whenever it is invoked: {}",
+            one_line(&outcome.allowed_tools.join(", "))
+        )
+    };
     let text = format!(
-        "{}{} {what}.\n{}",
+        "{}{} {what}.{tools}\n{}",
         item.id,
         version_suffix(&item.version),
         item.url.as_deref().unwrap_or_default()
@@ -663,7 +679,7 @@ mod tests {
                 registry: Some(REGISTRY.into()),
             };
             library
-                .install(&package, source, false)
+                .install(&package, source, false, ToolConsent::Confirmed)
                 .map_err(|e| RegistryFailure {
                     code: e.code().into(),
                     message: e.to_string(),

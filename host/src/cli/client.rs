@@ -1,8 +1,12 @@
 //! A small blocking HTTP client for the running daemon, for the commands that go
 //! through its REST API (`engram memory ...`). It finds the daemon the way a user
 //! would expect: `--url` (or `ENGRAM_URL`), else the `daemon.json` that `engram serve`
-//! writes into the data directory; and the token from `--token` (or `ENGRAM_TOKEN`),
-//! else `{data_dir}/auth-token`.
+//! writes into the data directory, trusted only when the daemon it names (pid and URL)
+//! is the one holding the directory's lock (`lock.rs`): after a kill -9 the file
+//! stays, and whatever listens on its port next must not be sent the token. And the
+//! token from `--token` (or
+//! `ENGRAM_OPERATOR_TOKEN`), else `{data_dir}/operator-token`: the CLI is the person's,
+//! so it holds the person's authority (see [`crate::credentials`]).
 //!
 //! Every failure is a [`ClientError`]: a problem document from the daemon keeps its
 //! `code` and shows its `detail`; a daemon that is not running or not reachable says
@@ -18,8 +22,9 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::api::auth::{TOKEN_ENV, TOKEN_FILE};
 use crate::api::error::PROBLEM_CONTENT_TYPE;
+use crate::credentials::{AGENT_TOKEN_FILE, OPERATOR_TOKEN_ENV, OPERATOR_TOKEN_FILE};
+use crate::lock::{LOCK_FILE, LockState};
 use crate::server::{DAEMON_FILE, DaemonInfo};
 
 /// Environment variable naming the daemon's base URL (same as `--url`).
@@ -34,9 +39,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Where the base URL or the token came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// `--url`/`ENGRAM_URL`, or `--token`/`ENGRAM_TOKEN`.
+    /// `--url`/`ENGRAM_URL`, or `--token`/`ENGRAM_OPERATOR_TOKEN`.
     Given,
-    /// `{data_dir}/daemon.json` or `{data_dir}/auth-token`.
+    /// `{data_dir}/daemon.json` or `{data_dir}/operator-token`.
     File(PathBuf),
 }
 
@@ -48,6 +53,16 @@ pub enum ClientError {
     NoDaemon { data_dir: PathBuf },
     #[error("{path}: {reason}; restart the daemon (`engram serve`), or pass --url")]
     DaemonFile { path: PathBuf, reason: String },
+    /// `daemon.json` names a daemon that does not hold the data directory's lock.
+    #[error(
+        "{path} names the daemon pid {pid} at {url}, but {reason}; the token was not sent. Start one with `engram serve`, or pass --url"
+    )]
+    StaleDaemonFile {
+        path: PathBuf,
+        pid: u32,
+        url: String,
+        reason: String,
+    },
     #[error("{}", unreachable_message(.url, .source_of_url, .reason))]
     Unreachable {
         url: String,
@@ -57,7 +72,7 @@ pub enum ClientError {
     #[error("`{url}` is not a daemon URL: {reason} (expected e.g. http://127.0.0.1:7878)")]
     InvalidUrl { url: String, reason: String },
     #[error(
-        "no API token: {path} is missing; set {TOKEN_ENV} or pass --token (the daemon writes the file at its first start)"
+        "no API token: {path} is missing; set {OPERATOR_TOKEN_ENV} or pass --token (the daemon writes the file at its first start)"
     )]
     NoToken { path: PathBuf },
     #[error("cannot read the API token {path}: {reason}")]
@@ -98,10 +113,10 @@ fn api_message(status: u16, code: &str, detail: &str, token_source: &Source) -> 
     if status == StatusCode::UNAUTHORIZED.as_u16() {
         match token_source {
             Source::Given => message.push_str(&format!(
-                "; the token given by --token or {TOKEN_ENV} was refused"
+                "; the token given by --token or {OPERATOR_TOKEN_ENV} was refused"
             )),
             Source::File(path) => message.push_str(&format!(
-                "; the token read from {} was refused (the daemon may use {TOKEN_ENV})",
+                "; the token read from {} was refused (the daemon may use {OPERATOR_TOKEN_ENV})",
                 path.display()
             )),
         }
@@ -116,6 +131,7 @@ impl ClientError {
         match self {
             ClientError::NoDaemon { .. }
             | ClientError::DaemonFile { .. }
+            | ClientError::StaleDaemonFile { .. }
             | ClientError::Unreachable { .. } => EXIT_UNREACHABLE,
             _ => 1,
         }
@@ -150,6 +166,24 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
+/// Whose token a command presents when none is given: `engram memory` is the person at
+/// a terminal; `engram mcp`'s relay speaks for an agent, which must not hold the
+/// person's authority (it could approve its own asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acting {
+    Person,
+    Agent,
+}
+
+impl Acting {
+    fn token_file(self) -> &'static str {
+        match self {
+            Acting::Person => OPERATOR_TOKEN_FILE,
+            Acting::Agent => AGENT_TOKEN_FILE,
+        }
+    }
+}
+
 impl Endpoint {
     /// The daemon of `data_dir`, unless `url` and `token` (already taken from flags or
     /// the environment) say otherwise. The URL is looked up before the token, so a
@@ -158,19 +192,21 @@ impl Endpoint {
         data_dir: &Path,
         url: Option<String>,
         token: Option<String>,
+        acting: Acting,
     ) -> Result<Endpoint, ClientError> {
         let (url, url_source) = match url.filter(|u| !u.trim().is_empty()) {
             Some(url) => (url.trim().to_string(), Source::Given),
             None => {
                 let path = data_dir.join(DAEMON_FILE);
                 let info = read_daemon_file(data_dir, &path)?;
+                check_holds_lock(data_dir, &path, &info)?;
                 (info.url, Source::File(path))
             }
         };
         let (token, token_source) = match token.filter(|t| !t.trim().is_empty()) {
             Some(token) => (token.trim().to_string(), Source::Given),
             None => {
-                let path = data_dir.join(TOKEN_FILE);
+                let path = data_dir.join(acting.token_file());
                 let token = match std::fs::read_to_string(&path) {
                     Ok(text) => text.trim().to_string(),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -255,6 +291,42 @@ fn read_daemon_file(data_dir: &Path, path: &Path) -> Result<DaemonInfo, ClientEr
         path: path.to_path_buf(),
         reason: format!("not a daemon description: {e}"),
     })
+}
+
+/// Refuses a `daemon.json` whose daemon is not the one holding `data_dir`'s lock
+/// (the kernel's answer, which a process that died cannot leave behind).
+fn check_holds_lock(data_dir: &Path, path: &Path, info: &DaemonInfo) -> Result<(), ClientError> {
+    let stale = |reason: String| ClientError::StaleDaemonFile {
+        path: path.to_path_buf(),
+        pid: info.pid,
+        url: info.url.clone(),
+        reason,
+    };
+    let lock = data_dir.join(LOCK_FILE);
+    match crate::lock::state(data_dir) {
+        Err(e) => Err(ClientError::DaemonFile {
+            path: lock,
+            reason: e.to_string(),
+        }),
+        Ok(LockState::Free) => Err(stale(format!(
+            "no daemon holds {} (it has stopped, or was killed)",
+            lock.display()
+        ))),
+        Ok(LockState::Held(None)) => Err(stale(format!(
+            "the process holding {} has not said who it is yet (it is starting; try again)",
+            lock.display()
+        ))),
+        Ok(LockState::Held(Some(holder)))
+            if holder.pid == info.pid
+                && holder.url.as_deref().map(|u| u.trim_end_matches('/'))
+                    == Some(info.url.trim_end_matches('/')) =>
+        {
+            Ok(())
+        }
+        Ok(LockState::Held(Some(holder))) => {
+            Err(stale(format!("{} is held by {holder}", lock.display())))
+        }
+    }
 }
 
 /// A blocking client of one daemon.
@@ -459,7 +531,7 @@ mod tests {
     #[test]
     fn discovery_reads_the_daemon_file_and_the_token_file() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let missing = Endpoint::discover(dir.path(), None, None).expect_err("no daemon");
+        let missing = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no daemon");
         assert!(matches!(missing, ClientError::NoDaemon { .. }));
         assert_eq!(missing.exit_code(), EXIT_UNREACHABLE);
         assert!(
@@ -469,28 +541,55 @@ mod tests {
             "{missing}"
         );
 
-        std::fs::write(
-            dir.path().join(DAEMON_FILE),
-            r#"{"url":"http://127.0.0.1:4321/","pid":1}"#,
-        )
-        .expect("daemon file");
-        let no_token = Endpoint::discover(dir.path(), None, None).expect_err("no token");
+        // What a daemon killed with SIGKILL leaves: the file, no lock.
+        let file = format!(
+            r#"{{"url":"http://127.0.0.1:4321/","pid":{}}}"#,
+            std::process::id()
+        );
+        std::fs::write(dir.path().join(DAEMON_FILE), &file).expect("daemon file");
+        let stale = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("stale");
+        assert!(
+            matches!(stale, ClientError::StaleDaemonFile { .. }),
+            "{stale}"
+        );
+        assert_eq!(stale.exit_code(), EXIT_UNREACHABLE);
+        // Held, but by a daemon at another address than the file says.
+        let mut lock = crate::lock::DataDirLock::acquire(dir.path(), "serve").expect("lock");
+        lock.set_url("http://127.0.0.1:4322").expect("url");
+        let other = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("another daemon");
+        assert!(other.to_string().contains("4322"), "{other}");
+        lock.set_url("http://127.0.0.1:4321").expect("url");
+        let no_token = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no token");
         assert!(
             matches!(no_token, ClientError::NoToken { .. }),
             "{no_token}"
         );
         assert_eq!(no_token.exit_code(), 1);
 
-        std::fs::write(dir.path().join(TOKEN_FILE), "0123456789abcdef0123\n").expect("token");
-        let found = Endpoint::discover(dir.path(), None, None).expect("endpoint");
+        std::fs::write(
+            dir.path().join(OPERATOR_TOKEN_FILE),
+            "0123456789abcdef0123\n",
+        )
+        .expect("token");
+        let found = Endpoint::discover(dir.path(), None, None, Acting::Person).expect("endpoint");
         assert_eq!(found.url, "http://127.0.0.1:4321");
         assert_eq!(found.token, "0123456789abcdef0123");
         assert_eq!(found.url_source, Source::File(dir.path().join(DAEMON_FILE)));
+        // The MCP relay speaks for an agent: it presents the agent's token, never the
+        // person's.
+        std::fs::write(dir.path().join(AGENT_TOKEN_FILE), "agent-token-4567\n").expect("token");
+        let agent = Endpoint::discover(dir.path(), None, None, Acting::Agent).expect("endpoint");
+        assert_eq!(agent.token, "agent-token-4567");
+        assert_eq!(
+            agent.token_source,
+            Source::File(dir.path().join(AGENT_TOKEN_FILE))
+        );
 
         let given = Endpoint::discover(
             dir.path(),
             Some("http://localhost:9".into()),
             Some("other-token".into()),
+            Acting::Person,
         )
         .expect("endpoint");
         assert_eq!(given.url, "http://localhost:9");
@@ -503,7 +602,7 @@ mod tests {
     fn a_corrupt_daemon_file_is_named() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(DAEMON_FILE), "not json").expect("daemon file");
-        let error = Endpoint::discover(dir.path(), None, None).expect_err("corrupt");
+        let error = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("corrupt");
         assert!(error.to_string().contains(DAEMON_FILE), "{error}");
         assert_eq!(error.exit_code(), EXIT_UNREACHABLE);
     }
@@ -569,9 +668,12 @@ mod tests {
             code: "unauthorized".into(),
             detail: "a valid token is required".into(),
             field: None,
-            token_source: Source::File("/d/auth-token".into()),
+            token_source: Source::File("/d/operator-token".into()),
         };
-        assert!(refused.to_string().contains("/d/auth-token"), "{refused}");
+        assert!(
+            refused.to_string().contains("/d/operator-token"),
+            "{refused}"
+        );
         assert_eq!(refused.exit_code(), 1);
         assert_eq!(refused.problem_code(), Some("unauthorized"));
     }

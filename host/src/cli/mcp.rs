@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::client::{Endpoint, URL_ENV};
-use crate::api::auth::TOKEN_ENV;
+use super::client::{Acting, Endpoint, URL_ENV};
+use crate::credentials::AGENT_TOKEN_ENV;
 use crate::app::App;
 use crate::lock::DataDirLock;
 use crate::paths::DataDir;
@@ -26,7 +26,7 @@ pub struct McpArgs {
     #[arg(long, env = URL_ENV, value_name = "URL")]
     pub url: Option<String>,
     /// API token [default: {data_dir}/auth-token]
-    #[arg(long, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
+    #[arg(long, env = AGENT_TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
 }
 
@@ -40,7 +40,7 @@ pub fn run(data: DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn relay(root: &Path, args: McpArgs) -> Result<(), super::client::ClientError> {
-    let endpoint = Endpoint::discover(root, args.url, args.token)?;
+    let endpoint = Endpoint::discover(root, args.url, args.token, Acting::Agent)?;
     super::mcp_bridge::run(endpoint)
 }
 

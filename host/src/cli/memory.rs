@@ -27,10 +27,10 @@ use engram_strategies::model::{Evidence, MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::client::{ClientError, DaemonClient, Endpoint, URL_ENV};
-use crate::api::auth::TOKEN_ENV;
+use super::client::{Acting, ClientError, DaemonClient, Endpoint, URL_ENV};
 use crate::brain::DEFAULT_USER;
 use crate::brain::record::WireName;
+use crate::credentials::OPERATOR_TOKEN_ENV;
 use crate::term_text::{clean, cut};
 
 /// How many memories `recent` and `subconscious` show unless `--limit` says otherwise.
@@ -43,8 +43,8 @@ pub struct MemoryArgs {
     /// Daemon URL [default: the `url` in {data_dir}/daemon.json, written by `engram serve`]
     #[arg(long, global = true, env = URL_ENV, value_name = "URL")]
     pub url: Option<String>,
-    /// API token [default: {data_dir}/auth-token]
-    #[arg(long, global = true, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
+    /// The operator token [default: {data_dir}/operator-token]
+    #[arg(long, global = true, env = OPERATOR_TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
     /// Whose memories [default: the daemon's default user]
     #[arg(long, global = true, value_name = "USER")]
@@ -380,7 +380,7 @@ impl MemoryClient {
         token: Option<String>,
         user: Option<String>,
     ) -> Result<MemoryClient, ClientError> {
-        let endpoint = Endpoint::discover(data_dir, url, token)?;
+        let endpoint = Endpoint::discover(data_dir, url, token, Acting::Person)?;
         Ok(MemoryClient::new(DaemonClient::new(endpoint)?, user))
     }
 

@@ -26,7 +26,9 @@ use crate::skills::registry::direct;
 use crate::skills::registry::feed::{FeedCategory, FeedSkill};
 use crate::skills::registry::update::UpdateStatus;
 use crate::skills::registry::{RegistryClient, RegistryError, RegistryUrl};
-use crate::skills::{IndexEntry, InstallOutcome, Library, SkillId, SourceKind};
+use crate::skills::{
+    IndexEntry, InstallOutcome, Library, LibraryError, SkillId, SourceKind, ToolConsent,
+};
 use crate::term_text::{clean, clean_block, cut};
 
 #[derive(Debug, Args)]
@@ -124,6 +126,40 @@ impl Ctx {
     fn library(&self) -> anyhow::Result<Library> {
         let root = self.data.skills_dir();
         Library::open(root.clone()).with_context(|| format!("cannot open {}", root.display()))
+    }
+
+    /// Whether the person, asked at the terminal, accepts the tools `error` says a
+    /// skill asks for (never without a terminal: -y is the way then).
+    fn confirms_tools(&self, error: &RegistryError) -> bool {
+        let RegistryError::Library(LibraryError::ToolsUnconfirmed {
+            slug,
+            tools,
+            before,
+        }) = error
+        else {
+            return false;
+        };
+        let stdin = std::io::stdin();
+        if self.yes || !stdin.is_terminal() {
+            return false;
+        }
+        let before = if before.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (the installed copy asks for {})",
+                clean(&before.join(", "))
+            )
+        };
+        eprint!(
+            "`{}` asks for the tools {}{before}; they are allowed whenever it is invoked. Grant them? [y/N] ",
+            clean(slug),
+            clean(&tools.join(", "))
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = stdin.lock().read_line(&mut answer);
+        matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
     }
 
     fn allow_private(&self) -> bool {
@@ -540,21 +576,39 @@ async fn install(
         }
         let id = ids.first().map(|i| SkillId::parse(i)).transpose()?;
         let lower = from.to_ascii_lowercase();
-        let (result, kind) = if lower.starts_with("http://") || lower.starts_with("https://") {
-            ctx.progress(format!("fetching {from}"));
-            (
-                direct::install_from_url(&library, from, id, force, ctx.allow_private()).await,
-                SourceKind::Url,
-            )
-        } else if from.contains("://") {
+        let is_url = lower.starts_with("http://") || lower.starts_with("https://");
+        if !is_url && from.contains("://") {
             bail!(
                 "{from}: only http and https URLs, or a local file or directory, can be installed"
             );
+        }
+        let kind = if is_url {
+            SourceKind::Url
         } else {
-            (
-                direct::install_from_file(&library, Path::new(from), id, force),
-                SourceKind::File,
-            )
+            SourceKind::File
+        };
+        let mut consent = ToolConsent::given(ctx.yes);
+        let result = loop {
+            let result = if is_url {
+                ctx.progress(format!("fetching {from}"));
+                direct::install_from_url(
+                    &library,
+                    from,
+                    id.clone(),
+                    force,
+                    ctx.allow_private(),
+                    consent,
+                )
+                .await
+            } else {
+                direct::install_from_file(&library, Path::new(from), id.clone(), force, consent)
+            };
+            match &result {
+                Err(error) if consent == ToolConsent::NotConfirmed && ctx.confirms_tools(error) => {
+                    consent = ToolConsent::Confirmed;
+                }
+                _ => break result,
+            }
         };
         match result {
             Ok(outcome) => {
@@ -592,7 +646,21 @@ async fn install(
                 continue;
             };
             ctx.progress(format!("installing {}", clean(id)));
-            match client.install_with(loaded, &library, id, force).await {
+            let mut consent = ToolConsent::given(ctx.yes);
+            let result = loop {
+                let result = client
+                    .install_with(loaded, &library, id, force, consent)
+                    .await;
+                match &result {
+                    Err(error)
+                        if consent == ToolConsent::NotConfirmed && ctx.confirms_tools(error) =>
+                    {
+                        consent = ToolConsent::Confirmed;
+                    }
+                    _ => break result,
+                }
+            };
+            match result {
                 Ok(done) => {
                     lines.push_str(&outcome_line(&done.outcome, Some(&done.page_url)));
                     results.push(install_json(
@@ -638,6 +706,12 @@ fn outcome_line(outcome: &InstallOutcome, page_url: Option<&str>) -> String {
         line.push_str(&format!("  {url}"));
     }
     line.push('\n');
+    if !outcome.allowed_tools.is_empty() {
+        line.push_str(&format!(
+            "  tools granted whenever it is invoked: {}\n",
+            clean(&outcome.allowed_tools.join(", "))
+        ));
+    }
     for w in &outcome.warnings {
         line.push_str(&format!(
             "  warning [{}]: {}\n",
@@ -652,7 +726,9 @@ async fn update(ctx: &Ctx, id: Option<&str>) -> anyhow::Result<ExitCode> {
     let library = ctx.library()?;
     let client = ctx.client()?;
     ctx.progress(format!("registry {}", client.registry().as_str()));
-    let (results, loaded) = client.update(&library, id).await?;
+    let (results, loaded) = client
+        .update(&library, id, ToolConsent::given(ctx.yes))
+        .await?;
     if let Some(loaded) = &loaded {
         ctx.notice(&loaded.origin);
     }

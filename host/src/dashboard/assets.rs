@@ -11,6 +11,9 @@ pub struct Asset {
 pub const SHELL: &str = include_str!("../../dashboard/shell.html");
 /// The login page: `{{next}}` and `{{error}}` are filled in.
 pub const LOGIN: &str = include_str!("../../dashboard/login.html");
+/// The answer to a successful login: `{{secret}}` (the session's, for the page) and
+/// `{{next}}` are filled in; `login.js` stores the one and goes to the other.
+pub const SIGNED_IN: &str = include_str!("../../dashboard/signed-in.html");
 
 /// Changes with every release, so a browser revalidating an asset gets the new one.
 pub const ETAG: &str = concat!("\"engram-", env!("CARGO_PKG_VERSION"), "\"");
@@ -34,6 +37,7 @@ assets! {
     "app.css" => "text/css; charset=utf-8",
     "favicon.svg" => "image/svg+xml",
     "api.js" => "text/javascript; charset=utf-8",
+    "login.js" => "text/javascript; charset=utf-8",
     "ui.js" => "text/javascript; charset=utf-8",
     "header.js" => "text/javascript; charset=utf-8",
     "memory-item.js" => "text/javascript; charset=utf-8",

@@ -2,10 +2,13 @@
 //! from assets compiled into the binary (`host/dashboard/`), no Node toolchain.
 //!
 //! Pages are a shared HTML shell plus one ES module each; every piece of data comes
-//! from the same `/api` routes a client uses, authenticated by the session cookie the
-//! login page sets (see [`crate::api::auth`]). The server only decides who sees a page:
-//! without a session every page redirects to `/login`. Every response carries a strict
-//! Content-Security-Policy: scripts and styles from `/assets` only, no inline code.
+//! from the same `/api` routes a client uses, authenticated by the session the login
+//! opens: its id in a cookie, its secret in the page's `sessionStorage`, sent as a
+//! header (see [`crate::api::auth`]). The login takes the operator token: the
+//! dashboard is the person's. The server only decides who is shown a page's shell
+//! (which holds no data): without a session cookie every page redirects to `/login`.
+//! Every response carries a strict Content-Security-Policy: scripts and styles from
+//! `/assets` only, no inline code.
 
 mod assets;
 
@@ -19,9 +22,9 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
 
-use crate::api::auth::{Auth, SESSION_COOKIE, SESSION_TTL};
+use crate::api::auth::{Auth, SESSION_COOKIE, SESSION_TTL, session_cookie};
 use crate::app::App;
-use crate::html::escape;
+use crate::html::{escape, fill};
 use crate::skills::RegistryUrl;
 
 /// Where `/` and a login without `next` lead.
@@ -76,7 +79,7 @@ fn page(
     title: &str,
     module: &str,
 ) -> Response {
-    if state.auth.sessions.from_headers(&headers).is_none() {
+    if !state.auth.sessions.cookie_is_open(&headers) {
         let back = request.uri().path_and_query().map_or(HOME, |p| p.as_str());
         let target = format!("/login?next={}", encode_component(back));
         return Redirect::to(&target).into_response();
@@ -90,10 +93,14 @@ fn page(
     )
     .map(|url| url.as_str().to_string())
     .unwrap_or_default();
-    let html = assets::SHELL
-        .replace("{{title}}", &escape(title))
-        .replace("{{module}}", &escape(module))
-        .replace("{{registry}}", &escape(&registry));
+    let html = fill(
+        assets::SHELL,
+        &[
+            ("title", &escape(title)),
+            ("module", &escape(module)),
+            ("registry", &escape(&registry)),
+        ],
+    );
     no_store(Html(html).into_response())
 }
 
@@ -102,16 +109,10 @@ struct LoginQuery {
     next: Option<String>,
 }
 
-async fn login_page(
-    State(state): State<Dashboard>,
-    headers: HeaderMap,
-    Query(query): Query<LoginQuery>,
-) -> Response {
-    let next = safe_next(query.next.as_deref());
-    if state.auth.sessions.from_headers(&headers).is_some() {
-        return Redirect::to(next).into_response();
-    }
-    login_form(StatusCode::OK, next, None)
+/// Always the form, even with a session cookie: a page comes here when its tab has no
+/// session secret (a new tab, say), and only a login gives one.
+async fn login_page(Query(query): Query<LoginQuery>) -> Response {
+    login_form(StatusCode::OK, safe_next(query.next.as_deref()), None)
 }
 
 #[derive(Deserialize)]
@@ -122,14 +123,13 @@ struct LoginForm {
 
 async fn login(State(state): State<Dashboard>, Form(form): Form<LoginForm>) -> Response {
     let next = safe_next(form.next.as_deref());
-    if !state.auth.token.matches(form.token.trim()) {
-        return login_form(
-            StatusCode::UNAUTHORIZED,
-            next,
-            Some(
-                "That token is not this daemon's. It is in {data_dir}/auth-token (or ENGRAM_TOKEN).",
-            ),
-        );
+    if !state.auth.tokens.operator.matches(form.token.trim()) {
+        let message = if state.auth.tokens.agent.matches(form.token.trim()) {
+            "That is the agent's token. The dashboard takes the operator token: it is in {data_dir}/operator-token (or ENGRAM_OPERATOR_TOKEN)."
+        } else {
+            "That token is not this daemon's operator token. It is in {data_dir}/operator-token (or ENGRAM_OPERATOR_TOKEN)."
+        };
+        return login_form(StatusCode::UNAUTHORIZED, next, Some(message));
     }
     let session = match state.auth.sessions.start() {
         Ok(session) => session,
@@ -143,19 +143,38 @@ async fn login(State(state): State<Dashboard>, Form(form): Form<LoginForm>) -> R
         }
     };
     let cookie = format!(
-        "{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+        "{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+        session.id,
         SESSION_TTL.as_secs()
     );
-    let mut response = Redirect::to(next).into_response();
+    // The secret goes to the page in this answer's body, never in a URL: the page's
+    // script keeps it in sessionStorage and goes on to `next`.
+    let html = fill(
+        assets::SIGNED_IN,
+        &[
+            ("secret", &escape(&session.secret)),
+            ("next", &escape(next)),
+        ],
+    );
+    let mut response = no_store(Html(html).into_response());
     set_cookie(&mut response, &cookie);
     response
 }
 
+/// Ends the session when the request carries both its halves (the page's script
+/// sends the secret); a bare form post from elsewhere changes nothing.
 async fn logout(State(state): State<Dashboard>, headers: HeaderMap) -> Response {
-    if let Some(session) = crate::api::auth::session_cookie(&headers) {
+    if !state.auth.sessions.authenticates(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            "logging out needs the session's secret, which the dashboard's pages send",
+        )
+            .into_response();
+    }
+    if let Some(session) = session_cookie(&headers) {
         state.auth.sessions.end(session);
     }
-    let mut response = Redirect::to("/login").into_response();
+    let mut response = StatusCode::NO_CONTENT.into_response();
     set_cookie(
         &mut response,
         &format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
@@ -167,9 +186,7 @@ fn login_form(status: StatusCode, next: &str, error: Option<&str>) -> Response {
     let error = error
         .map(|message| format!(r#"<p class="error" role="alert">{}</p>"#, escape(message)))
         .unwrap_or_default();
-    let html = assets::LOGIN
-        .replace("{{next}}", &escape(next))
-        .replace("{{error}}", &error);
+    let html = fill(assets::LOGIN, &[("next", &escape(next)), ("error", &error)]);
     no_store((status, Html(html)).into_response())
 }
 

@@ -25,6 +25,10 @@ pub enum GateError {
         code: ReasonCode,
         reason: String,
     },
+    /// The agent asked for what only the person may do (an approval). The refusal is
+    /// in the audit log.
+    #[error(transparent)]
+    PersonRequired(#[from] crate::credentials::PersonRequired),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error("{open} turns are open, the most the gate keeps at once; end some or let them expire")]
@@ -46,6 +50,7 @@ impl GateError {
             GateError::TurnExpired(_) => "turn-expired",
             GateError::UnknownTool(_) => "unknown-tool",
             GateError::NotApprovable { code, .. } => code.as_str(),
+            GateError::PersonRequired(_) => crate::credentials::PersonRequired::CODE,
             GateError::Invalid { .. } => "invalid",
             GateError::TooManyTurns { .. } => "too-many-turns",
             GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",

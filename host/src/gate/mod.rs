@@ -30,6 +30,7 @@ pub use schema::SchemaError;
 pub use turns::{Approval, NewTurn, Turn, TurnState};
 
 use crate::config::{Config, ConfigFile};
+use crate::credentials::{PersonAct, Principal};
 use crate::paths::DataDir;
 use crate::time::Clock;
 
@@ -99,10 +100,12 @@ pub struct Approved {
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Caller<'a> {
-    /// The agent, through REST (it can ask its user when the answer is ask).
-    Agent,
-    /// An MCP client (`crate::mcp`): an agent too, which asks its user itself.
-    Mcp,
+    /// The agent (REST, MCP, a channel's agent loop) acting for `user`: it can ask its
+    /// user when the answer is ask, and may use that user's turns only.
+    Agent { user: &'a str },
+    /// An MCP client (`crate::mcp`) acting for `user`: an agent too, which asks its
+    /// user itself; audited as `mcp`.
+    Mcp { user: &'a str },
     /// A WASM plugin through `tools.invoke` (it has nobody to ask), acting for `user`:
     /// it may use that user's turns only.
     Plugin { name: &'a str, user: &'a str },
@@ -115,45 +118,21 @@ pub enum Caller<'a> {
 impl Caller<'_> {
     fn label(&self) -> String {
         match self {
-            Caller::Agent => "agent".to_string(),
-            Caller::Mcp => "mcp".to_string(),
+            Caller::Agent { .. } => "agent".to_string(),
+            Caller::Mcp { .. } => "mcp".to_string(),
             Caller::Plugin { name, .. } => format!("plugin:{name}"),
             Caller::Channel { channel, .. } => format!("channel:{channel}"),
         }
     }
 
-    fn user(&self) -> Option<&str> {
+    /// The user the caller acts for.
+    pub fn user(&self) -> &str {
         match self {
-            Caller::Agent | Caller::Mcp => None,
-            Caller::Plugin { user, .. } | Caller::Channel { user, .. } => Some(user),
-        }
-    }
-}
-
-/// Who says yes to a tool the gate asks about. Never the model: an approval comes
-/// from a person or the operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approver<'a> {
-    /// The operator (`POST /api/turns/{id}/approvals`, with the token).
-    Operator,
-    /// The person in a chat channel, answering the question it asked them: for their
-    /// own turn only.
-    Person { channel: &'a str, user: &'a str },
-}
-
-impl Approver<'_> {
-    fn label(&self) -> String {
-        match self {
-            Approver::Operator => "operator".to_string(),
-            Approver::Person { channel, .. } => format!("person:{channel}"),
-        }
-    }
-
-    fn reason(&self, tool: &str) -> String {
-        match self {
-            Approver::Operator => format!("the operator approved `{tool}` for this turn only"),
-            Approver::Person { channel, .. } => {
-                format!("the user approved `{tool}` in {channel} for this turn only")
+            Caller::Agent { user }
+            | Caller::Mcp { user }
+            | Caller::Plugin { user, .. }
+            | Caller::Channel { user, .. } => {
+                user
             }
         }
     }
@@ -213,44 +192,52 @@ impl Gate {
         self.turns.end(id, self.clock.now_ms())
     }
 
-    /// The turn and where it stands now; `None` if unknown or long closed.
-    pub fn turn(&self, id: &str) -> Option<(Turn, TurnState)> {
-        let turn = self.turns.get(id)?;
+    /// `user`'s turn `id` and where it stands now; `None` if unknown, long closed, or
+    /// another user's.
+    pub fn turn(&self, id: &str, user: &str) -> Option<(Turn, TurnState)> {
+        let turn = self.turns.get(id).filter(|turn| turn.user == user)?;
         let state = turn.state(self.clock.now_ms());
         Some((turn, state))
     }
 
-    /// `approver` approves `tool` for the open turn `turn_id`: from now until the
-    /// turn ends or expires, the gate answers allow where it would ask. A tool the
-    /// gate denies in the turn (operator deny, not in the invoked skill's
-    /// `allowed-tools`) cannot be approved, nor one it does not know, nor, by a person,
-    /// another user's turn. The approval is written to the audit log (caller
-    /// `operator` or `person:<channel>`, code `approved`) before it takes effect: one
-    /// that cannot be recorded is not given.
+    /// The person approves `tool` for `user`'s open turn `turn_id`: from now until the
+    /// turn ends or expires, the gate answers allow where it would ask. Only the person
+    /// may ([`PersonAct::Approve`]): the agent's attempt is recorded as a deny (code
+    /// `person-required`, caller `agent`) and refused. A tool the gate denies in the
+    /// turn (operator deny, not in the invoked skill's `allowed-tools`) cannot be
+    /// approved, nor one it does not know. The approval is written to the audit log
+    /// (caller: how the person reached the daemon, code `approved`) before it takes
+    /// effect: one that cannot be recorded is not given.
     pub fn approve(
         &self,
-        approver: Approver,
         turn_id: &str,
+        user: &str,
         tool: &str,
+        by: &Principal,
     ) -> Result<Approved, GateError> {
         let now = self.clock.now_ms();
+        if let Err(refused) = by.require(PersonAct::Approve) {
+            let decision = Decision::deny(ReasonCode::PersonRequired, refused.to_string());
+            self.audit.record(&audit::NewEntry {
+                at: now,
+                turn_id: Some(turn_id),
+                user: Some(user),
+                skill: None,
+                caller: &by.label(),
+                tool,
+                decision: &decision,
+                args_summary: "",
+            })?;
+            return Err(GateError::PersonRequired(refused));
+        }
         let policy = self.policy.policy();
         let (turn, state) = self
-            .turn(turn_id)
+            .turn(turn_id, user)
             .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
         match state {
             TurnState::Open => {}
             TurnState::Ended => return Err(GateError::TurnEnded(turn.id)),
             TurnState::Expired => return Err(GateError::TurnExpired(turn.id)),
-        }
-        if let Approver::Person { user, .. } = approver
-            && user != turn.user
-        {
-            return Err(GateError::NotApprovable {
-                tool: policy::shown(tool),
-                code: ReasonCode::UserMismatch,
-                reason: "the turn belongs to another user".into(),
-            });
         }
         let without = policy::decide(&policy, turn.skill.as_ref(), false, tool);
         match (without.verdict, without.code) {
@@ -269,14 +256,17 @@ impl Gate {
         let decision = Decision::new(
             Verdict::Allow,
             ReasonCode::Approved,
-            approver.reason(&policy::shown(tool)),
+            format!(
+                "the person approved `{}` for this turn only",
+                policy::shown(tool)
+            ),
         );
         self.audit.record(&audit::NewEntry {
             at: now,
             turn_id: Some(&turn.id),
             user: Some(&turn.user),
             skill: turn.skill.as_ref().map(|s| s.skill.as_str()),
-            caller: &approver.label(),
+            caller: &by.label(),
             tool,
             decision: &decision,
             args_summary: "",
@@ -298,18 +288,19 @@ impl Gate {
         catalog::unknown_tools(allowed_tools, |name| policy.knows(name))
     }
 
-    /// Decides whether the agent may call `tool` in turn `turn_id`, and records the
-    /// decision. `args` is the call's arguments (JSON): only a bounded summary of them
-    /// is kept (see [`summarize_args`]).
-    pub fn decide(&self, turn_id: &str, tool: &str, args: &str) -> Decision {
-        self.decide_as(Caller::Agent, Some(turn_id), tool, args)
+    /// Decides whether the agent, acting for `user`, may call `tool` in turn
+    /// `turn_id`, and records the decision. `args` is the call's arguments (JSON):
+    /// only a bounded summary of them is kept (see [`summarize_args`]).
+    pub fn decide(&self, turn_id: &str, user: &str, tool: &str, args: &str) -> Decision {
+        self.decide_as(Caller::Agent { user }, Some(turn_id), tool, args)
     }
 
     /// As [`Gate::decide`], for any caller, in the turn `turn_id` if the call belongs
-    /// to one. A plugin's or channel's user must be the turn's (acting for one user, it
-    /// cannot use another's turn), and a plugin has nobody to ask, so ask is a deny for
-    /// it.
-    /// Never fails: an error while deciding is a deny with its reason code.
+    /// to one. The caller's user must be the turn's: another user's turn is, to the
+    /// agent, no turn at all (`unknown-turn`), and to a plugin `user-mismatch`. A
+    /// plugin has nobody to ask, so ask is a deny for it. The decision is recorded
+    /// under the caller's user. Never fails: an error while deciding is a deny with
+    /// its reason code.
     pub fn decide_as(
         &self,
         caller: Caller,
@@ -320,21 +311,32 @@ impl Gate {
         let user = caller.user();
         let now = self.clock.now_ms();
         let policy = self.policy.policy();
-        let (mut decision, turn_user, skill) = match turn_id {
+        let (mut decision, skill) = match turn_id {
             None => (
                 Decision::deny(
                     ReasonCode::NoTurn,
                     "the call belongs to no turn, so nothing is granted",
                 ),
                 None,
-                None,
             ),
             Some(id) => self.turns.with(id, |turn| match turn {
                 None => (
                     Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
                     None,
-                    None,
                 ),
+                Some(turn) if turn.user != user => match caller {
+                    Caller::Agent { .. } | Caller::Mcp { .. } => (
+                        Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
+                        None,
+                    ),
+                    Caller::Plugin { .. } | Caller::Channel { .. } => (
+                        Decision::deny(
+                            ReasonCode::UserMismatch,
+                            "the turn belongs to another user",
+                        ),
+                        None,
+                    ),
+                },
                 Some(turn) => {
                     let decision = match turn.state(now) {
                         TurnState::Ended => Decision::deny(
@@ -345,19 +347,11 @@ impl Gate {
                             ReasonCode::TurnExpired,
                             "the turn was not ended within its lifetime and has expired",
                         ),
-                        TurnState::Open if user.is_some_and(|u| u != turn.user) => Decision::deny(
-                            ReasonCode::UserMismatch,
-                            "the turn belongs to another user",
-                        ),
                         TurnState::Open => {
                             policy::decide(&policy, turn.skill.as_ref(), turn.approved(tool), tool)
                         }
                     };
-                    (
-                        decision,
-                        Some(turn.user.clone()),
-                        turn.skill.as_ref().map(|s| s.skill.clone()),
-                    )
+                    (decision, turn.skill.as_ref().map(|s| s.skill.clone()))
                 }
             }),
         };
@@ -374,7 +368,7 @@ impl Gate {
         let recorded = self.audit.record(&audit::NewEntry {
             at: now,
             turn_id,
-            user: turn_user.as_deref().or(user),
+            user: Some(user),
             skill: skill.as_deref(),
             caller: &caller.label(),
             tool,

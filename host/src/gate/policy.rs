@@ -171,13 +171,15 @@ pub enum ReasonCode {
     NoTurn,
     /// The level is ask, but the caller (a WASM plugin) has no user to ask.
     ApprovalUnavailable,
+    /// The agent tried what only the person may do (approve a tool): refused.
+    PersonRequired,
     /// The decision could not be written to the audit log, so it is not given: an
     /// unaudited allow would break the log's promise.
     AuditUnavailable,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 14] = [
+    pub const ALL: [ReasonCode; 15] = [
         ReasonCode::PolicyAllow,
         ReasonCode::PolicyAsk,
         ReasonCode::SkillGrant,
@@ -191,6 +193,7 @@ impl ReasonCode {
         ReasonCode::UserMismatch,
         ReasonCode::NoTurn,
         ReasonCode::ApprovalUnavailable,
+        ReasonCode::PersonRequired,
         ReasonCode::AuditUnavailable,
     ];
 
@@ -209,6 +212,7 @@ impl ReasonCode {
             ReasonCode::UserMismatch => "user-mismatch",
             ReasonCode::NoTurn => "no-turn",
             ReasonCode::ApprovalUnavailable => "approval-unavailable",
+            ReasonCode::PersonRequired => "person-required",
             ReasonCode::AuditUnavailable => "audit-unavailable",
         }
     }

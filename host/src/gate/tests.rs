@@ -6,6 +6,10 @@ use std::sync::Arc;
 
 use super::*;
 use crate::config::ToolLevel;
+use crate::credentials::{Principal, Via};
+
+/// The person, through the operator token.
+const PERSON: Principal = Principal::Person(Via::OperatorToken);
 use crate::time::{MINUTE_MS, ManualClock};
 
 const T0: i64 = 1_790_000_000_000;
@@ -53,7 +57,7 @@ fn turn(gate: &Gate, user: &str, grant: Option<SkillGrant>) -> Turn {
 }
 
 fn verdict(gate: &Gate, turn: &Turn, tool: &str) -> (Verdict, ReasonCode) {
-    let d = gate.decide(&turn.id, tool, "{}");
+    let d = gate.decide(&turn.id, &turn.user, tool, "{}");
     (d.verdict, d.code)
 }
 
@@ -102,11 +106,11 @@ fn granted_in_turn_n_denied_in_turn_n_plus_1_and_after_expiry() {
         (Verdict::Deny, ReasonCode::TurnExpired)
     );
     assert_eq!(
-        f.gate.turn(&n2.id).map(|(_, state)| state),
+        f.gate.turn(&n2.id, &n2.user).map(|(_, state)| state),
         Some(TurnState::Expired)
     );
     assert_eq!(
-        f.gate.decide("turn_unknown", "search_memory", "").code,
+        f.gate.decide("turn_unknown", "u", "search_memory", "").code,
         ReasonCode::UnknownTurn
     );
 }
@@ -198,7 +202,7 @@ fn two_concurrent_turns_never_see_each_others_grants() {
                     let t = turn(gate, &format!("user_{i}"), skill(&format!("s{i}"), &[&own]));
                     for j in 0..THREADS {
                         let tool = format!("tool_{j}");
-                        let d = gate.decide(&t.id, &tool, "{}");
+                        let d = gate.decide(&t.id, &t.user, &tool, "{}");
                         if j == i {
                             assert_eq!(d.verdict, Verdict::Allow, "{tool} in {i}");
                         } else {
@@ -210,7 +214,10 @@ fn two_concurrent_turns_never_see_each_others_grants() {
                         }
                     }
                     gate.end_turn(&t.id).expect("end");
-                    assert_eq!(gate.decide(&t.id, &own, "").code, ReasonCode::TurnEnded);
+                    assert_eq!(
+                        gate.decide(&t.id, &t.user, &own, "").code,
+                        ReasonCode::TurnEnded
+                    );
                 }
             });
         }
@@ -254,14 +261,15 @@ fn every_decision_is_audited_and_paged() {
     let t = turn(&f.gate, "alice", skill("web-search", &["fetch_url"]));
     f.gate.decide(
         &t.id,
+        "alice",
         "fetch_url",
         r#"{"url":"https://example.org","token":"s3"}"#,
     );
-    f.gate.decide(&t.id, "search_memory", "{}");
-    f.gate.decide("turn_missing", "fetch_url", "{}");
+    f.gate.decide(&t.id, "alice", "search_memory", "{}");
+    f.gate.decide("turn_missing", "alice", "fetch_url", "{}");
     f.gate.end_turn(&t.id).expect("end");
     f.clock.advance(1_000);
-    f.gate.decide(&t.id, "fetch_url", "{}");
+    f.gate.decide(&t.id, "alice", "fetch_url", "{}");
 
     let all = f.gate.audit().list(&AuditQuery::default()).expect("list");
     assert_eq!(all.items.len(), 4);
@@ -290,8 +298,9 @@ fn every_decision_is_audited_and_paged() {
         r#"{"token":"***","url":"https://example.org"}"#
     );
     assert_eq!(all.items[0].at, T0 + 1_000);
-    // An unknown turn has no user or skill to record.
-    assert_eq!(all.items[1].user, None);
+    // An unknown turn's decision is recorded under the caller's user, with no skill.
+    assert_eq!(all.items[1].user.as_deref(), Some("alice"));
+    assert_eq!(all.items[1].skill, None);
 
     // The turn's own decisions, two to a page.
     let page1 = f
@@ -349,8 +358,8 @@ fn every_decision_is_audited_and_paged() {
 fn the_audit_log_survives_reopening_the_gate() {
     let f = fixture(Policy::default());
     let t = turn(&f.gate, "u", None);
-    f.gate.decide(&t.id, "fetch_url", "{}");
-    f.gate.decide(&t.id, "search_memory", "{}");
+    f.gate.decide(&t.id, "u", "fetch_url", "{}");
+    f.gate.decide(&t.id, "u", "search_memory", "{}");
     let path = f.gate.audit().path().to_path_buf();
     assert_eq!(path, audit_path(&f.data_dir));
     drop(f.gate);
@@ -361,9 +370,9 @@ fn the_audit_log_survives_reopening_the_gate() {
     )
     .expect("reopen");
     // Turns do not survive a restart (grants die with the process); the log does.
-    assert!(gate.turn(&t.id).is_none());
+    assert!(gate.turn(&t.id, "u").is_none());
     assert_eq!(
-        gate.decide(&t.id, "fetch_url", "").code,
+        gate.decide(&t.id, "u", "fetch_url", "").code,
         ReasonCode::UnknownTurn
     );
     let page = gate.audit().list(&AuditQuery::default()).expect("list");
@@ -480,14 +489,14 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     f.clock.advance(1_000);
     let approved = f
         .gate
-        .approve(Approver::Operator, &t.id, "fetch_url")
+        .approve(&t.id, "alice", "fetch_url", &PERSON)
         .expect("approve");
     let decision = &approved.decision;
     assert_eq!(
         (decision.verdict, decision.code),
         (Verdict::Allow, ReasonCode::Approved)
     );
-    assert!(decision.reason.contains("operator"), "{}", decision.reason);
+    assert!(decision.reason.contains("person"), "{}", decision.reason);
     let approval = Approval {
         tool: "fetch_url".into(),
         approved_at: T0 + 1_000,
@@ -530,12 +539,12 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     assert!(matches!(
-        f.gate.approve(Approver::Operator, &t.id, "fetch_url"),
+        f.gate.approve(&t.id, "alice", "fetch_url", &PERSON),
         Err(GateError::TurnEnded(_))
     ));
     // Expired: gone too, and no longer approvable.
     f.gate
-        .approve(Approver::Operator, &next.id, "fetch_url")
+        .approve(&next.id, "alice", "fetch_url", &PERSON)
         .expect("approve");
     f.clock.advance(10 * MINUTE_MS);
     assert_eq!(
@@ -543,15 +552,15 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         (Verdict::Deny, ReasonCode::TurnExpired)
     );
     assert!(matches!(
-        f.gate.approve(Approver::Operator, &next.id, "fetch_url"),
+        f.gate.approve(&next.id, "alice", "fetch_url", &PERSON),
         Err(GateError::TurnExpired(_))
     ));
     assert!(matches!(
-        f.gate.approve(Approver::Operator, "turn_nope", "fetch_url"),
+        f.gate.approve("turn_nope", "alice", "fetch_url", &PERSON),
         Err(GateError::UnknownTurn(_))
     ));
 
-    // The approvals are in the audit log, as the operator's.
+    // The approvals are in the audit log, as the operator token's.
     let page = f
         .gate
         .audit()
@@ -570,7 +579,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     assert_eq!(approval.code, ReasonCode::Approved);
     assert_eq!(approval.user.as_deref(), Some("alice"));
     assert!(
-        approval.reason.contains("operator approved"),
+        approval.reason.contains("person approved"),
         "{}",
         approval.reason
     );
@@ -580,7 +589,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
 fn a_denied_or_unknown_tool_cannot_be_approved() {
     let f = fixture(Policy::default().with_level("fetch_url", ToolLevel::Deny));
     let plain = turn(&f.gate, "u", None);
-    match f.gate.approve(Approver::Operator, &plain.id, "fetch_url") {
+    match f.gate.approve(&plain.id, "u", "fetch_url", &PERSON) {
         Err(e @ GateError::NotApprovable { .. }) => {
             assert_eq!(e.code(), "operator-deny");
             assert!(e.to_string().contains("never a deny"), "{e}");
@@ -592,13 +601,13 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
         (Verdict::Deny, ReasonCode::OperatorDeny)
     );
     assert!(matches!(
-        f.gate.approve(Approver::Operator, &plain.id, "Read"),
+        f.gate.approve(&plain.id, "u", "Read", &PERSON),
         Err(GateError::UnknownTool(_))
     ));
     // While a skill is invoked, a tool outside its allowed-tools stays denied.
     let web = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
     assert!(matches!(
-        f.gate.approve(Approver::Operator, &web.id, "save_memory"),
+        f.gate.approve(&web.id, "u", "save_memory", &PERSON),
         Err(GateError::NotApprovable {
             code: ReasonCode::NotInAllowedTools,
             ..
@@ -607,4 +616,107 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
     // Nothing refused was recorded as approved.
     let page = f.gate.audit().list(&AuditQuery::default()).expect("list");
     assert!(page.items.iter().all(|e| e.caller != "operator"));
+}
+
+#[test]
+fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "alice", None);
+    match f
+        .gate
+        .approve(&t.id, "alice", "fetch_url", &Principal::Agent)
+    {
+        Err(e @ GateError::PersonRequired(_)) => {
+            assert_eq!(e.code(), "person-required");
+            assert!(e.to_string().contains("operator token"), "{e}");
+        }
+        other => panic!("expected person-required, got {other:?}"),
+    }
+    // Nothing was granted: the tool is still asked about.
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
+    );
+    let page = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            turn_id: Some(t.id.clone()),
+            ..AuditQuery::default()
+        })
+        .expect("list");
+    let refusal = page
+        .items
+        .iter()
+        .find(|e| e.code == ReasonCode::PersonRequired)
+        .expect("the refusal is audited");
+    assert_eq!(refusal.caller, "agent");
+    assert_eq!(refusal.decision, Verdict::Deny);
+    assert_eq!(refusal.tool, "fetch_url");
+    assert!(page.items.iter().all(|e| e.code != ReasonCode::Approved));
+
+    // Each way the person reaches the daemon is named in the log.
+    for (via, caller) in [
+        (Via::Dashboard, "dashboard"),
+        (Via::Channel("telegram".into()), "person:telegram"),
+    ] {
+        let t = turn(&f.gate, "alice", None);
+        let approved = f
+            .gate
+            .approve(&t.id, "alice", "fetch_url", &Principal::Person(via))
+            .expect("approve");
+        assert_eq!(approved.decision.code, ReasonCode::Approved);
+        let page = f
+            .gate
+            .audit()
+            .list(&AuditQuery {
+                turn_id: Some(t.id.clone()),
+                ..AuditQuery::default()
+            })
+            .expect("list");
+        assert_eq!(page.items[0].caller, caller);
+    }
+}
+
+#[test]
+fn another_users_turn_is_unknown_to_the_agent_and_logged_under_the_caller() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "alice", skill("web-search", &["fetch_url"]));
+    assert!(f.gate.turn(&t.id, "bob").is_none());
+    let d = f.gate.decide(&t.id, "bob", "fetch_url", "{}");
+    assert_eq!(
+        (d.verdict, d.code),
+        (Verdict::Deny, ReasonCode::UnknownTurn)
+    );
+    assert!(matches!(
+        f.gate.approve(&t.id, "bob", "fetch_url", &PERSON),
+        Err(GateError::UnknownTurn(_))
+    ));
+    let bobs = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            user: Some("bob".into()),
+            ..AuditQuery::default()
+        })
+        .expect("list");
+    assert_eq!(bobs.items.len(), 1);
+    assert_eq!(
+        bobs.items[0].skill, None,
+        "nothing of alice's turn is shown"
+    );
+    let alices = f
+        .gate
+        .audit()
+        .list(&AuditQuery {
+            user: Some("alice".into()),
+            ..AuditQuery::default()
+        })
+        .expect("list");
+    assert!(alices.items.is_empty());
+    // Alice's own agent still has the turn.
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
 }

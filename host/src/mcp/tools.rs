@@ -286,7 +286,7 @@ pub const TOOLS: &[McpTool] = &[
             )
         },
         hints: (false, false, false),
-        takes_user: false,
+        takes_user: true,
         run: tool_authorize,
     },
     McpTool {
@@ -307,7 +307,7 @@ pub const TOOLS: &[McpTool] = &[
             )
         },
         hints: (false, false, false),
-        takes_user: false,
+        takes_user: true,
         run: turn_end,
     },
 ];
@@ -598,7 +598,7 @@ struct AuthorizeArgs {
     args: Value,
 }
 
-fn tool_authorize(app: &App, _user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
+fn tool_authorize(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
     let args: AuthorizeArgs = parse(args)?;
     not_blank("turn_id", &args.turn_id)?;
     if !matches!(args.args, Value::Null | Value::Object(_)) {
@@ -606,7 +606,7 @@ fn tool_authorize(app: &App, _user: &str, args: Map<String, Value>) -> Result<Va
     }
     let decision = app
         .turns
-        .authorize(Caller::Mcp, &args.turn_id, &args.tool, &args.args)?;
+        .authorize(Caller::Mcp { user }, &args.turn_id, &args.tool, &args.args)?;
     to_json(decision)
 }
 
@@ -617,10 +617,10 @@ struct EndArgs {
     reply: Option<String>,
 }
 
-fn turn_end(app: &App, _user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
+fn turn_end(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
     let args: EndArgs = parse(args)?;
     not_blank("turn_id", &args.turn_id)?;
-    to_json(app.turns.end(&args.turn_id, args.reply.as_deref())?)
+    to_json(app.turns.end(&args.turn_id, user, args.reply.as_deref())?)
 }
 
 fn to_json(value: impl serde::Serialize) -> Result<Value, Failure> {

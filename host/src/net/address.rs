@@ -8,7 +8,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// link-local, unique-local (fc00::/7), CGNAT (100.64.0.0/10), unspecified, broadcast,
 /// multicast, documentation, benchmarking and reserved ranges, and IPv6 forms that
 /// embed an IPv4 address (mapped, compatible, NAT64, 6to4) when that address is one of
-/// these; Teredo (which hides its address) is refused outright.
+/// these; Teredo (which hides its address), IPv4-translated `::ffff:0:0:0/96` (SIIT)
+/// and local-use NAT64 `64:ff9b:1::/48` (whose translator is on the local network, and
+/// whose embedded address sits where its operator's prefix length puts it) are refused
+/// outright.
 pub fn is_non_public(addr: IpAddr) -> bool {
     match addr {
         IpAddr::V4(v4) => v4_non_public(v4),
@@ -44,6 +47,11 @@ fn v6_non_public(ip: Ipv6Addr) -> bool {
         let [a, b] = seg[6].to_be_bytes();
         let [c, d] = seg[7].to_be_bytes();
         return v4_non_public(Ipv4Addr::new(a, b, c, d));
+    }
+    // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765) and local-use NAT64 64:ff9b:1::/48
+    // (RFC 8215): never a public destination of their own.
+    if seg[..6] == [0, 0, 0, 0, 0xffff, 0] || seg[..3] == [0x64, 0xff9b, 1] {
+        return true;
     }
     // NAT64 64:ff9b::/96 embeds the IPv4 address in the last 32 bits.
     if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
@@ -105,6 +113,11 @@ mod tests {
             "2002:7f00:1::",
             "2001:db8::1",
             "2001::1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:a9fe:a9fe",
+            "::ffff:0:808:808",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:ffff::808:808",
         ] {
             let ip: IpAddr = private.parse().unwrap();
             assert!(is_non_public(ip), "{private} should be refused");

@@ -220,21 +220,22 @@ impl Schedules {
         Ok(schedule)
     }
 
-    pub fn get(&self, id: &str) -> Result<Option<Schedule>, ScheduleError> {
+    /// `user`'s schedule `id` (another user's is none).
+    pub fn get(&self, id: &str, user: &str) -> Result<Option<Schedule>, ScheduleError> {
         Ok(self
             .conn()
             .query_row(
-                &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1"),
-                [id],
+                &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1 AND user_id = ?2"),
+                [id, user],
                 row_to_schedule,
             )
             .optional()?)
     }
 
-    /// Schedules by id (oldest first), after `cursor`, of `user` when given.
+    /// `user`'s schedules by id (oldest first), after `cursor`.
     pub fn list(
         &self,
-        user: Option<&str>,
+        user: &str,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<SchedulePage, ScheduleError> {
@@ -242,7 +243,7 @@ impl Schedules {
         let conn = self.conn();
         let mut statement = conn.prepare(&format!(
             "SELECT {COLUMNS} FROM schedules
-             WHERE id > ?1 AND (?2 IS NULL OR user_id = ?2)
+             WHERE id > ?1 AND user_id = ?2
              ORDER BY id LIMIT ?3"
         ))?;
         let mut items = statement
@@ -260,12 +261,12 @@ impl Schedules {
         Ok(SchedulePage { items, next_cursor })
     }
 
-    /// Whether there was such a schedule.
-    pub fn delete(&self, id: &str) -> Result<bool, ScheduleError> {
-        Ok(self
-            .conn()
-            .execute("DELETE FROM schedules WHERE id = ?1", [id])?
-            > 0)
+    /// Whether `user` had such a schedule (another user's is left alone).
+    pub fn delete(&self, id: &str, user: &str) -> Result<bool, ScheduleError> {
+        Ok(self.conn().execute(
+            "DELETE FROM schedules WHERE id = ?1 AND user_id = ?2",
+            [id, user],
+        )? > 0)
     }
 
     /// The enabled schedules due at `now`, the most overdue first, at most `limit`.

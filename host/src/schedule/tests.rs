@@ -47,7 +47,7 @@ fn schedule_is_due_at_creation_then_every_interval() {
     assert_eq!(event.data["schedule_id"], s.id.as_str());
     assert_eq!(event.data["skill"], "web-search");
     assert_eq!(event.data["turn_id"], "turn_1");
-    let after = store.get(&s.id).expect("get").expect("there");
+    let after = store.get(&s.id, "default").expect("get").expect("there");
     assert_eq!(after.next_run_at, T0 + MINUTE_MS);
     assert_eq!(after.last_run_at, Some(T0));
     assert_eq!(after.last_turn_id.as_deref(), Some("turn_1"));
@@ -61,8 +61,10 @@ fn schedule_is_due_at_creation_then_every_interval() {
     assert_eq!(pass.fired, 1);
 
     // Deleted: never again.
-    assert!(store.delete(&s.id).expect("delete"));
-    assert!(!store.delete(&s.id).expect("delete twice"));
+    // Another user's delete leaves it alone.
+    assert!(!store.delete(&s.id, "alice").expect("delete as alice"));
+    assert!(store.delete(&s.id, "default").expect("delete"));
+    assert!(!store.delete(&s.id, "default").expect("delete twice"));
     clock.advance(10 * MINUTE_MS);
     let pass = run_due(&store, &events, |_| panic!("deleted")).expect("run");
     assert_eq!(pass, Default::default());
@@ -86,7 +88,10 @@ fn schedule_start_at_defers_the_first_run() {
             Err(ScheduleError::Invalid { field: "every", .. })
         ));
     }
-    assert_eq!(store.list(None, 50, None).expect("list").items, vec![s]);
+    assert_eq!(
+        store.list("default", 50, None).expect("list").items,
+        vec![s]
+    );
 }
 
 #[test]
@@ -109,7 +114,7 @@ fn schedule_failed_run_is_announced_and_the_schedule_stays() {
     assert_eq!(event.kind, EventKind::ScheduleFailed);
     assert_eq!(event.data["code"], "skill-missing");
     assert_eq!(event.data["schedule_id"], s.id.as_str());
-    let after = store.get(&s.id).expect("get").expect("stays");
+    let after = store.get(&s.id, "default").expect("get").expect("stays");
     assert!(after.enabled);
     assert_eq!(after.next_run_at, T0 + MINUTE_MS);
     assert!(
@@ -149,20 +154,29 @@ fn schedules_survive_a_reopen_and_page_by_cursor() {
         created
     };
     let store = open(dir.path(), &clock);
-    let first = store.get(&created[0].id).expect("get").expect("kept");
+    let first = store
+        .get(&created[0].id, "default")
+        .expect("get")
+        .expect("kept");
     assert_eq!(first.last_turn_id.as_deref(), Some("turn_x"));
     assert_eq!(first.next_run_at, T0 + MINUTE_MS);
     assert_eq!(
-        store.get(&created[1].id).expect("get"),
+        store.get(&created[1].id, "alice").expect("get"),
         Some(created[1].clone())
     );
+    // One user never reads another's schedule.
+    assert_eq!(store.get(&created[1].id, "default").expect("get"), None);
 
-    let mut ids: Vec<String> = created.iter().map(|s| s.id.clone()).collect();
+    let mut ids: Vec<String> = created
+        .iter()
+        .filter(|s| s.user == "default")
+        .map(|s| s.id.clone())
+        .collect();
     ids.sort();
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
-        let page = store.list(None, 2, cursor.as_deref()).expect("list");
+        let page = store.list("default", 2, cursor.as_deref()).expect("list");
         seen.extend(page.items.iter().map(|s| s.id.clone()));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -170,10 +184,10 @@ fn schedules_survive_a_reopen_and_page_by_cursor() {
         }
     }
     assert_eq!(seen, ids);
-    let alice = store.list(Some("alice"), 50, None).expect("list");
+    let alice = store.list("alice", 50, None).expect("list");
     assert_eq!(alice.items.len(), 2);
     assert!(alice.items.iter().all(|s| s.user == "alice"));
-    assert!(store.get("sch_nope").expect("get").is_none());
+    assert!(store.get("sch_nope", "default").expect("get").is_none());
 }
 
 #[test]
@@ -193,7 +207,7 @@ fn cron_schedule_runs_at_its_matching_minutes_in_utc() {
     assert_eq!(s.cron.as_deref(), Some("*/5 9-17 * * MON-FRI"));
     assert_eq!(s.every, None);
     assert_eq!(s.next_run_at, at("2026-03-10T12:05:00Z"));
-    assert_eq!(store.get(&s.id).expect("get"), Some(s.clone()));
+    assert_eq!(store.get(&s.id, "default").expect("get"), Some(s.clone()));
     assert!(store.due(clock.now_ms(), 10).expect("due").is_empty());
 
     // Due at 12:05; a run a little late still moves on to 12:10.
@@ -201,19 +215,19 @@ fn cron_schedule_runs_at_its_matching_minutes_in_utc() {
     let events = EventBus::default();
     let pass = run_due(&store, &events, |_| Ok("turn_1".into())).expect("run");
     assert_eq!(pass.fired, 1);
-    let after = store.get(&s.id).expect("get").expect("there");
+    let after = store.get(&s.id, "default").expect("get").expect("there");
     assert_eq!(after.next_run_at, at("2026-03-10T12:10:00Z"));
     assert_eq!(after.last_turn_id.as_deref(), Some("turn_1"));
 
     // Down over the evening: missed runs are skipped, the next is Wednesday 09:00.
     clock.set(at("2026-03-10T19:30:00Z"));
     run_due(&store, &events, |_| Ok("turn_2".into())).expect("run");
-    let after = store.get(&s.id).expect("get").expect("there");
+    let after = store.get(&s.id, "default").expect("get").expect("there");
     assert_eq!(after.next_run_at, at("2026-03-11T09:00:00Z"));
     // Run on Friday at the last slot of the day: Monday morning next.
     clock.set(at("2026-03-13T17:55:00Z"));
     run_due(&store, &events, |_| Ok("turn_3".into())).expect("run");
-    let after = store.get(&s.id).expect("get").expect("there");
+    let after = store.get(&s.id, "default").expect("get").expect("there");
     assert_eq!(after.next_run_at, at("2026-03-16T09:00:00Z"));
 
     // start_at: the first match at or after it.
@@ -258,7 +272,13 @@ fn bad_cron_expressions_are_refused_naming_the_field() {
             ..
         })
     ));
-    assert!(store.list(None, 50, None).expect("list").items.is_empty());
+    assert!(
+        store
+            .list("default", 50, None)
+            .expect("list")
+            .items
+            .is_empty()
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ pub use format::{IdError, Leniency, Origin, SkillError, SkillId, Slug, SlugError
 pub use library::catalog::{CatalogEntry, InvokedSkill, SUMMARY_CHARS, summarize};
 pub use library::error::{LibraryError, ScanProblem};
 pub use library::index::{INDEX_FILE, INDEX_VERSION, Index, IndexEntry, Source, SourceKind};
-pub use library::install::{InstallOutcome, InstallStatus};
+pub use library::install::{InstallOutcome, InstallStatus, ToolConsent};
 pub use library::package::{PackagePath, SkillPackage};
 pub use library::scan::{DiskCheck, DroppedEntry, Renamed, ScanReport};
 pub use library::seed::{SeedReport, SeedSkip, SkipReason, seed_builtins, seed_new_builtins};

@@ -119,7 +119,14 @@ pub(super) fn install(
             version: existing.version,
         });
     }
-    let outcome = tools.skills.install(&package, source, force)?;
+    // Asked for by the model: a skill that asks for tools needs the person, who
+    // installs it with `engram skills install`, the dashboard or a channel admin.
+    let outcome = tools.skills.install(
+        &package,
+        source,
+        force,
+        crate::skills::ToolConsent::NotConfirmed,
+    )?;
     Ok(json!({
         "status": outcome.status,
         "id": outcome.id,

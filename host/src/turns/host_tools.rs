@@ -62,7 +62,7 @@ impl TurnService {
         // Allowed means known, and known but not the host's was refused above.
         let host_tool = host_tool.ok_or_else(|| TurnError::NotAHostTool(policy::shown(tool)))?;
         let (turn, _) = turn_id
-            .and_then(|id| self.gate.turn(id))
+            .and_then(|id| self.gate.turn(id, caller.user()))
             .ok_or_else(|| GateError::UnknownTurn(turn_id.unwrap_or_default().to_string()))?;
         let context = ToolContext {
             user: &turn.user,

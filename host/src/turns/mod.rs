@@ -13,7 +13,7 @@
 //! - `script`: [`TurnService::run_script`], a script of the invoked skill
 //! - `error`: [`TurnError`]
 //!
-//! Here too: end (revoking grants, recording the reply), the operator's approvals,
+//! Here too: end (revoking grants, recording the reply), the person's approvals,
 //! `authorize` for the agent's own tools, and the turn's view with its decisions.
 //! Every call blocks (SQLite, files, plugins): callers run it off the async workers.
 
@@ -39,9 +39,8 @@ pub use script::ScriptResult;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::ConfigFile;
-use crate::gate::{
-    Approver, AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState,
-};
+use crate::credentials::Principal;
+use crate::gate::{AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState};
 use crate::memory::Memory;
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
@@ -112,22 +111,26 @@ impl TurnService {
         })
     }
 
-    /// The turn, where it stands now, and its decisions.
-    pub fn view(&self, id: &str) -> Result<TurnView, TurnError> {
-        self.view_with_reply(id, None)
+    /// `user`'s turn, where it stands now, and its decisions. Another user's turn is
+    /// unknown ([`GateError::UnknownTurn`]), as are all the calls below for it.
+    pub fn view(&self, id: &str, user: &str) -> Result<TurnView, TurnError> {
+        self.view_with_reply(id, user, None)
     }
 
-    fn view_with_reply(&self, id: &str, reply_id: Option<String>) -> Result<TurnView, TurnError> {
-        let (turn, state) = self
-            .gate
-            .turn(id)
-            .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?;
+    fn view_with_reply(
+        &self,
+        id: &str,
+        user: &str,
+        reply_id: Option<String>,
+    ) -> Result<TurnView, TurnError> {
+        let (turn, state) = self.turn_of(id, user)?;
         let decisions = self
             .gate
             .audit()
             .list(&AuditQuery {
                 limit: crate::gate::audit::MAX_PAGE,
                 turn_id: Some(turn.id.clone()),
+                user: Some(turn.user.clone()),
                 ..AuditQuery::default()
             })?
             .items;
@@ -139,13 +142,22 @@ impl TurnService {
         })
     }
 
-    /// Ends the turn, revoking its grants and approvals, and records `reply` (role
-    /// assistant) in the turn's conversation, if it has one and the Second Brain is
-    /// in use. Ending a turn twice is `GateError::TurnEnded`.
-    pub fn end(&self, id: &str, reply: Option<&str>) -> Result<TurnView, TurnError> {
+    /// `user`'s turn `id` as the gate has it, or [`GateError::UnknownTurn`].
+    fn turn_of(&self, id: &str, user: &str) -> Result<(Turn, TurnState), TurnError> {
+        Ok(self
+            .gate
+            .turn(id, user)
+            .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?)
+    }
+
+    /// Ends `user`'s turn, revoking its grants and approvals, and records `reply`
+    /// (role assistant) in the turn's conversation, if it has one and the Second
+    /// Brain is in use. Ending a turn twice is `GateError::TurnEnded`.
+    pub fn end(&self, id: &str, user: &str, reply: Option<&str>) -> Result<TurnView, TurnError> {
         if let Some(reply) = reply {
             check_text("reply", reply)?;
         }
+        self.turn_of(id, user)?;
         let turn = self.gate.end_turn(id)?;
         let reply_id = match (&turn.conversation_id, reply) {
             (Some(conversation), Some(reply)) if !reply.trim().is_empty() => {
@@ -153,13 +165,13 @@ impl TurnService {
             }
             _ => None,
         };
-        self.view_with_reply(id, reply_id)
+        self.view_with_reply(id, user, reply_id)
     }
 
     /// The gate's decision for the agent's own tool `tool` in the turn (it runs the
     /// tool itself if allowed), audited as `caller`'s (the agent over REST, an MCP
-    /// client); never an error for the turn's state (an unknown, ended or expired turn
-    /// is a deny with its code).
+    /// client) and under the caller's user; never an error for the turn's state (an
+    /// unknown, ended or expired turn, or another user's, is a deny with its code).
     pub fn authorize(
         &self,
         caller: Caller,
@@ -173,18 +185,21 @@ impl TurnService {
             .decide_as(caller, Some(id), tool, &args.to_string()))
     }
 
-    /// `approver`'s yes (the operator's, or the person's in their chat) to `tool` in
-    /// the open turn `id`, for the rest of the turn: calls the gate would ask about are
-    /// allowed (code `approved`). Recorded in the audit log; approving again keeps the
-    /// first approval.
+    /// The person's yes to `tool` in `user`'s open turn `id`, for the rest of the
+    /// turn: calls the gate would ask about are allowed (code `approved`). Only the
+    /// person gives it (`by`: the dashboard, a channel's approval, the operator
+    /// token); the agent's attempt is audited and refused
+    /// ([`GateError::PersonRequired`]). Recorded in the audit log; approving again
+    /// keeps the first approval.
     pub fn approve(
         &self,
-        approver: Approver,
         id: &str,
+        user: &str,
         tool: &str,
+        by: &Principal,
     ) -> Result<ApprovalGranted, TurnError> {
         check_tool_name("tool", tool)?;
-        let approved = self.gate.approve(approver, id, tool)?;
+        let approved = self.gate.approve(id, user, tool, by)?;
         Ok(ApprovalGranted {
             turn_id: approved.turn.id,
             tool: approved.approval.tool,

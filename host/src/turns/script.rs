@@ -27,12 +27,13 @@ pub struct ScriptResult {
 }
 
 impl TurnService {
-    /// Runs `scripts/<name>.wasm` of the skill invoked in the open turn `turn_id`, as
-    /// the turn's user, with `args` (any JSON; `null` is `{}`; at most 256 KiB as
+    /// Runs `scripts/<name>.wasm` of the skill invoked in `user`'s open turn
+    /// `turn_id`, as that user, with `args` (any JSON; `null` is `{}`; at most 256 KiB as
     /// JSON) given to it as JSON text. Blocks up to the script's time limit.
     pub fn run_script(
         &self,
         turn_id: &str,
+        user: &str,
         name: &str,
         args: Value,
     ) -> Result<ScriptResult, TurnError> {
@@ -55,7 +56,7 @@ impl TurnService {
         }
         let (turn, state) = self
             .gate
-            .turn(turn_id)
+            .turn(turn_id, user)
             .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
         match state {
             TurnState::Open => {}

@@ -9,14 +9,18 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::config::{Config, ToolLevel};
+use crate::credentials::Via;
 use crate::events::EventBus;
-use crate::gate::{Approver, Caller, FixedPolicy, Policy, ReasonCode, Verdict};
+use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
 use crate::paths::DataDir;
 use crate::runtime::{
     HostServices, KvStore, NoMemories, RuntimeOptions, ToolCaller, ToolDenied, ToolGate,
 };
 use crate::time::SystemClock;
+
+/// The agent acting for `u`, the user of most turns here.
+const AGENT: Caller<'static> = Caller::Agent { user: "u" };
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -95,9 +99,9 @@ fn skill_turn(f: &Fixture, user: &str, skill: &str) -> String {
         .turn_id
 }
 
-fn audited(f: &Fixture, turn_id: &str) -> Vec<(String, ReasonCode)> {
+fn audited(f: &Fixture, user: &str, turn_id: &str) -> Vec<(String, ReasonCode)> {
     f.turns
-        .view(turn_id)
+        .view(turn_id, user)
         .expect("view")
         .decisions
         .into_iter()
@@ -148,7 +152,12 @@ fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
     sorted.sort_unstable();
     assert_eq!(slugs, sorted);
     assert_eq!(opened.catalog_total, opened.catalog.len());
-    let view = f.turns.view(&opened.turn_id).expect("view");
+    let view = f.turns.view(&opened.turn_id, "alice").expect("view");
+    // To another user, the turn does not exist.
+    assert!(matches!(
+        f.turns.view(&opened.turn_id, "bob"),
+        Err(TurnError::Gate(GateError::UnknownTurn(_)))
+    ));
     assert_eq!(view.turn.channel.as_deref(), Some("schedule"));
     assert_eq!(
         view.turn.skill.as_ref().map(|s| s.skill.as_str()),
@@ -190,7 +199,7 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
     for (turn, tool) in [(&t, "send_message"), (&plain, "cd"), (&plain, "my_tool")] {
         let run = f
             .turns
-            .run_host_tool(Caller::Agent, Some(turn), tool, json!({}), None);
+            .run_host_tool(AGENT, Some(turn), tool, json!({}), None);
         assert!(
             matches!(&run, Err(TurnError::NotAHostTool(name)) if name == tool),
             "{tool}: {run:?}"
@@ -200,24 +209,24 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
             "not-a-host-tool"
         );
     }
-    assert_eq!(audited(&f, &t), []);
-    assert_eq!(audited(&f, &plain), []);
+    assert_eq!(audited(&f, "u", &t), []);
+    assert_eq!(audited(&f, "u", &plain), []);
     // The agent's own way to use it is authorize, which decides and audits.
     let decision = f
         .turns
-        .authorize(Caller::Agent, &t, "send_message", &json!({}))
+        .authorize(AGENT, &t, "send_message", &json!({}))
         .expect("authorize");
     assert_eq!(decision.code, ReasonCode::SkillGrant);
     // A name the gate does not know is its deny, audited as such.
     assert_eq!(
         refused(
             f.turns
-                .run_host_tool(Caller::Agent, Some(&t), "made_up", json!({}), None)
+                .run_host_tool(AGENT, Some(&t), "made_up", json!({}), None)
         ),
         (Verdict::Deny, ReasonCode::UnknownTool)
     );
     assert_eq!(
-        audited(&f, &t),
+        audited(&f, "u", &t),
         [
             ("made_up".to_string(), ReasonCode::UnknownTool),
             ("send_message".to_string(), ReasonCode::SkillGrant),
@@ -226,13 +235,7 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
     // An allowed host tool runs, for the turn's user.
     let ran = f
         .turns
-        .run_host_tool(
-            Caller::Agent,
-            Some(&t),
-            "search_memory",
-            json!({"q": "tea"}),
-            None,
-        )
+        .run_host_tool(AGENT, Some(&t), "search_memory", json!({"q": "tea"}), None)
         .expect("runs");
     assert_eq!(ran.decision.code, ReasonCode::PolicyAllow);
     assert_eq!(ran.result, json!({"items": []}));
@@ -256,12 +259,25 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
     );
     let asked = f
         .turns
-        .run_host_tool(Caller::Agent, Some(&t), "save_memory", save.clone(), None)
+        .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
         .expect_err("asks");
     assert_eq!(asked.code(), "approval-required");
-    // Once the operator approves, both may.
+    // The agent cannot approve for itself: refused, and nothing is granted.
+    let refused_approval = f
+        .turns
+        .approve(&t, "u", "save_memory", &Principal::Agent)
+        .expect_err("the agent cannot approve");
+    assert_eq!(refused_approval.code(), "person-required");
+    assert_eq!(
+        f.turns
+            .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
+            .expect_err("still asks")
+            .code(),
+        "approval-required"
+    );
+    // Once the person approves, both may.
     f.turns
-        .approve(Approver::Operator, &t, "save_memory")
+        .approve(&t, "u", "save_memory", &Principal::Person(Via::Dashboard))
         .expect("approve");
     let saved = f
         .turns
@@ -276,29 +292,30 @@ fn run_script_needs_an_open_turn_that_invokes_a_skill() {
     let f = fixture(Policy::default());
     let plain = plain_turn(&f, "u");
     assert!(matches!(
-        f.turns.run_script(&plain, "word-stats", Value::Null),
+        f.turns.run_script(&plain, "u", "word-stats", Value::Null),
         Err(TurnError::NoSkillInvoked)
     ));
     let t = skill_turn(&f, "u", "web-search");
     assert!(matches!(
-        f.turns.run_script(&t, "word-stats", Value::Null),
+        f.turns.run_script(&t, "u", "word-stats", Value::Null),
         Err(TurnError::UnknownScript { .. })
     ));
     assert!(matches!(
-        f.turns.run_script(&t, "../x", Value::Null),
+        f.turns.run_script(&t, "u", "../x", Value::Null),
         Err(TurnError::Invalid { field: "name", .. })
     ));
-    f.turns.end(&t, None).expect("end");
+    f.turns.end(&t, "u", None).expect("end");
     assert!(matches!(
-        f.turns.run_script(&t, "word-stats", Value::Null),
+        f.turns.run_script(&t, "u", "word-stats", Value::Null),
         Err(TurnError::Gate(GateError::TurnEnded(_)))
     ));
     assert!(matches!(
-        f.turns.run_script("turn_nope", "word-stats", Value::Null),
+        f.turns
+            .run_script("turn_nope", "u", "word-stats", Value::Null),
         Err(TurnError::Gate(GateError::UnknownTurn(_)))
     ));
     // Nothing of this was a gate decision.
-    assert_eq!(audited(&f, &plain), []);
+    assert_eq!(audited(&f, "u", &plain), []);
 }
 
 #[test]

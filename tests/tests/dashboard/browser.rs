@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use engram_e2e::{Daemon, TOKEN, engram};
+use engram_e2e::{Daemon, OPERATOR_TOKEN, engram};
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -142,7 +142,7 @@ impl Browser {
             .goto(&self.url("/login"))
             .await
             .expect("open the login page");
-        self.fill("#token", TOKEN).await;
+        self.fill("#token", OPERATOR_TOKEN).await;
         self.click("form button[type=submit]").await;
         self.wait_for("#brain-status[data-learning]").await;
     }

@@ -81,7 +81,7 @@ async fn a_page_without_a_session_leads_to_the_login_and_back() {
     browser.fill("#token", "not-the-token-at-all").await;
     browser.click("form button[type=submit]").await;
     browser.wait_for_text("p.error", "not this daemon's").await;
-    browser.fill("#token", engram_e2e::TOKEN).await;
+    browser.fill("#token", engram_e2e::OPERATOR_TOKEN).await;
     browser.click("form button[type=submit]").await;
     browser.wait_for("#brain-status[data-learning]").await;
     let path = browser.client.current_url().await.expect("url");

@@ -87,6 +87,30 @@ fn write_skill(dir: &Path, frontmatter: &str) {
     std::fs::write(dir.join("SKILL.md"), frontmatter).expect("write SKILL.md");
 }
 
+/// Serves `body` as the answer to every request, from a thread on loopback, for the
+/// life of the test process; the URL of a file on it.
+fn serve_file(body: &'static [u8]) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!(
+        "http://{}/fetcher/SKILL.md",
+        listener.local_addr().expect("addr")
+    );
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/markdown\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(body);
+        }
+    });
+    url
+}
+
 #[tokio::test]
 async fn install_toggle_delete_rescan_and_browse_skills() {
     let registry = Listening::registry(&fixtures().join("registry-mirror"));
@@ -285,6 +309,35 @@ async fn install_toggle_delete_rescan_and_browse_skills() {
     browser
         .wait_for_text(&format!("{} .badge-source", card("clean-code")), "URL")
         .await;
+
+    // A skill that asks for tools: the dialog names them; cancelling installs nothing,
+    // granting installs it, and the toast says what it may use.
+    let fetcher = serve_file(
+        b"---\nname: fetcher\ndescription: Fetches pages. Use it to read a URL.\nversion: 1.0.0\nallowed-tools: fetch_url\n---\n# Fetcher\n",
+    );
+    for grant in [false, true] {
+        browser.fill("#install-url", &fetcher).await;
+        browser.click("#install-url-form button[type=submit]").await;
+        browser.wait_for_text("dialog.confirm", "fetch_url").await;
+        let answer = if grant { "confirm" } else { "cancel" };
+        browser
+            .click(&format!("dialog.confirm button[value={answer}]"))
+            .await;
+        if grant {
+            wait_for_toast(&browser, &["toast-ok", "Installed fetcher", "fetch_url"]).await;
+        } else {
+            wait_for_toast(&browser, &["toast-error", "nothing was installed"]).await;
+            assert!(listed(daemon, "fetcher").is_none());
+        }
+    }
+    let skill = listed(daemon, "fetcher").expect("installed once granted");
+    assert_eq!(skill["allowed_tools"], serde_json::json!(["fetch_url"]));
+    // The two first answers were the deliberate 409 `tools-unconfirmed`.
+    let errors = browser.console_errors().await;
+    assert!(
+        errors.len() == 2 && errors.iter().all(|e| e.contains("409")),
+        "unexpected console errors: {errors:#?}"
+    );
 
     // The refresh icon: a scan picks up a directory written by hand (and reports one
     // that is not a valid skill).

@@ -49,6 +49,17 @@ pub enum LibraryError {
 
     #[error("{path} leads outside the skills directory")]
     OutsideRoot { path: PathBuf },
+
+    #[error(
+        "`{slug}` asks for the tools [{}]{}; they are granted whenever it is invoked, so the person must confirm them (-y, the dashboard's dialog, or \"confirmTools\": true with the operator token); nothing was written",
+        tools.join(", "),
+        if before.is_empty() { String::new() } else { format!(" (the installed copy asks for [{}])", before.join(", ")) }
+    )]
+    ToolsUnconfirmed {
+        slug: String,
+        tools: Vec<String>,
+        before: Vec<String>,
+    },
 }
 
 impl LibraryError {
@@ -66,6 +77,7 @@ impl LibraryError {
             LibraryError::SlugTaken { .. } => "slug-taken",
             LibraryError::PathTaken { .. } => "path-taken",
             LibraryError::OutsideRoot { .. } => "outside-root",
+            LibraryError::ToolsUnconfirmed { .. } => "tools-unconfirmed",
         }
     }
 

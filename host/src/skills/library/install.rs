@@ -9,6 +9,13 @@
 //! written). New skills start active; an update keeps the entry's active and pinned
 //! state and its `installed_at`. Every install that changed the files or the index is
 //! announced as `skill.installed` (with its status) once the index is saved.
+//!
+//! A skill's `allowed-tools` are granted as allow whenever it is invoked, so they are
+//! the person's to accept ([`ToolConsent`]): a skill that asks for tools installs only
+//! when they were confirmed (`-y`, the dashboard's dialog, a channel admin), unless
+//! the copy in place already asked for exactly the same tools. Otherwise the install
+//! is refused with [`LibraryError::ToolsUnconfirmed`], naming the tools, and nothing is
+//! written.
 
 use std::path::PathBuf;
 
@@ -35,6 +42,24 @@ pub enum InstallStatus {
     AlreadyInstalled,
 }
 
+/// Whether the person has seen and accepted the tools a skill asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolConsent {
+    Confirmed,
+    NotConfirmed,
+}
+
+impl ToolConsent {
+    /// `Confirmed` when `confirmed` is true.
+    pub fn given(confirmed: bool) -> ToolConsent {
+        if confirmed {
+            ToolConsent::Confirmed
+        } else {
+            ToolConsent::NotConfirmed
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InstallOutcome {
     pub status: InstallStatus,
@@ -48,6 +73,16 @@ pub struct InstallOutcome {
     pub warnings: Vec<Warning>,
     /// The skill's previous location, when `force` moved it to another category.
     pub replaced: Option<String>,
+    /// The tools the skill asks for (granted as allow while it is invoked).
+    pub allowed_tools: Vec<String>,
+}
+
+/// A skill's tools, sorted and without repeats, to compare what two versions ask for.
+fn tool_set(tools: &[String]) -> Vec<String> {
+    let mut tools = tools.to_vec();
+    tools.sort();
+    tools.dedup();
+    tools
 }
 
 impl Library {
@@ -58,9 +93,10 @@ impl Library {
         package: &SkillPackage,
         source: Source,
         force: bool,
+        consent: ToolConsent,
     ) -> Result<InstallOutcome, LibraryError> {
         let _lock = self.lock(true)?;
-        self.install_locked(package, source, force)
+        self.install_locked(package, source, force, consent)
     }
 
     /// [`Library::install`] for a caller that holds the exclusive lock.
@@ -69,6 +105,7 @@ impl Library {
         package: &SkillPackage,
         source: Source,
         force: bool,
+        consent: ToolConsent,
     ) -> Result<InstallOutcome, LibraryError> {
         let mut index = self.load_index()?;
         let id = package.id();
@@ -105,6 +142,24 @@ impl Library {
             ),
             None => None,
         };
+        let in_place = match indexed {
+            Some(e) => e.skill_id().ok(),
+            None if Library::has_skill_file(&target) => Some(id.clone()),
+            None => None,
+        };
+        let asked = tool_set(&skill.frontmatter.allowed_tools);
+        if consent == ToolConsent::NotConfirmed && !asked.is_empty() {
+            let before = in_place
+                .and_then(|at| self.load_dir(&at).ok())
+                .map(|s| tool_set(&s.frontmatter.allowed_tools));
+            if before.as_ref() != Some(&asked) {
+                return Err(LibraryError::ToolsUnconfirmed {
+                    slug,
+                    tools: asked,
+                    before: before.unwrap_or_default(),
+                });
+            }
+        }
         let same = previous
             .as_ref()
             .is_some_and(|(v, sha)| *v == skill.frontmatter.version && *sha == skill.sha256);
@@ -124,6 +179,7 @@ impl Library {
             path: target.clone(),
             warnings: skill.warnings.clone(),
             replaced: moved_from.as_ref().map(SkillId::to_string),
+            allowed_tools: skill.frontmatter.allowed_tools.clone(),
         };
 
         if status == InstallStatus::AlreadyInstalled {

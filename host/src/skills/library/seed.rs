@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::durable::{read_bounded, replace_file, sync_dir};
 use super::error::LibraryError;
 use super::index::{Source, SourceKind};
+use super::install::ToolConsent;
 use super::package::SkillPackage;
 use super::{Library, TEMPLATE_DIR};
 use crate::skills::SKILL_FILE;
@@ -274,7 +275,14 @@ fn seed_skill(
     }
     // A new directory only (checked above), so the scripts never overwrite anything.
     let package = SkillPackage::new(Some(id), skill_md.as_bytes().to_vec(), builtin_files(name))?;
-    library.install_locked(&package, Source::of(SourceKind::Seed), false)?;
+    // Built-in skills ship with the binary the person installed: their tools need no
+    // second confirmation.
+    library.install_locked(
+        &package,
+        Source::of(SourceKind::Seed),
+        false,
+        ToolConsent::Confirmed,
+    )?;
     report.written.push(name.to_string());
     Ok(())
 }
@@ -502,7 +510,12 @@ mod tests {
         )
         .unwrap();
         library
-            .install(&package, Source::of(SourceKind::Registry), false)
+            .install(
+                &package,
+                Source::of(SourceKind::Registry),
+                false,
+                ToolConsent::Confirmed,
+            )
             .unwrap();
         std::fs::write(library.root().join("_template"), "a file").unwrap();
         (dir, library)
@@ -566,6 +579,7 @@ mod tests {
                 &example::package().unwrap(),
                 Source::of(SourceKind::Seed),
                 false,
+                ToolConsent::Confirmed,
             )
             .unwrap();
         let dir = library.root().join(example::SLUG);

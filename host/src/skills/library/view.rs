@@ -106,7 +106,7 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::{SkillId, SkillPackage, Source, SourceKind};
+    use crate::skills::{SkillId, SkillPackage, Source, SourceKind, ToolConsent};
 
     #[test]
     fn skills_view_lists_warnings_errors_resources_and_the_body_on_request() {
@@ -123,12 +123,22 @@ mod tests {
         )
         .unwrap();
         library
-            .install(&package, Source::of(SourceKind::Registry), false)
+            .install(
+                &package,
+                Source::of(SourceKind::Registry),
+                false,
+                ToolConsent::Confirmed,
+            )
             .unwrap();
         let broken = b"---\nname: broken\ndescription: fine\n---\n".to_vec();
         let package = SkillPackage::new(None, broken, vec![]).unwrap();
         library
-            .install(&package, Source::of(SourceKind::File), false)
+            .install(
+                &package,
+                Source::of(SourceKind::File),
+                false,
+                ToolConsent::Confirmed,
+            )
             .unwrap();
         std::fs::write(
             library.root().join("broken/SKILL.md"),

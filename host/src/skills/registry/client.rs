@@ -12,9 +12,20 @@
 //! Installing takes the tarball's SKILL.md and checks the sha256 of its body against
 //! the feed before anything else: a mismatch is an error ([`RegistryError::ShaMismatch`])
 //! and nothing is written. (When the feed came from the cache, it is fetched once more
-//! first: the registry may simply have published a new version since.) The SKILL.md
-//! is then validated like every other and installed through [`Library::install`] with
-//! source `registry` and the registry's URL.
+//! first: the registry may simply have published a new version since.)
+//!
+//! The protocol vouches for the body only, so the rest of the tarball is checked
+//! against what the registry says elsewhere ([`RegistryClient::verify_whole`]): the
+//! frontmatter's `name` must be the feed's, its `allowed-tools` exactly the detail
+//! document's `allowedTools` (absent: none), and every file besides SKILL.md must be
+//! listed in the detail's `files` with its sha256 (`manifest.json`, which only
+//! describes the tarball, is never installed). Anything else is
+//! [`RegistryError::Integrity`] (`integrity-mismatch`) and nothing is written: a
+//! tampered tarball that keeps the body cannot add tools or scripts.
+//!
+//! The SKILL.md is then validated like every other and installed through
+//! [`Library::install`] with source `registry` and the registry's URL; a skill that asks
+//! for tools installs only with the person's confirmation ([`ToolConsent`]).
 //!
 //! Which registry: `--registry` > `ENGRAM_SKILLS_REGISTRY` > `skills.registry` in
 //! config.yaml > [`DEFAULT_REGISTRY`] ([`RegistryUrl::resolve`]). Requests go through
@@ -40,7 +51,7 @@ use crate::skills::library::Library;
 use crate::skills::library::durable::{read_bounded, replace_file};
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{Source, SourceKind};
-use crate::skills::library::install::InstallOutcome;
+use crate::skills::library::install::{InstallOutcome, ToolConsent};
 use crate::skills::library::package::SkillPackage;
 
 /// The public community registry.
@@ -216,14 +227,34 @@ pub struct Detail {
     pub body: String,
     pub sha256: String,
     pub stats: Option<serde_json::Value>,
+    /// The tools the registry vouches the skill asks for.
+    pub allowed_tools: Vec<String>,
+    /// The files besides SKILL.md the registry vouches for.
+    pub files: Vec<VouchedFile>,
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct RawDetail {
     id: String,
     body: String,
     #[serde(default)]
     stats: Option<serde_json::Value>,
+    /// The tools the registry vouches the skill asks for (absent: none).
+    #[serde(default)]
+    allowed_tools: Vec<String>,
+    /// The files besides SKILL.md the registry vouches for, with their sha256.
+    #[serde(default)]
+    files: Vec<VouchedFile>,
+}
+
+/// A file of a skill's package as the registry's detail lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VouchedFile {
+    /// Relative to the skill's directory (`scripts/x.wasm`).
+    pub path: String,
+    /// Lowercase hex.
+    pub sha256: String,
 }
 
 /// A registry skill downloaded and verified, ready to install.
@@ -471,7 +502,67 @@ impl RegistryClient {
             body: raw.body,
             sha256: actual,
             stats: raw.stats,
+            allowed_tools: raw.allowed_tools,
+            files: raw.files,
         })
+    }
+
+    /// Refuses a package whose parts outside the body are not what the registry
+    /// vouches for (see the module documentation).
+    fn verify_whole(
+        &self,
+        skill: &FeedSkill,
+        detail: &Detail,
+        package: &SkillPackage,
+    ) -> Result<(), RegistryError> {
+        let refuse = |reason: String| RegistryError::Integrity {
+            id: skill.id.clone(),
+            registry: self.registry.as_str().to_string(),
+            reason,
+        };
+        let frontmatter = &package.skill().frontmatter;
+        if frontmatter.name != skill.name {
+            return Err(refuse(format!(
+                "the SKILL.md is named {:?}, the feed lists {:?}",
+                frontmatter.name, skill.name
+            )));
+        }
+        let sorted = |tools: &[String]| {
+            let mut tools = tools.to_vec();
+            tools.sort();
+            tools.dedup();
+            tools
+        };
+        let (asked, vouched) = (
+            sorted(&frontmatter.allowed_tools),
+            sorted(&detail.allowed_tools),
+        );
+        if asked != vouched {
+            return Err(refuse(format!(
+                "the SKILL.md asks for the tools [{}], the registry vouches for [{}]",
+                asked.join(", "),
+                vouched.join(", ")
+            )));
+        }
+        for (path, bytes) in package.files() {
+            let path = path.to_string();
+            let actual = hex::encode(Sha256::digest(bytes));
+            match detail.files.iter().find(|f| f.path == path) {
+                None => {
+                    return Err(refuse(format!(
+                        "the archive holds {path}, which the registry does not list"
+                    )));
+                }
+                Some(listed) if !listed.sha256.eq_ignore_ascii_case(&actual) => {
+                    return Err(refuse(format!(
+                        "{path} hashes to {actual}, the registry lists {}",
+                        listed.sha256
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 
     fn mismatch(&self, skill: &FeedSkill, actual: String) -> RegistryError {
@@ -483,9 +574,10 @@ impl RegistryClient {
         }
     }
 
-    /// Downloads `skill`'s tarball, checks its SKILL.md against the feed's sha256 and
-    /// validates it. Nothing is written. On a mismatch with a feed that came from the
-    /// cache, the feed is fetched again (into `loaded`) and checked once more.
+    /// Downloads `skill`'s tarball, checks its SKILL.md against the feed's sha256,
+    /// validates it and checks the rest against the detail ([`Self::verify_whole`]).
+    /// Nothing is written. On a mismatch with a feed that came from the cache, the
+    /// feed is fetched again (into `loaded`) and checked once more.
     pub async fn download(
         &self,
         loaded: &mut LoadedFeed,
@@ -518,6 +610,8 @@ impl RegistryClient {
         }
         let package =
             SkillPackage::from_registry(skill_id, unpacked.skill_md.clone(), unpacked.files)?;
+        let detail = self.detail(&skill).await?;
+        self.verify_whole(&skill, &detail, &package)?;
         Ok(Downloaded {
             skill,
             package,
@@ -527,13 +621,15 @@ impl RegistryClient {
     }
 
     /// Downloads, verifies and installs `id` with the feed in `loaded` (see
-    /// [`RegistryClient::download`]).
+    /// [`RegistryClient::download`]); `consent` says whether the person has accepted
+    /// the tools it asks for.
     pub async fn install_with(
         &self,
         loaded: &mut LoadedFeed,
         library: &Library,
         id: &str,
         force: bool,
+        consent: ToolConsent,
     ) -> Result<RegistryInstall, RegistryError> {
         let downloaded = self.download(loaded, id).await?;
         let skill_id = downloaded.skill.skill_id();
@@ -544,7 +640,7 @@ impl RegistryClient {
         };
         let library = library.clone();
         let package = downloaded.package;
-        let outcome = blocking(move || library.install(&package, source, force)).await?;
+        let outcome = blocking(move || library.install(&package, source, force, consent)).await?;
         Ok(RegistryInstall {
             page_url: self.registry.skill_page_url(&downloaded.skill.id),
             registry: self.registry.as_str().to_string(),
@@ -558,9 +654,11 @@ impl RegistryClient {
         library: &Library,
         id: &str,
         force: bool,
+        consent: ToolConsent,
     ) -> Result<RegistryInstall, RegistryError> {
         let mut loaded = self.feed().await?;
-        self.install_with(&mut loaded, library, id, force).await
+        self.install_with(&mut loaded, library, id, force, consent)
+            .await
     }
 }
 

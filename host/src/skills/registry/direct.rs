@@ -26,7 +26,7 @@ use crate::skills::format::validate::Origin;
 use crate::skills::library::Library;
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{Source, SourceKind};
-use crate::skills::library::install::InstallOutcome;
+use crate::skills::library::install::{InstallOutcome, ToolConsent};
 use crate::skills::library::package::{RESOURCE_DIRS, SkillPackage};
 use crate::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
 
@@ -87,10 +87,11 @@ pub async fn install_from_url(
     id: Option<SkillId>,
     force: bool,
     allow_private: bool,
+    consent: ToolConsent,
 ) -> Result<InstallOutcome, RegistryError> {
     let (package, source) = fetch_url_package(url, id, allow_private).await?;
     let library = library.clone();
-    blocking(move || library.install(&package, source, force)).await
+    blocking(move || library.install(&package, source, force, consent)).await
 }
 
 /// Reads a SKILL.md file, or a skill directory (its SKILL.md and the files under
@@ -154,9 +155,10 @@ pub fn install_from_file(
     path: &Path,
     id: Option<SkillId>,
     force: bool,
+    consent: ToolConsent,
 ) -> Result<InstallOutcome, RegistryError> {
     let (package, source) = read_file_package(path, id)?;
-    Ok(library.install(&package, source, force)?)
+    Ok(library.install(&package, source, force, consent)?)
 }
 
 /// The name a lone file's place gives it, for a SKILL.md without `name`: the folder
@@ -262,7 +264,7 @@ mod tests {
         let library = Library::open(dir.path().join("skills")).unwrap();
         let file = dir.path().join("SKILL.md");
         std::fs::write(&file, MD).unwrap();
-        let out = install_from_file(&library, &file, None, false).unwrap();
+        let out = install_from_file(&library, &file, None, false, ToolConsent::Confirmed).unwrap();
         assert_eq!(out.id, "from-file");
         let entry = library.entry("from-file").unwrap();
         assert_eq!(entry.source.kind, SourceKind::File);
@@ -277,7 +279,8 @@ mod tests {
         .unwrap();
         std::fs::write(skill_dir.join("scripts/sub/run.sh"), "rm -rf /").unwrap();
         std::fs::write(skill_dir.join("notes.txt"), "not installed").unwrap();
-        let out = install_from_file(&library, &skill_dir, None, false).unwrap();
+        let out =
+            install_from_file(&library, &skill_dir, None, false, ToolConsent::Confirmed).unwrap();
         assert_eq!(out.id, "tool-kit");
         let installed = library.root().join("tool-kit");
         assert!(installed.join("scripts/sub/run.sh").is_file());
@@ -286,13 +289,14 @@ mod tests {
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink("/etc/passwd", skill_dir.join("scripts/link")).unwrap();
-            let e = install_from_file(&library, &skill_dir, None, true).unwrap_err();
+            let e = install_from_file(&library, &skill_dir, None, true, ToolConsent::Confirmed)
+                .unwrap_err();
             assert_eq!(e.code(), "package-path", "{e}");
         }
 
         let big = dir.path().join("big.md");
         std::fs::write(&big, vec![b'a'; MAX_SKILL_FILE_BYTES + 1]).unwrap();
-        let e = install_from_file(&library, &big, None, false).unwrap_err();
+        let e = install_from_file(&library, &big, None, false, ToolConsent::Confirmed).unwrap_err();
         assert_eq!(e.code(), "file-too-large");
         // Copied from another agent: no frontmatter, in a folder that is no slug.
         let copied = dir.path().join("Meeting Notes");
@@ -302,7 +306,7 @@ mod tests {
             "# Meeting notes\n\nTurn a transcript into action items.\n",
         )
         .unwrap();
-        let out = install_from_file(&library, &copied, None, false).unwrap();
+        let out = install_from_file(&library, &copied, None, false, ToolConsent::NotConfirmed).unwrap();
         assert_eq!(
             (out.id.as_str(), out.name.as_str()),
             ("meeting-notes", "Meeting Notes")
@@ -311,16 +315,16 @@ mod tests {
         assert_eq!(codes, ["frontmatter-missing", "slug-derived"]);
         assert!(library.root().join("meeting-notes/SKILL.md").is_file());
         // The file alone: named after its folder.
-        let out = install_from_file(&library, &copied.join(SKILL_FILE), None, true).unwrap();
+        let out = install_from_file(&library, &copied.join(SKILL_FILE), None, true, ToolConsent::NotConfirmed).unwrap();
         assert_eq!(out.id, "meeting-notes");
         // A lone file named otherwise: after its stem; with an id: the id.
         let lone = dir.path().join("standup_summary.md");
         std::fs::write(&lone, "Summarise a standup in three lines.\n").unwrap();
-        let out = install_from_file(&library, &lone, None, false).unwrap();
+        let out = install_from_file(&library, &lone, None, false, ToolConsent::NotConfirmed).unwrap();
         assert_eq!(out.id, "standup-summary");
         let id = SkillId::parse("daily").unwrap();
         assert_eq!(
-            install_from_file(&library, &lone, Some(id), false)
+            install_from_file(&library, &lone, Some(id), false, ToolConsent::NotConfirmed)
                 .unwrap()
                 .id,
             "daily"
@@ -329,7 +333,7 @@ mod tests {
         let bad = dir.path().join("bad.md");
         std::fs::write(&bad, b"---\nname: bad\ndescription: caf\xe9\n---\n").unwrap();
         assert_eq!(
-            install_from_file(&library, &bad, None, false)
+            install_from_file(&library, &bad, None, false, ToolConsent::Confirmed)
                 .unwrap_err()
                 .code(),
             "not-utf8"

@@ -45,6 +45,14 @@ pub enum RegistryError {
         expected: String,
         actual: String,
     },
+    #[error(
+        "INTEGRITY MISMATCH for {id}: {reason}. The archive from {registry} is not what the registry vouches for; nothing was installed."
+    )]
+    Integrity {
+        id: String,
+        registry: String,
+        reason: String,
+    },
     #[error("{id}: the archive from the registry was refused: {source}")]
     Archive {
         id: String,
@@ -72,6 +80,7 @@ impl RegistryError {
             RegistryError::NotInRegistry { .. } => "not-in-registry",
             RegistryError::Ambiguous { .. } => "ambiguous-id",
             RegistryError::ShaMismatch { .. } => "sha-mismatch",
+            RegistryError::Integrity { .. } => "integrity-mismatch",
             RegistryError::Archive { source, .. } => source.code(),
             RegistryError::Detail { .. } => "detail-invalid",
             RegistryError::NotASkill { .. } => "not-a-skill",

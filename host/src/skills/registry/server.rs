@@ -71,9 +71,8 @@ pub async fn serve(dir: &Path, listen: SocketAddr) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     println!("listening on http://{bound}");
     tracing::info!(dir = %dir.display(), "registry listening on http://{bound}");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    let limits = crate::connections::prepare(crate::connections::Limits::default());
+    crate::connections::serve(listener, app, limits, shutdown_signal()).await;
     Ok(())
 }
 

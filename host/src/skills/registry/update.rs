@@ -10,7 +10,9 @@ use serde::Serialize;
 use super::client::{LoadedFeed, RegistryClient};
 use super::direct;
 use super::error::{RegistryError, blocking};
-use crate::skills::{IndexEntry, InstallStatus, Library, LibraryError, SkillId, SourceKind};
+use crate::skills::{
+    IndexEntry, InstallStatus, Library, LibraryError, SkillId, SourceKind, ToolConsent,
+};
 
 /// What `update` did for one installed skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,11 +45,13 @@ impl RegistryClient {
     /// now, or the stale cache offline) and reinstalled when their sha differs; skills
     /// from a URL or a file are fetched or read again. Pinned skills, skills from
     /// another registry, seeded and manual skills are skipped. One failure does not
-    /// stop the others; each result says what happened.
+    /// stop the others; each result says what happened. An update that changes the
+    /// tools a skill asks for fails (`tools-unconfirmed`) unless `consent` confirms them.
     pub async fn update(
         &self,
         library: &Library,
         only: Option<&str>,
+        consent: ToolConsent,
     ) -> Result<(Vec<UpdateResult>, Option<LoadedFeed>), RegistryError> {
         let lib = library.clone();
         let index = blocking(move || lib.list()).await?;
@@ -105,7 +109,7 @@ impl RegistryClient {
                             continue;
                         }
                         Ok(_) => self
-                            .install_with(feed, library, &entry.id, false)
+                            .install_with(feed, library, &entry.id, false, consent)
                             .await
                             .map(|r| r.outcome),
                         Err(RegistryError::NotInRegistry { .. }) => {
@@ -119,8 +123,15 @@ impl RegistryClient {
                 SourceKind::Url => match &entry.source.url {
                     Some(url) => {
                         let id = entry.skill_id()?;
-                        direct::install_from_url(library, url, Some(id), false, self.allow_private)
-                            .await
+                        direct::install_from_url(
+                            library,
+                            url,
+                            Some(id),
+                            false,
+                            self.allow_private,
+                            consent,
+                        )
+                        .await
                     }
                     None => Err(RegistryError::NotASkill {
                         url: String::new(),
@@ -132,8 +143,10 @@ impl RegistryClient {
                         let id = entry.skill_id()?;
                         let lib = library.clone();
                         let path = PathBuf::from(path);
-                        blocking(move || direct::install_from_file(&lib, &path, Some(id), false))
-                            .await
+                        blocking(move || {
+                            direct::install_from_file(&lib, &path, Some(id), false, consent)
+                        })
+                        .await
                     }
                     None => Err(RegistryError::NotASkill {
                         url: String::new(),
