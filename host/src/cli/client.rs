@@ -531,7 +531,8 @@ mod tests {
     #[test]
     fn discovery_reads_the_daemon_file_and_the_token_file() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let missing = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no daemon");
+        let missing =
+            Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no daemon");
         assert!(matches!(missing, ClientError::NoDaemon { .. }));
         assert_eq!(missing.exit_code(), EXIT_UNREACHABLE);
         assert!(
@@ -556,10 +557,12 @@ mod tests {
         // Held, but by a daemon at another address than the file says.
         let mut lock = crate::lock::DataDirLock::acquire(dir.path(), "serve").expect("lock");
         lock.set_url("http://127.0.0.1:4322").expect("url");
-        let other = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("another daemon");
+        let other =
+            Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("another daemon");
         assert!(other.to_string().contains("4322"), "{other}");
         lock.set_url("http://127.0.0.1:4321").expect("url");
-        let no_token = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no token");
+        let no_token =
+            Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("no token");
         assert!(
             matches!(no_token, ClientError::NoToken { .. }),
             "{no_token}"
@@ -602,7 +605,8 @@ mod tests {
     fn a_corrupt_daemon_file_is_named() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(DAEMON_FILE), "not json").expect("daemon file");
-        let error = Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("corrupt");
+        let error =
+            Endpoint::discover(dir.path(), None, None, Acting::Person).expect_err("corrupt");
         assert!(error.to_string().contains(DAEMON_FILE), "{error}");
         assert_eq!(error.exit_code(), EXIT_UNREACHABLE);
     }

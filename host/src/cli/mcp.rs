@@ -12,8 +12,8 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::client::{Acting, Endpoint, URL_ENV};
-use crate::credentials::AGENT_TOKEN_ENV;
 use crate::app::App;
+use crate::credentials::AGENT_TOKEN_ENV;
 use crate::lock::DataDirLock;
 use crate::paths::DataDir;
 

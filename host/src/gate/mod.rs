@@ -131,9 +131,7 @@ impl Caller<'_> {
             Caller::Agent { user }
             | Caller::Mcp { user }
             | Caller::Plugin { user, .. }
-            | Caller::Channel { user, .. } => {
-                user
-            }
+            | Caller::Channel { user, .. } => user,
         }
     }
 }

@@ -604,9 +604,9 @@ fn tool_authorize(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
     if !matches!(args.args, Value::Null | Value::Object(_)) {
         return Err(Failure::invalid("args", "must be an object"));
     }
-    let decision = app
-        .turns
-        .authorize(Caller::Mcp { user }, &args.turn_id, &args.tool, &args.args)?;
+    let decision =
+        app.turns
+            .authorize(Caller::Mcp { user }, &args.turn_id, &args.tool, &args.args)?;
     to_json(decision)
 }
 

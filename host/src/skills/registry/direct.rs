@@ -306,7 +306,8 @@ mod tests {
             "# Meeting notes\n\nTurn a transcript into action items.\n",
         )
         .unwrap();
-        let out = install_from_file(&library, &copied, None, false, ToolConsent::NotConfirmed).unwrap();
+        let out =
+            install_from_file(&library, &copied, None, false, ToolConsent::NotConfirmed).unwrap();
         assert_eq!(
             (out.id.as_str(), out.name.as_str()),
             ("meeting-notes", "Meeting Notes")
@@ -315,12 +316,20 @@ mod tests {
         assert_eq!(codes, ["frontmatter-missing", "slug-derived"]);
         assert!(library.root().join("meeting-notes/SKILL.md").is_file());
         // The file alone: named after its folder.
-        let out = install_from_file(&library, &copied.join(SKILL_FILE), None, true, ToolConsent::NotConfirmed).unwrap();
+        let out = install_from_file(
+            &library,
+            &copied.join(SKILL_FILE),
+            None,
+            true,
+            ToolConsent::NotConfirmed,
+        )
+        .unwrap();
         assert_eq!(out.id, "meeting-notes");
         // A lone file named otherwise: after its stem; with an id: the id.
         let lone = dir.path().join("standup_summary.md");
         std::fs::write(&lone, "Summarise a standup in three lines.\n").unwrap();
-        let out = install_from_file(&library, &lone, None, false, ToolConsent::NotConfirmed).unwrap();
+        let out =
+            install_from_file(&library, &lone, None, false, ToolConsent::NotConfirmed).unwrap();
         assert_eq!(out.id, "standup-summary");
         let id = SkillId::parse("daily").unwrap();
         assert_eq!(
