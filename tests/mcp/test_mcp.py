@@ -538,6 +538,13 @@ class StreamableHttpLegacy(StreamableHttp):
         url, headers = from_claude_http()
         return http_client(url, headers, mode="legacy", read_timeout_seconds=TIMEOUT, **kwargs)
 
+    async def test_ending_the_session_is_acknowledged(self):
+        # The client ends its session with DELETE /mcp on the way out, and logs a
+        # warning unless the answer is 200 or 204.
+        with self.assertNoLogs("mcp", level="WARNING"):
+            async with self.connect() as client:
+                await client.list_tools()
+
 
 class StdioDisconnects(unittest.IsolatedAsyncioTestCase):
     """A stdio client that goes away mid-call: the relay ends, the daemon does not."""

@@ -11,6 +11,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -39,7 +44,24 @@ pub fn router(app: Arc<App>, auth: Auth, bound: SocketAddr, stop: CancellationTo
     );
     Router::new()
         .route_service(PATH, service)
+        .layer(axum::middleware::from_fn(session_end_as_no_content))
         .layer(axum::middleware::from_fn_with_state(auth, require_auth))
+}
+
+/// rmcp answers a session's `DELETE /mcp` with 202; clients (the official Python SDK
+/// among them) take only 200 or 204 as "ended" and log a failure otherwise. The
+/// session is closed either way: say so with 204.
+async fn session_end_as_no_content(request: Request, next: Next) -> Response {
+    let ends_session = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        let (mut parts, _) = response.into_parts();
+        parts.status = StatusCode::NO_CONTENT;
+        parts.headers.remove(axum::http::header::CONTENT_TYPE);
+        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+        return Response::from_parts(parts, Body::empty());
+    }
+    response
 }
 
 /// The names a client on this machine reaches the daemon by: loopback, and the bound
