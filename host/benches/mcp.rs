@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use common::daemon::Daemon;
 use common::{Rng, Table, agent_question, ms, percentile, ratio, synthetic_summary};
 
 const MEMORIES: usize = 500;
@@ -38,16 +39,8 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_engram");
     let data = tempfile::tempdir().expect("temporary data directory");
     let token = "mcp-bench-token-0123456789abcdef";
-    let mut daemon = Command::new(bin)
-        .args(["--data-dir"])
-        .arg(data.path())
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("ENGRAM_TOKEN", token)
-        .env("ENGRAM_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start engram serve");
-    let url = listening(&mut daemon);
+    let (daemon, _) = Daemon::start(Path::new(bin), data.path(), token);
+    let url = format!("http://{}", daemon.addr);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -98,7 +91,8 @@ fn main() {
         }
     }
     drop(stdio);
-    stop(daemon);
+    let stopped = daemon.stop();
+    assert!(stopped.success(), "the daemon stopped with {stopped}");
 
     for s in &mut samples {
         s.sort();
@@ -125,28 +119,6 @@ fn main() {
         }
     }
     table.print();
-}
-
-/// The daemon's `http://ADDR` from its `listening on` line.
-fn listening(daemon: &mut Child) -> String {
-    let stdout = daemon.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        let line = lines
-            .next()
-            .expect("the daemon printed its address")
-            .expect("read");
-        if let Some(url) = line.strip_prefix("listening on ") {
-            return url.trim().to_string();
-        }
-    }
-}
-
-fn stop(mut daemon: Child) {
-    // SIGTERM: a graceful stop (no libc here; `kill` is on every Unix).
-    let _ = Command::new("kill").arg(daemon.id().to_string()).status();
-    let status = daemon.wait().expect("wait for the daemon");
-    assert!(status.success(), "the daemon stopped with {status}");
 }
 
 struct Rest {

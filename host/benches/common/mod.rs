@@ -7,6 +7,9 @@
 //! The generators must keep drawing from the `Rng` in the same order: the figures of a
 //! run are only comparable with earlier runs while the same seed gives the same data.
 
+#[allow(dead_code)] // only the benches that measure a running daemon use it
+pub mod daemon;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
