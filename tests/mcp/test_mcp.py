@@ -327,6 +327,23 @@ class Common:
             self.assertEqual((again["decision"], again["code"]), ("deny", "turn-ended"))
             failed(await client.call_tool("turn_end", {"turn_id": turn_id}), "turn-ended")
 
+    async def test_a_turn_is_its_users_own(self):
+        async with self.connect() as client:
+            opened = structured(await client.call_tool("memory_context", {"message": "what should I cook tonight?", "user": "alice"}))
+            turn_id = opened["turn_id"]
+            self.assertEqual(ok("GET", f"/api/turns/{turn_id}?user=alice")["turn"]["user"], "alice")
+            # To the session's user (default), alice's turn is no turn at all.
+            other = structured(await client.call_tool("tool_authorize", {"turn_id": turn_id, "tool": "send_message"}))
+            self.assertEqual((other["decision"], other["code"]), ("deny", "unknown-turn"))
+            failed(await client.call_tool("turn_end", {"turn_id": turn_id}), "unknown-turn")
+            # Named, it is hers: decided, audited under her as the MCP client's, ended.
+            mine = structured(await client.call_tool("tool_authorize", {"turn_id": turn_id, "tool": "send_message", "user": "alice"}))
+            self.assertNotEqual(mine["code"], "unknown-turn")
+            audit = ok("GET", f"/api/audit?turn={turn_id}&user=alice")["items"]
+            self.assertEqual([(a["caller"], a["code"]) for a in audit], [("mcp", mine["code"])])
+            ended = structured(await client.call_tool("turn_end", {"turn_id": turn_id, "user": "alice"}))
+            self.assertEqual(ended["state"], "ended")
+
     async def test_conversation_log_teaches_the_second_brain(self):
         async with self.connect() as client:
             tag = f"{self.name}{time.monotonic_ns()}"
