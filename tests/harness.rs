@@ -11,10 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The STAND-IN for an OpenAI-compatible chat-completions endpoint the host's tests
-/// use too (no network or model on the test machines).
-#[path = "../host/tests/support/stand_in.rs"]
-pub mod stand_in;
+/// STAND-INs for the outside services (no network or model on the test machines): the
+/// OpenAI-compatible endpoint the host's tests use too, and the Telegram Bot API.
 pub mod standin;
 
 /// The agent's token the tests give the daemon through `ENGRAM_TOKEN`.

@@ -32,8 +32,10 @@
 //! for the note, and ratios are what to compare between machines.
 
 mod common;
-#[path = "../tests/support/stand_in.rs"]
-mod stand_in;
+#[path = "../tests/support/http.rs"]
+mod http;
+#[path = "../tests/support/openai.rs"]
+mod openai;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -55,7 +57,7 @@ use engram_strategies::model::{Evidence, MemoryType, Role, Scope};
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
-use stand_in::{Answer, StandIn};
+use openai::{OpenAi, Reply, echo_facts};
 
 use common::{
     ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
@@ -1491,7 +1493,7 @@ fn ingestion_throughput(quick: bool, table: &mut Table) {
     // The same conversations through builtin:extract-llm, answered by the STAND-IN
     // endpoint on loopback (no model here): the figure is the host's own cost of an
     // LLM extractor (request, wasi:http, validation), not a model's latency.
-    let stand_in = StandIn::start(Answer::Echo);
+    let stand_in = OpenAi::start(|_, request| Reply::Text(echo_facts(request)));
     let config = tempfile::tempdir().expect("temporary directory");
     std::fs::write(
         config.path().join("config.yaml"),

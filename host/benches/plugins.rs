@@ -17,7 +17,7 @@ use std::sync::Arc;
 use engram::config::PluginConfig;
 use engram::runtime::{FixedSettings, Runtime, RuntimeOptions};
 use engram_strategies::model::{Candidate, Evidence, MemoryType};
-use support::stand_in::{Answer, StandIn};
+use support::openai::{OpenAi, Reply, echo_facts};
 use support::*;
 
 struct Stats {
@@ -95,7 +95,7 @@ fn main() {
     // builtin:extract-llm against the STAND-IN endpoint on loopback (no model here):
     // settings, the request through wasi:http, the answer's validation. Baseline: the
     // rule extractor through the runtime, measured just above.
-    let stand_in = StandIn::start(Answer::Echo);
+    let stand_in = OpenAi::start(|_, request| Reply::Text(echo_facts(request)));
     let settings = FixedSettings {
         plugins: [(
             "extract-llm".to_string(),

@@ -10,6 +10,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use engram::config::{ConfigFile, PluginConfig};
 use engram::runtime::packages::PluginPackages;
@@ -17,7 +18,7 @@ use engram::runtime::strategies::Strategies;
 use engram::runtime::{FixedSettings, PluginError, Runtime, World};
 use engram_strategies::model::{Evidence, MemoryType};
 use serde_json::{Value, json};
-use support::stand_in::{Answer, StandIn, completion, facts};
+use support::openai::{OpenAi, Reply, completion, facts};
 use support::*;
 
 fn entry(settings: Value, allowed_hosts: &[String]) -> PluginConfig {
@@ -56,7 +57,7 @@ const GOOD: &str = r#"{"facts": [
 
 #[test]
 fn a_good_answer_becomes_validated_candidates() {
-    let stand_in = StandIn::start(Answer::Content(GOOD.into()));
+    let (stand_in, answer) = OpenAi::answering(Reply::Text(GOOD.into()));
     let settings = json!({
         "baseUrl": stand_in.base_url(),
         "model": "stand-in-model",
@@ -86,7 +87,7 @@ fn a_good_answer_becomes_validated_candidates() {
     assert_eq!(out[2].source_turns, ["t4"]);
     assert!(out[2].negated);
 
-    let requests = stand_in.requests();
+    let requests = stand_in.raw_requests();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
     assert_eq!(request.method, "POST");
@@ -112,7 +113,7 @@ fn a_good_answer_becomes_validated_candidates() {
     );
 
     // No facts is an answer too.
-    stand_in.set(Answer::Content(r#"{"facts": []}"#.into()));
+    answer.set(Reply::Text(r#"{"facts": []}"#.into()));
     let none = runtime
         .extract(&plugin, &conversation(), NOW)
         .expect("none");
@@ -147,7 +148,7 @@ fn strategies(config_yaml: &str) -> Setup {
     }
 }
 
-fn llm_config(stand_in: &StandIn, timeout_ms: u64) -> String {
+fn llm_config(stand_in: &OpenAi, timeout_ms: u64) -> String {
     format!(
         "memory:\n  strategies:\n    extractor: builtin:extract-llm\nplugins:\n  extract-llm:\n    allowedHosts: ['{}']\n    settings:\n      baseUrl: {}\n      model: stand-in\n      timeoutMs: {timeout_ms}\n",
         stand_in.host(),
@@ -157,7 +158,7 @@ fn llm_config(stand_in: &StandIn, timeout_ms: u64) -> String {
 
 #[test]
 fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
-    let stand_in = StandIn::start(Answer::Content(GOOD.into()));
+    let (stand_in, answer) = OpenAi::answering(Reply::Text(GOOD.into()));
     let setup = strategies(&llm_config(&stand_in, 300));
     let good = setup
         .strategies
@@ -194,21 +195,22 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
         body.resize(10 * 1024 * 1024, b' ');
         body
     };
-    let cases: Vec<(&str, Answer, &str)> = vec![
+    let cases: Vec<(&str, Reply, &str)> = vec![
         (
             "4 facts",
-            Answer::Content(four),
+            Reply::Text(four),
             "invalid facts: 4 facts, more than the 3 the schema allows",
         ),
         (
             "invalid JSON",
-            Answer::Content("Sure! Here are the facts: {facts: [".into()),
+            Reply::Text("Sure! Here are the facts: {facts: [".into()),
             "the message is not facts JSON of the schema",
         ),
         (
             "not a completion",
-            Answer::Raw {
+            Reply::Raw {
                 status: 200,
+                content_type: "text/html".into(),
                 body: b"<html>busy</html>".to_vec(),
                 declared: true,
             },
@@ -216,23 +218,24 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
         ),
         (
             "wrong types",
-            Answer::Content(wrong_types.into()),
+            Reply::Text(wrong_types.into()),
             r#"invalid type: string "high", expected f64"#,
         ),
         (
             "an invented quote",
-            Answer::Content(invented),
+            Reply::Text(invented),
             "is not in any of the user's messages",
         ),
         (
             "a refusal",
-            Answer::Refusal("I can't help with that.".into()),
+            Reply::Refusal("I can't help with that.".into()),
             "the model refused: I can't help with that.",
         ),
         (
             "10 MB declared",
-            Answer::Raw {
+            Reply::Raw {
                 status: 200,
+                content_type: "application/json".into(),
                 body: ten_mb(),
                 declared: true,
             },
@@ -240,8 +243,9 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
         ),
         (
             "10 MB streamed",
-            Answer::Raw {
+            Reply::Raw {
                 status: 200,
+                content_type: "application/json".into(),
                 body: ten_mb(),
                 declared: false,
             },
@@ -249,13 +253,14 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
         ),
         (
             "a hanging server",
-            Answer::Hang,
+            Reply::Stall(Duration::from_secs(60)),
             "no answer within 300 ms (timeoutMs)",
         ),
         (
             "HTTP 500",
-            Answer::Raw {
+            Reply::Raw {
                 status: 500,
+                content_type: "application/json".into(),
                 body: br#"{"error": {"message": "overloaded"}}"#.to_vec(),
                 declared: true,
             },
@@ -263,8 +268,8 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
         ),
     ];
     let rules = engram_strategies::extract::extract(&conversation(), NOW);
-    for (case, answer, reason) in cases {
-        stand_in.set(answer);
+    for (case, reply, reason) in cases {
+        answer.set(reply);
         let outcome = setup
             .strategies
             .extract(&conversation(), NOW)
@@ -292,7 +297,7 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
 
     // The plugin works again once the endpoint does; the last failure stays visible
     // until the strategy changes.
-    stand_in.set(Answer::Content(GOOD.into()));
+    answer.set(Reply::Text(GOOD.into()));
     let again = setup
         .strategies
         .extract(&conversation(), NOW)
@@ -304,7 +309,7 @@ fn every_bad_answer_fails_the_call_and_the_rules_answer_instead() {
 
 #[test]
 fn an_endpoint_outside_the_allowed_hosts_is_refused_before_any_connection() {
-    let stand_in = StandIn::start(Answer::Content(GOOD.into()));
+    let (stand_in, _) = OpenAi::answering(Reply::Text(GOOD.into()));
     // The manifest allows api.openai.com only; without the operator's allowedHosts
     // the stand-in is out of reach.
     let yaml = format!(

@@ -4,6 +4,8 @@
 //! protocol, recording every request, answering what the test scripts. Everything on
 //! Engram's side of the wire is the real thing.
 
+#[path = "../../host/tests/support/http.rs"]
 pub mod http;
+#[path = "../../host/tests/support/openai.rs"]
 pub mod openai;
 pub mod telegram;

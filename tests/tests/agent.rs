@@ -495,6 +495,7 @@ async fn a_down_endpoint_garbage_and_silence_are_clear_errors_and_the_turn_ends(
         status,
         content_type: content_type.into(),
         body: body.into(),
+        declared: true,
     };
     for (reply, code, needle) in [
         (

@@ -3,13 +3,13 @@
 //! conversation's facts with the key its settings name; when the endpoint fails, the
 //! rule extractor answers and the reason is in the log and in `GET /api/brain/status`.
 
-use engram_e2e::stand_in::{Answer, StandIn, facts};
+use engram_e2e::standin::openai::{OpenAi, Reply, facts};
 use engram_e2e::{Daemon, engram, ok};
 use serde_json::json;
 
 #[test]
 fn extract_llm_learns_and_its_failures_are_reported() {
-    let stand_in = StandIn::start(Answer::Content(facts(&[(
+    let (stand_in, answer) = OpenAi::answering(Reply::Text(facts(&[(
         "constraint",
         "User is allergic to peanuts",
         "I am allergic to peanuts",
@@ -56,7 +56,7 @@ fn extract_llm_learns_and_its_failures_are_reported() {
         found["items"][0]["memory"]["summary"],
         "User is allergic to peanuts"
     );
-    let requests = stand_in.requests();
+    let requests = stand_in.raw_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(
         requests[0].header("authorization"),
@@ -66,8 +66,9 @@ fn extract_llm_learns_and_its_failures_are_reported() {
     assert_eq!(status["strategies"][0]["plugin"], "builtin:extract-llm");
     assert!(status["strategies"][0]["last_failure"].is_null());
 
-    stand_in.set(Answer::Raw {
+    answer.set(Reply::Raw {
         status: 500,
+        content_type: "application/json".into(),
         body: br#"{"error": "overloaded"}"#.to_vec(),
         declared: true,
     });

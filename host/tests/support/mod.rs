@@ -13,7 +13,8 @@ use engram_strategies::model::{
     Conversation, Evidence, Memory, MemoryType, Message, PersonRef, Role, Scope, Snapshot,
 };
 
-pub mod stand_in;
+pub mod http;
+pub mod openai;
 
 pub const NOW: i64 = 1_790_000_000_000;
 const DAY: i64 = 86_400_000;

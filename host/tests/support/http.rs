@@ -1,7 +1,9 @@
 //! A small HTTP/1.1 server on loopback for the stand-ins: one thread per connection,
 //! one request per connection (`Connection: close`), answers either whole or streamed
 //! in timed pieces. Written out here so that what the stand-ins send is exactly what
-//! the test says, byte for byte.
+//! the test says, byte for byte. Shared by the host's tests and benches
+//! (`support::http`) and the end-to-end tests (`standin::http`).
+#![allow(dead_code)] // each test binary uses a different subset
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
