@@ -56,6 +56,16 @@ fn turn(gate: &Gate, user: &str, grant: Option<SkillGrant>) -> Turn {
     .expect("open turn")
 }
 
+/// The audit log's entries for `turn`, newest first.
+fn turn_audit(gate: &Gate, turn: &Turn) -> AuditPage {
+    gate.audit()
+        .list(&AuditQuery {
+            turn_id: Some(turn.id.clone()),
+            ..AuditQuery::default()
+        })
+        .expect("list the audit log")
+}
+
 fn verdict(gate: &Gate, turn: &Turn, tool: &str) -> (Verdict, ReasonCode) {
     let d = gate.decide(&turn.id, &turn.user, tool, "{}");
     (d.verdict, d.code)
@@ -561,14 +571,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     ));
 
     // The approvals are in the audit log, as the operator token's.
-    let page = f
-        .gate
-        .audit()
-        .list(&AuditQuery {
-            turn_id: Some(t.id.clone()),
-            ..AuditQuery::default()
-        })
-        .expect("list");
+    let page = turn_audit(&f.gate, &t);
     let approval = page
         .items
         .iter()
@@ -637,14 +640,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
         verdict(&f.gate, &t, "fetch_url"),
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
-    let page = f
-        .gate
-        .audit()
-        .list(&AuditQuery {
-            turn_id: Some(t.id.clone()),
-            ..AuditQuery::default()
-        })
-        .expect("list");
+    let page = turn_audit(&f.gate, &t);
     let refusal = page
         .items
         .iter()
@@ -666,14 +662,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
             .approve(&t.id, "alice", "fetch_url", &Principal::Person(via))
             .expect("approve");
         assert_eq!(approved.decision.code, ReasonCode::Approved);
-        let page = f
-            .gate
-            .audit()
-            .list(&AuditQuery {
-                turn_id: Some(t.id.clone()),
-                ..AuditQuery::default()
-            })
-            .expect("list");
+        let page = turn_audit(&f.gate, &t);
         assert_eq!(page.items[0].caller, caller);
     }
 }
