@@ -13,7 +13,7 @@ use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::blocking;
+use super::{blocking, blocking_heavy};
 use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
@@ -197,7 +197,7 @@ pub async fn search_memories(
     if query.q.len() > 1000 {
         return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
     }
-    blocking(move || {
+    blocking_heavy(move || {
         let items =
             app.memory
                 .search_hits(&user, &query.q, limit, query.scope.unwrap_or_default())?;
