@@ -14,6 +14,7 @@ mod schema;
 pub mod snippet;
 pub mod store;
 pub mod transcript;
+mod word_counts;
 mod writer;
 
 use std::io::{BufRead, Write};
@@ -301,9 +302,10 @@ impl Brain {
         limit: usize,
     ) -> Result<Vec<SearchResult>, StoreError> {
         let terms = retrieve::query_words(text).join(" ");
+        let counts = self.store.word_counts();
         let hits = self
             .store
-            .read(|c| retrieve::text_matches(c, user, &terms, limit, limit))?;
+            .read(|c| retrieve::text_matches(c, counts, user, &terms, limit, limit))?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {
@@ -331,15 +333,16 @@ impl Brain {
                 .collect());
         }
         let query = retrieve::Query::new(text);
+        let counts = self.store.word_counts();
         let (memories, said) = self.store.read(|c| {
             let memories = if scope == SearchScope::All {
-                retrieve::text_matches(c, user, &query.terms, limit, limit)?
+                retrieve::text_matches(c, counts, user, &query.terms, limit, limit)?
             } else {
                 Vec::new()
             };
             Ok((
                 memories,
-                retrieve::said_matches(c, user, &query.terms, limit, limit)?,
+                retrieve::said_matches(c, counts, user, &query.terms, limit, limit)?,
             ))
         })?;
         let ranked = retrieve::rank_all(

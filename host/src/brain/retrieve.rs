@@ -42,6 +42,7 @@ use super::record::{MemoryRecord, MessageRecord};
 use super::snippet::{self, snippet};
 use super::store::{StoreError, TextMatch, q};
 use super::transcript::{self, MessageMatch};
+use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::time::DAY_MS;
 
@@ -204,12 +205,13 @@ pub fn query_words(text: &str) -> Vec<String> {
 /// results, the same.
 pub(super) fn text_matches(
     conn: &rusqlite::Connection,
+    counts: &WordCounts,
     user: &str,
     terms: &str,
     limit: usize,
     enough: usize,
 ) -> Result<Vec<TextMatch>, StoreError> {
-    if let Some(selective) = q::selective_words(conn, q::Index::Memories, terms)? {
+    if let Some(selective) = q::selective_words(conn, counts, q::Index::Memories, terms)? {
         let found = q::search(conn, user, &selective, limit)?;
         if found.len() >= enough || selective == terms {
             return Ok(found);
@@ -221,6 +223,7 @@ pub(super) fn text_matches(
 /// The same for the transcript.
 pub(super) fn said_matches(
     conn: &rusqlite::Connection,
+    counts: &WordCounts,
     user: &str,
     terms: &str,
     limit: usize,
@@ -230,7 +233,7 @@ pub(super) fn said_matches(
         Some(query) => transcript::search(conn, user, &query, limit),
         None => Ok(Vec::new()),
     };
-    if let Some(selective) = q::selective_words(conn, q::Index::Messages, terms)? {
+    if let Some(selective) = q::selective_words(conn, counts, q::Index::Messages, terms)? {
         let found = search(&selective)?;
         if found.len() >= enough || selective == terms {
             return Ok(found);
@@ -504,10 +507,11 @@ impl Brain {
     ) -> Result<Retrieval, StoreError> {
         let now = self.now();
         let query = Query::new(message);
+        let counts = self.store.word_counts();
         let (memories, said) = self.store.read(|c| {
             Ok((
-                text_matches(c, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
-                said_matches(c, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
+                text_matches(c, counts, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
+                said_matches(c, counts, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
             ))
         })?;
         let mut lines = fit(rank(memories, said, &query, tuning, now), &query);

@@ -17,6 +17,7 @@ use super::transcript::{
     CONVERSATION_COLUMNS, MAX_MESSAGE_BYTES, MESSAGE_COLUMNS, conversation_from_row,
     message_from_row,
 };
+use super::word_counts::WordCounts;
 use super::writer::Writer;
 use crate::events::EventBus;
 use crate::sqlite::ReaderPool;
@@ -128,6 +129,8 @@ pub struct Store {
     writer: Writer,
     /// Reads (search, get, list) run here, in parallel with each other and the writer.
     readers: ReaderPool,
+    /// Which search words are common, shared by every read (see `word_counts.rs`).
+    word_counts: WordCounts,
     path: PathBuf,
 }
 
@@ -307,6 +310,7 @@ impl Store {
         Ok(Store {
             writer: Writer::new(conn, events),
             readers: ReaderPool::new(path, MAX_IDLE_READERS),
+            word_counts: WordCounts::default(),
             path: path.to_path_buf(),
         })
     }
@@ -364,6 +368,11 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.readers.read(f)
+    }
+
+    /// Which words are common in the full-text indexes, for `q::selective_words`.
+    pub fn word_counts(&self) -> &WordCounts {
+        &self.word_counts
     }
 
     /// Flushes the WAL into the main file (at shutdown).
@@ -606,7 +615,7 @@ pub mod q {
     }
 
     /// The two full-text indexes: typed memories and the transcript.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum Index {
         Memories,
         Messages,
@@ -651,21 +660,28 @@ pub mod q {
     /// The words of `text` that are not common in `index`: a word matching at least
     /// 1 in 50 indexed rows (and at least 200) adds little to bm25 but makes it score
     /// thousands of rows. Counting stops at that threshold, so the check costs at most
-    /// a bounded scan per word. Returns `None` when every word is common.
+    /// a bounded scan per word, and `counts` remembers the answer for the next
+    /// searches. Returns `None` when every word is common.
     pub fn selective_words(
         conn: &Connection,
+        counts: &WordCounts,
         index: Index,
         text: &str,
     ) -> Result<Option<String>, StoreError> {
-        let common_at = (index.size(conn)? / 50).max(200) as usize;
+        let size = index.size(conn)?;
+        let common_at = (size / 50).max(200) as usize;
         let mut kept = Vec::new();
         for word in text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .take(32)
         {
-            let term = format!("\"{}\"", word.to_lowercase());
-            if match_count(conn, index, &term, common_at)? < common_at {
+            let word_lower = word.to_lowercase();
+            let common = counts.is_common(index, &word_lower, size, || {
+                let term = format!("\"{word_lower}\"");
+                Ok::<_, StoreError>(match_count(conn, index, &term, common_at)? >= common_at)
+            })?;
+            if !common {
                 kept.push(word);
             }
         }

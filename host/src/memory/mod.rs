@@ -150,6 +150,12 @@ impl Memory {
         })
     }
 
+    /// Whether [`Memory::get`] is a lookup by primary key (the Second Brain), cheap
+    /// enough to run on an async worker, rather than a scan of the fact store's file.
+    pub fn get_is_point_read(&self) -> bool {
+        matches!(self.backend, Backend::Brain(_))
+    }
+
     pub fn get(&self, user: &str, id: &str) -> Result<MemoryRecord, MemoryError> {
         Ok(match &self.backend {
             Backend::Brain(brain) => brain.get(user, id)?,

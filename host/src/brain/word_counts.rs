@@ -1,0 +1,140 @@
+//! Which query words are common in a full-text index, remembered between searches.
+//!
+//! Search leaves out the words common in an index (`store::q::selective_words`), and
+//! finding out costs a bounded count of each word's matches: about a fifth of a
+//! search's CPU under the mixed REST load. A word's share of the index moves slowly, so
+//! an answer is reused while the index has grown by less than one row in
+//! [`REGROWTH`] since it was counted, and for at most [`MAX_AGE`] (edits and deletions
+//! change counts without growing the index). A stale answer only changes which words
+//! the first, cheaper query uses; the results are still ranked by SQLite over the
+//! rows of the caller's user alone.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::store::q::Index;
+
+/// How long a count stays usable.
+const MAX_AGE: Duration = Duration::from_secs(10);
+/// A count is redone once the index has grown by 1 in this many rows.
+const REGROWTH: i64 = 100;
+/// Words remembered at most (query words come from outside: the map must stay
+/// bounded); when full, it starts over.
+const MAX_WORDS: usize = 4096;
+
+#[derive(Default)]
+pub struct WordCounts {
+    known: Mutex<HashMap<(Index, String), Counted>>,
+}
+
+struct Counted {
+    common: bool,
+    /// The index's size when the word was counted.
+    size: i64,
+    at: Instant,
+}
+
+impl WordCounts {
+    /// Whether `word` (lowercased) is common in `index`, which now has `size` rows:
+    /// remembered, or `count()`ed and remembered.
+    pub fn is_common<E>(
+        &self,
+        index: Index,
+        word: &str,
+        size: i64,
+        count: impl FnOnce() -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        let key = (index, word.to_string());
+        if let Some(known) = self.known().get(&key)
+            && known.at.elapsed() < MAX_AGE
+            && size >= known.size
+            && size - known.size <= known.size / REGROWTH
+        {
+            return Ok(known.common);
+        }
+        // Counted without the lock held: concurrent searches may count the same word
+        // twice, which costs less than making them wait for each other.
+        let common = count()?;
+        let mut known = self.known();
+        if known.len() >= MAX_WORDS {
+            known.clear();
+        }
+        known.insert(
+            key,
+            Counted {
+                common,
+                size,
+                at: Instant::now(),
+            },
+        );
+        Ok(common)
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<(Index, String), Counted>> {
+        // Entries are replaced whole: a panic cannot leave one torn.
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(common: bool, calls: &mut usize) -> Result<bool, ()> {
+        *calls += 1;
+        Ok(common)
+    }
+
+    #[test]
+    fn reuses_a_count_until_the_index_grows() {
+        let counts = WordCounts::default();
+        let mut calls = 0;
+        assert_eq!(
+            counts.is_common(Index::Memories, "tea", 1000, || count(true, &mut calls)),
+            Ok(true)
+        );
+        // Same size, and a little larger: remembered.
+        assert_eq!(
+            counts.is_common(Index::Memories, "tea", 1000, || count(false, &mut calls)),
+            Ok(true)
+        );
+        assert_eq!(
+            counts.is_common(Index::Memories, "tea", 1010, || count(false, &mut calls)),
+            Ok(true)
+        );
+        assert_eq!(calls, 1);
+        // Grown past 1 in REGROWTH, or shrunk (a cleared store): counted again.
+        assert_eq!(
+            counts.is_common(Index::Memories, "tea", 1011, || count(false, &mut calls)),
+            Ok(false)
+        );
+        assert_eq!(
+            counts.is_common(Index::Memories, "tea", 10, || count(true, &mut calls)),
+            Ok(true)
+        );
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn keeps_indexes_apart_and_does_not_remember_failures() {
+        let counts = WordCounts::default();
+        let mut calls = 0;
+        counts
+            .is_common(Index::Memories, "tea", 500, || count(true, &mut calls))
+            .unwrap();
+        assert_eq!(
+            counts.is_common(Index::Messages, "tea", 500, || count(false, &mut calls)),
+            Ok(false)
+        );
+        let failed: Result<bool, &str> =
+            counts.is_common(Index::Memories, "cake", 500, || Err("disk"));
+        assert_eq!(failed, Err("disk"));
+        assert_eq!(
+            counts.is_common(Index::Memories, "cake", 500, || count(true, &mut calls)),
+            Ok(true)
+        );
+        // tea once per index, cake once after its failure.
+        assert_eq!(calls, 3);
+    }
+}
