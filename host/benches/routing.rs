@@ -683,8 +683,9 @@ fn invocation_rule(data: &Data, table: &mut Table) {
                 r.min_coverage
             ),
             &format!(
-                "the router's minimum {:.2}",
-                engram::routing::MIN_CONFIDENCE
+                "the router's: >= {:.2}, coverage >= {:.2}",
+                engram::routing::MIN_CONFIDENCE,
+                engram::routing::MIN_COVERAGE
             ),
             &format!(
                 "on all: false triggers {}, invoked-correct {}",
