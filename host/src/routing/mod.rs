@@ -66,9 +66,8 @@
 //! [`MIN_CONFIDENCE`] (`lexical` is the score without its semantic part) and its
 //! coverage at least [`MIN_COVERAGE`], where coverage is the share of the request's
 //! terms (weighted by idf; a term no skill has counts as a rare one) that the skill
-//! matches. A long request that happens to share a
-//! word or two with a skill has a small coverage; a short one needs more than one
-//! common word. The semantic part alone cannot reach the minimum (it is at most
+//! matches. A long request that happens to share a word or two with a skill has a small
+//! coverage; a short one needs more than one common word. The semantic part alone cannot reach the minimum (it is at most
 //! [`SEMANTIC_WEIGHT`]), but a request close in meaning needs less lexical support.
 //! So most ordinary requests route to no skill.
 //!
@@ -79,21 +78,21 @@
 //! skills have a name and a description only: the intents, tags and categories weights
 //! follow the order intents > name > tags = categories > description by design, not by
 //! measurement.) [`SEMANTIC_WEIGHT`] gives the best top-1 on the calibration half
-//! (51.0%; 50.7% held out). The bench cross-validates these constants too ([`RouterConfig`]
-//! carries them: the semantic and fuzzy weights, `k1`, the name's weight and `b`, the
-//! description's `b`; 5 folds over the queries, twice): constants chosen on the
-//! training folds give 50.6% ± 1.6% top-1 held out, the defaults 50.9% ± 1.6% on the
-//! same folds, so the defaults stay. The invocation rule is cross-validated as well
-//! (5 stratified folds over the queries and the awareness negatives, 4 repeats: on
-//! the training folds, the most queries invoking their right skill with at most 8%
-//! false triggers). Among rules with a minimum confidence, coverage and margin over
-//! the second candidate, held out: 9.8% ± 7.9% false triggers and 39.6% ± 2.1% of the
-//! queries invoking their right skill; with one threshold only: 8.6% ± 7.5% and 37.7% ±
-//! 3.8%. The router uses what the better of the two chooses on all the data:
-//! [`MIN_CONFIDENCE`] 4.25 and [`MIN_COVERAGE`] 0.05 (there: 7.6% false triggers,
-//! 39.9% invoking the right skill); a margin over
-//! the second candidate was never chosen. `cargo bench -p engram --bench routing` reports the folds,
-//! `-- calibrate` prints the sweeps. Nothing specific to that data set is in this
+//! (51.0%; 50.7% held out). The bench cross-validates these constants too
+//! ([`RouterConfig`] carries them: the semantic and fuzzy weights, `k1`, the name's
+//! weight and `b`, the description's `b`; 5 folds over the queries, twice): constants
+//! chosen on the training folds give 50.6% ± 1.6% top-1 held out, the defaults 50.9% ±
+//! 1.6% on the same folds, so the defaults stay. The invocation rule is cross-validated
+//! as well (5 stratified folds over the queries and the awareness negatives, 4
+//! repeats: on the training folds, the most queries invoking their right skill with at
+//! most 8% false triggers). Among rules with a minimum confidence, coverage and margin
+//! over the second candidate, held out: 9.8% ± 7.9% false triggers and 39.6% ± 2.1% of
+//! the queries invoking their right skill; with one threshold only: 8.6% ± 7.5% and
+//! 37.7% ± 3.8%. The router uses what the better of the two chooses on all the data:
+//! [`MIN_CONFIDENCE`] 4.25 and [`MIN_COVERAGE`] 0.05 (there: 7.6% false triggers, 39.9%
+//! invoking the right skill); a margin over the second candidate was never chosen.
+//! `cargo bench -p engram --bench routing` reports the folds, `-- calibrate` prints the
+//! sweeps. Nothing specific to that data set is in this
 //! module: the word lists are general English, the skill vocabulary is the only corpus,
 //! and the embedding table was distilled from the model's vocabulary alone.
 //!
@@ -141,17 +140,17 @@ pub const INTENT_NEAR_BOOST: f32 = 1.0;
 /// The idf-weighted share of an intent's terms a request needs for the near boost.
 const INTENT_NEAR_SHARE: f32 = 0.75;
 
-pub const K1: f32 = 1.2;
+const K1: f32 = 1.2;
 /// Weight and length normalisation (`b`) per field, in [`Field`] order.
-pub const FIELD_WEIGHT: [f32; 5] = [1.25, 1.5, 1.1, 1.1, 1.0];
-pub const FIELD_B: [f32; 5] = [0.6, 0.3, 0.3, 0.3, 0.3];
+const FIELD_WEIGHT: [f32; 5] = [1.25, 1.5, 1.1, 1.1, 1.0];
+const FIELD_B: [f32; 5] = [0.6, 0.3, 0.3, 0.3, 0.3];
 /// Prefix matches: the shortest term that takes part, the share of weight it gets, and
 /// how many longer index terms one request term may reach.
 const PREFIX_MIN_LEN: usize = 5;
 const PREFIX_FACTOR: f32 = 0.3;
 const PREFIX_MAX_EXPANSIONS: usize = 8;
 /// The fuzzy (character n-gram cosine) part's weight, and the n-gram lengths.
-pub const FUZZY_WEIGHT: f32 = 3.0;
+const FUZZY_WEIGHT: f32 = 3.0;
 const GRAM_LENGTHS: [usize; 3] = [3, 4, 5];
 /// A description with at least this share of priority claims and filler is ignored.
 const CLAIM_SHARE: f32 = 0.5;
