@@ -32,6 +32,7 @@
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+mod routing_rank;
 mod routing_rule;
 
 use std::collections::{HashMap, HashSet};
@@ -64,8 +65,10 @@ fn main() {
         calibration(&data);
         return;
     }
+
     let mut table = Table::default();
     quality(&data, &mut table);
+    ranking(&data, &mut table);
     invocation_rule(&data, &mut table);
     speed(&data, &mut table);
     println!();
@@ -583,6 +586,49 @@ fn quality(data: &Data, table: &mut Table) {
 }
 
 // ---------------------------------------------------------------------------------
+// The ranking's constants across folds
+
+fn ranking(data: &Data, table: &mut Table) {
+    eprintln!("a2. cross-validating the ranking's constants...");
+    let report = routing_rank::cross_validate(data);
+    table.section(&format!(
+        "a2. Ranking constants, {}-fold cross-validation x {} over the queries (chosen on the \
+         training folds: best top-1, coordinate ascent from the defaults; {} configurations routed)",
+        routing_rule::FOLDS,
+        routing_rank::REPEATS,
+        report.configurations
+    ));
+    let (base, base_sd, _, _) = routing_rule::spread(&report.baseline);
+    for (label, xs) in [
+        ("held-out top-1, constants chosen per fold", &report.chosen),
+        ("held-out top-1, the router's defaults", &report.defaults),
+    ] {
+        let (m, sd, min, max) = routing_rule::spread(xs);
+        table.row(
+            label,
+            &format!("{} ± {}", percent(m), percent(sd)),
+            &format!("{} ± {} plain BM25", percent(base), percent(base_sd)),
+            &format!("folds {}-{}", percent(min), percent(max)),
+        );
+    }
+    table.row(
+        "chosen on all the queries",
+        &report
+            .on_all
+            .iter()
+            .map(|(name, v)| format!("{name} {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        &if report.defaults_chosen {
+            "= the router's defaults".to_string()
+        } else {
+            "differs from the router's defaults".to_string()
+        },
+        &format!("top-1 {}", percent(report.on_all_top1)),
+    );
+}
+
+// ---------------------------------------------------------------------------------
 // c. The invocation rule across folds
 
 fn invocation_rule(data: &Data, table: &mut Table) {
@@ -637,8 +683,9 @@ fn invocation_rule(data: &Data, table: &mut Table) {
                 r.min_coverage
             ),
             &format!(
-                "the router's minimum {:.2}",
-                engram::routing::MIN_CONFIDENCE
+                "the router's: >= {:.2}, coverage >= {:.2}",
+                engram::routing::MIN_CONFIDENCE,
+                engram::routing::MIN_COVERAGE
             ),
             &format!(
                 "on all: false triggers {}, invoked-correct {}",
@@ -676,13 +723,17 @@ fn speed(data: &Data, table: &mut Table) {
         }
         let mut engram = Vec::with_capacity(data.queries.len());
         let mut plain = Vec::with_capacity(data.queries.len());
+        let mut engram_cpu = Vec::with_capacity(data.queries.len());
+        let mut plain_cpu = Vec::with_capacity(data.queries.len());
         for (q, _) in &data.queries {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), thread_cpu());
             std::hint::black_box(router.route(q));
             engram.push(t.elapsed());
-            let t = Instant::now();
+            engram_cpu.push(thread_cpu().saturating_sub(c));
+            let (t, c) = (Instant::now(), thread_cpu());
             std::hint::black_box(baseline.top(q, TOP_K));
             plain.push(t.elapsed());
+            plain_cpu.push(thread_cpu().saturating_sub(c));
         }
         for (label, p) in [("p50", 0.50), ("p95", 0.95)] {
             let (e, b) = (quantile(&mut engram, p), quantile(&mut plain, p));
@@ -697,7 +748,33 @@ fn speed(data: &Data, table: &mut Table) {
                 },
             );
         }
+        let (e, b) = (
+            quantile(&mut engram_cpu, 0.95),
+            quantile(&mut plain_cpu, 0.95),
+        );
+        table.row(
+            &format!("route p95, {size} skills, CPU time of the thread"),
+            &micros(e),
+            &format!("{} plain BM25", micros(b)),
+            &format!(
+                "{}; time the thread was not scheduled left out",
+                ratio(e, b)
+            ),
+        );
     }
+}
+
+/// The CPU time this thread has used. On a shared machine a wall-clock sample also
+/// counts the time slices other processes got meanwhile; this one does not.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a Linux constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {

@@ -272,7 +272,7 @@ pub fn cross_validate(positives: &[Observed], negatives: &[Observed], rules: &[R
 }
 
 /// A fold for each of `n` items: a shuffled, even deal.
-fn deal(n: usize, rng: &mut Rng) -> Vec<usize> {
+pub fn deal(n: usize, rng: &mut Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
         order.swap(i, rng.below(i as u64 + 1) as usize);

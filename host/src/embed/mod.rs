@@ -106,9 +106,26 @@ impl Embeddings {
     }
 }
 
-/// The dot product (the cosine of two unit vectors).
+/// The dot product (the cosine of two unit vectors). Eight running sums instead of
+/// one: floating-point addition is not associative, so the compiler vectorises a
+/// single sum only when told the order; routing takes one dot per skill.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
@@ -136,6 +153,21 @@ mod tests {
         assert!(cos("weather", "forecast") > cos("weather", "invoice"));
         assert!(cos("translate", "language") > cos("translate", "recipe"));
         assert!(cos("will it rain tomorrow", "weather forecast") > 0.3);
+    }
+
+    #[test]
+    fn dot_adds_every_lane_and_the_tail() {
+        // 8 lanes and a remainder of 5; and vectors of unequal length.
+        let a: Vec<f32> = (0..21).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let b: Vec<f32> = (0..21).map(|i| 1.0 - i as f32 * 0.25).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!(
+            (dot(&a, &b) - naive).abs() < 1e-4,
+            "{} {naive}",
+            dot(&a, &b)
+        );
+        assert_eq!(dot(&a[..3], &b), a[0] * b[0] + a[1] * b[1] + a[2] * b[2]);
+        assert_eq!(dot(&[], &b), 0.0);
     }
 
     #[test]
