@@ -77,6 +77,7 @@ fn shape_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiErr
 #[serde(deny_unknown_fields)]
 pub struct UserQuery {
     /// The user whose memories to use (default `default`).
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 

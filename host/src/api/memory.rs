@@ -81,9 +81,12 @@ pub struct ListQuery {
     #[param(rename = "type", schema_with = schema::memory_type)]
     pub memory_type: Option<MemoryType>,
     /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::time_cursor)]
     pub cursor: Option<String>,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -91,15 +94,18 @@ pub struct ListQuery {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct SearchQuery {
-    /// The search text.
+    /// The search text: 1 to 1000 characters, not only whitespace.
+    #[param(min_length = 1, max_length = 1000, pattern = r"\S")]
     pub q: String,
     /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `memories` (default: both tiers of typed memories), `conversations` (the
     /// transcript: hits have `tier: transcript` and a `message`) or `all` (both,
     /// ranked together as retrieval ranks them).
     #[param(inline)]
     pub scope: Option<SearchScope>,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -110,6 +116,7 @@ pub struct ClearQuery {
     /// Must be `true`: clearing deletes every memory of the user for good.
     #[serde(default)]
     pub confirm: bool,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -118,14 +125,20 @@ pub struct ClearQuery {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditMemory {
+    /// 1 to 1000 characters, not only whitespace.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
     pub summary: Option<String>,
     #[serde(default, rename = "type", with = "wire_opt")]
     #[schema(schema_with = schema::memory_type_or_null)]
     pub memory_type: Option<MemoryType>,
+    /// 0.0 to 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
+    /// 0.0 to 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
     #[serde(default, with = "wire_opt")]
     #[schema(schema_with = schema::scope_or_null)]
@@ -194,8 +207,8 @@ pub async fn search_memories(
     if query.q.trim().is_empty() {
         return Err(ApiError::invalid_field("q", "must not be empty"));
     }
-    if query.q.len() > 1000 {
-        return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
+    if query.q.chars().count() > 1000 {
+        return Err(ApiError::invalid_field("q", "longer than 1000 characters"));
     }
     blocking_heavy(move || {
         let items =
@@ -211,7 +224,7 @@ pub async fn search_memories(
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "One memory item",
-    params(("id" = String, Path, description = "Memory id (`mem_...`)"), UserQuery),
+    params(("id" = String, Path, description = "Memory id (`mem_...`)", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = MemoryRecord),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -262,7 +275,7 @@ pub async fn add_memory(
 #[utoipa::path(put, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Edit a memory item",
     description = "Changes summary, type, importance, confidence and scope; other fields are refused.",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     request_body = EditMemory,
     responses(
         (status = 200, body = MemoryRecord),
@@ -293,7 +306,7 @@ pub async fn edit_memory(
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Dismiss a memory item",
     description = "Removes the memory, its search entry and its person links for good; its history keeps only the event.",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -345,7 +358,7 @@ pub async fn clear_memories(
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}/history", tag = "memory",
     summary = "Every change to a memory item",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = HistoryPage),
         (status = 404, body = Problem, content_type = "application/problem+json"),

@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod brain;
+pub mod contract;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -21,9 +22,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::{Extension, Json, Router};
 use tokio::sync::Semaphore;
+use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as OpenApiDoc;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
@@ -37,23 +37,9 @@ use error::ApiError;
         title = "Engram",
         description = "Local memory-and-skills host for AI agents. Every route needs `Authorization: Bearer <token>` (the token is in {data_dir}/auth-token, or ENGRAM_TOKEN). Errors are RFC 9457 problem documents with a stable `code`."
     ),
-    modifiers(&BearerAuth),
-    security(("bearer" = [])),
-    components(schemas(error::Problem)),
+    components(schemas(error::Problem))
 )]
 struct ApiDoc;
-
-struct BearerAuth;
-
-impl Modify for BearerAuth {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-    }
-}
 
 /// Every `/api` route with its description. Routes sharing a path share a `routes!`.
 fn routes() -> OpenApiRouter<Arc<App>> {
@@ -109,12 +95,15 @@ fn routes() -> OpenApiRouter<Arc<App>> {
 
 /// The OpenAPI document of every `/api` route.
 pub fn openapi() -> OpenApiDoc {
-    routes().into_openapi()
+    let mut doc = routes().into_openapi();
+    contract::complete(&mut doc);
+    doc
 }
 
 /// The `/api` router: authenticated, size-limited, with problem-document fallbacks.
 pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
-    let (router, doc) = routes().split_for_parts();
+    let (router, mut doc) = routes().split_for_parts();
+    contract::complete(&mut doc);
     router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

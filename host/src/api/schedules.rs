@@ -33,20 +33,25 @@ use crate::skills::LibraryError;
 #[serde(deny_unknown_fields)]
 pub struct CreateSchedule {
     /// The slug of an installed, active skill.
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub skill: String,
     /// Seconds between runs, 60 to 31622400. Give this or `cron`.
+    #[schema(minimum = 60, maximum = 31622400)]
     pub every: Option<u64>,
     /// A 5-field cron expression, `minute hour day-of-month month day-of-week`,
     /// evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT`
     /// (0 and 7 are Sunday); when both day fields are restricted, either matches.
     /// Give this or `every`.
     pub cron: Option<String>,
-    /// The message of each run's turn (at most 64 KiB, not empty).
+    /// The message of each run's turn (not only whitespace, at most 64 KiB as UTF-8).
+    #[schema(min_length = 1, pattern = r"\S")]
     pub input: String,
     /// Default `default`.
+    #[schema(schema_with = super::contract::user)]
     pub user: Option<String>,
     /// The first run (RFC 3339); absent or past: at once. With `cron`: the first
     /// matching minute at or after it.
+    #[schema(format = DateTime)]
     pub start_at: Option<String>,
 }
 
@@ -55,10 +60,13 @@ pub struct CreateSchedule {
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
     /// 1 to 500 (default 50).
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::id_cursor)]
     pub cursor: Option<String>,
     /// Whose schedules (default `default`): each user sees only their own.
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -71,23 +79,41 @@ impl From<ScheduleError> for ApiError {
     }
 }
 
+/// `sch_` and 26 lowercase base-32 digits: the ids [`crate::ids::new_id`] makes, and
+/// the OpenAPI document's pattern for a schedule id and a cursor.
+fn is_schedule_id(id: &str) -> bool {
+    id.strip_prefix("sch_").is_some_and(|ulid| {
+        ulid.len() == 26
+            && ulid
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    })
+}
+
 fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("no schedule `{}`", crate::gate::policy::shown(id)))
 }
 
-/// 422 unless `skill` is installed and active.
+/// `skill` must be installed (404 `unknown-skill` otherwise) and active (409
+/// `inactive-skill`): refusals that depend on the state, not on the request's shape.
 fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
-    let refused = |code: &'static str, detail: String| ApiError {
+    let refused = |status: StatusCode, code: &'static str, detail: String| ApiError {
         field: Some("skill".into()),
-        ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+        ..ApiError::new(status, code, detail)
     };
     match app.skills.entry(skill) {
         Ok(entry) if entry.active => Ok(()),
         Ok(_) => Err(refused(
+            StatusCode::CONFLICT,
             "inactive-skill",
             format!("skill: `{skill}` is not active; activate it first"),
         )),
-        Err(LibraryError::NotFound(_) | LibraryError::InvalidId { .. }) => Err(refused(
+        Err(LibraryError::InvalidId { .. }) => Err(ApiError::invalid_field(
+            "skill",
+            format!("`{}` is not a slug", crate::gate::policy::shown(skill)),
+        )),
+        Err(LibraryError::NotFound(_)) => Err(refused(
+            StatusCode::NOT_FOUND,
             "unknown-skill",
             format!(
                 "skill: no installed skill named `{}`",
@@ -100,12 +126,12 @@ fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
 
 #[utoipa::path(post, path = "/api/schedules", tag = "schedules",
     summary = "Schedule a skill",
-    description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once; or, with `cron` instead, at each minute the 5-field expression matches, evaluated in UTC (`minute hour day-of-month month day-of-week`; `*`, lists, ranges, steps, month and weekday names; when both day fields are restricted, a day matching either runs). Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`; missed runs are skipped. 422 `unknown-skill` / `inactive-skill`; `invalid-field` for a bad interval, input or time, for both or neither of `every` and `cron`, and for a bad or never-firing cron expression (`field: cron`, the detail names the cron field at fault).",
+    description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once; or, with `cron` instead, at each minute the 5-field expression matches, evaluated in UTC (`minute hour day-of-month month day-of-week`; `*`, lists, ranges, steps, month and weekday names; when both day fields are restricted, a day matching either runs). Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`; missed runs are skipped. 404 `unknown-skill` (not installed), 409 `inactive-skill`; 422 `invalid-field` for a bad interval, input or time, for both or neither of `every` and `cron`, and for a bad or never-firing cron expression (`field: cron`, the detail names the cron field at fault).",
     request_body = CreateSchedule,
     responses(
         (status = 201, body = Schedule),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`unknown-skill`: no installed skill has that slug", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`inactive-skill`: the skill is deactivated", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_schedule(
     State(app): State<Arc<App>>,
@@ -181,6 +207,14 @@ pub async fn list_schedules(
     State(app): State<Arc<App>>,
     ApiQuery(query): ApiQuery<ListParams>,
 ) -> Result<Json<SchedulePage>, ApiError> {
+    if let Some(cursor) = &query.cursor
+        && !is_schedule_id(cursor)
+    {
+        return Err(ApiError::invalid_field(
+            "cursor",
+            "is not a cursor from a previous page",
+        ));
+    }
     let limit = query.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=crate::schedule::store::MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid_field("limit", "must be 1 to 500"));
@@ -198,7 +232,7 @@ pub async fn list_schedules(
 
 #[utoipa::path(get, path = "/api/schedules/{id}", tag = "schedules",
     summary = "A schedule",
-    params(("id" = String, Path, description = "Schedule id (`sch_...`)"), UserQuery),
+    params(("id" = String, Path, description = "Schedule id (`sch_...`)", pattern = r"^sch_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = Schedule),
         (status = 404, description = "no such schedule for this user", body = Problem, content_type = "application/problem+json"),
@@ -222,7 +256,7 @@ pub async fn get_schedule(
 #[utoipa::path(delete, path = "/api/schedules/{id}", tag = "schedules",
     summary = "Delete a schedule",
     description = "The schedule never runs again; turns it already opened are not touched.",
-    params(("id" = String, Path, description = "Schedule id"), UserQuery),
+    params(("id" = String, Path, description = "Schedule id", pattern = r"^sch_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "no such schedule for this user", body = Problem, content_type = "application/problem+json"),

@@ -328,7 +328,7 @@ pub async fn list_skills(State(app): State<Arc<App>>) -> Result<Json<SkillList>,
 #[utoipa::path(get, path = "/api/skills/{name}", tag = "skills",
     summary = "One installed skill",
     description = "The listing's fields, the files under scripts/ and references/, and the Markdown body only with `body=true`.",
-    params(("name" = String, Path, description = "The skill's slug"), DetailQuery),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$"), DetailQuery),
     responses(
         (status = 200, body = SkillDetail),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -359,7 +359,7 @@ pub async fn get_skill(
 #[utoipa::path(post, path = "/api/skills/{name}/activate", tag = "skills",
     summary = "Activate a skill",
     description = "The skill takes part in routing again. Announced as `skill.activated` (when it was inactive).",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillItem),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -375,7 +375,7 @@ pub async fn activate_skill(
 #[utoipa::path(post, path = "/api/skills/{name}/deactivate", tag = "skills",
     summary = "Deactivate a skill",
     description = "The skill stays installed and on disk but is left out of routing. Announced as `skill.deactivated` (when it was active).",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillItem),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -408,7 +408,7 @@ async fn set_active(
 #[utoipa::path(delete, path = "/api/skills/{name}", tag = "skills",
     summary = "Remove a skill",
     description = "Deletes the skill's directory and its index entry. Announced as `skill.removed`.",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillRemoved),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -483,7 +483,12 @@ pub struct InstallFromUrl {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstallFromRegistry {
-    /// `category/slug` (or a slug that only one category has).
+    /// `category/slug` (or a slug that only one category has); each part a slug.
+    #[schema(
+        min_length = 1,
+        max_length = 129,
+        pattern = r"^([a-z0-9]+(-[a-z0-9]+)*/)?[a-z0-9]+(-[a-z0-9]+)*$"
+    )]
     pub id: String,
     /// Reinstall when the same version is installed already.
     #[serde(default)]
@@ -568,6 +573,15 @@ pub async fn install_from_registry(
     Extension(principal): Extension<Principal>,
     ApiJson(body): ApiJson<InstallFromRegistry>,
 ) -> Result<Json<RegistryInstallResult>, ApiError> {
+    // The id is checked before anything is read or fetched.
+    crate::skills::SkillId::parse(&body.id).map_err(|e| ApiError {
+        field: Some("id".into()),
+        ..ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-id",
+            e.to_string(),
+        )
+    })?;
     let consent = tool_consent(&principal, body.confirm_tools)?;
     let client = RegistryClient::from_config(&app.data, &app.config.current(), None)?;
     let done = client

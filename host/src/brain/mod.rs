@@ -49,10 +49,12 @@ pub struct NewMemory {
     #[serde(rename = "type", with = "wire")]
     #[schema(schema_with = record::schema::memory_type)]
     pub memory_type: MemoryType,
-    /// 1 to 1000 characters.
+    /// 1 to 1000 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
     pub summary: String,
     /// Up to 4000 characters of context.
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub detail: Option<String>,
     /// Defaults to `manual`.
     #[serde(default, with = "wire_opt")]
@@ -65,9 +67,11 @@ pub struct NewMemory {
     pub scope: Option<Scope>,
     /// 0.0 to 1.0, default 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
     /// 0.0 to 1.0, default by type.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
 }
 

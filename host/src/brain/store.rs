@@ -594,9 +594,15 @@ pub mod q {
             field: "cursor",
             reason: format!("`{cursor}` is not a cursor from a previous page"),
         };
+        // Exactly the form `cursor_after` writes (the OpenAPI document's pattern):
+        // `^[0-9]{1,18}\.[a-z0-9_]{1,64}$`.
         let (at, id) = cursor.split_once('.').ok_or_else(invalid)?;
+        if at.is_empty() || at.len() > 18 || !at.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid());
+        }
         let at = at.parse::<i64>().map_err(|_| invalid())?;
-        if id.is_empty() || id.len() > 64 {
+        let id_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_';
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(id_char) {
             return Err(invalid());
         }
         Ok((at, id.to_string()))
