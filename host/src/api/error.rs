@@ -159,6 +159,14 @@ impl From<StoreError> for ApiError {
             StoreError::NoConversation(id) => {
                 ApiError::not_found(format!("no conversation `{id}`"))
             }
+            StoreError::OtherUsers { .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "owned-by-another-user",
+                format!(
+                    "{}: choose another id",
+                    crate::gate::policy::shown(&e.to_string())
+                ),
+            ),
             StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             StoreError::Import { line, reason } => ApiError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,

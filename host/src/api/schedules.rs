@@ -16,6 +16,11 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
+use utoipa::openapi::schema::{
+    AdditionalProperties, AllOfBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat,
+    SchemaType, Type,
+};
+use utoipa::openapi::{RefOr, Schema};
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
@@ -28,31 +33,105 @@ use crate::schedule::store::DEFAULT_PAGE;
 use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};
 use crate::skills::LibraryError;
 
-/// `POST /api/schedules`.
-#[derive(Debug, Deserialize, ToSchema)]
+/// `POST /api/schedules` (its OpenAPI schema: [`create_schedule_schema`]).
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSchedule {
     /// The slug of an installed, active skill.
-    #[schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub skill: String,
     /// Seconds between runs, 60 to 31622400. Give this or `cron`.
-    #[schema(minimum = 60, maximum = 31622400)]
     pub every: Option<u64>,
-    /// A 5-field cron expression, `minute hour day-of-month month day-of-week`,
-    /// evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT`
-    /// (0 and 7 are Sunday); when both day fields are restricted, either matches.
-    /// Give this or `every`.
+    /// A 5-field cron expression, evaluated in UTC. Give this or `every`.
     pub cron: Option<String>,
     /// The message of each run's turn (not only whitespace, at most 64 KiB as UTF-8).
-    #[schema(min_length = 1, pattern = r"\S")]
     pub input: String,
     /// Default `default`.
-    #[schema(schema_with = super::contract::user)]
     pub user: Option<String>,
     /// The first run (RFC 3339); absent or past: at once. With `cron`: the first
     /// matching minute at or after it.
-    #[schema(format = DateTime)]
     pub start_at: Option<String>,
+}
+
+/// Written out rather than derived: exactly one of `every` and `cron` is required,
+/// which the derive cannot say.
+impl utoipa::PartialSchema for CreateSchedule {
+    fn schema() -> RefOr<Schema> {
+        create_schedule_schema()
+    }
+}
+
+impl ToSchema for CreateSchedule {}
+
+/// The cron expressions the document offers: one value or `*` per field, each in the
+/// range that fires every year (days 1 to 28). The server takes the whole grammar the
+/// description gives (lists, ranges, steps, names); a generated value must always be
+/// one it accepts.
+const CRON_PATTERN: &str = r"^(\*|[0-5]?[0-9]) (\*|[01]?[0-9]|2[0-3]) (\*|[1-9]|1[0-9]|2[0-8]) (\*|[1-9]|1[0-2]) (\*|[0-7])$";
+
+fn create_schedule_schema() -> RefOr<Schema> {
+    let nullable = |t: Type| SchemaType::from_iter([t, Type::Null]);
+    let only = |field: &str, t: Type, other: &str| {
+        ObjectBuilder::new()
+            .property(field, ObjectBuilder::new().schema_type(SchemaType::Type(t)))
+            .property(
+                other,
+                ObjectBuilder::new().schema_type(SchemaType::Type(Type::Null)),
+            )
+            .required(field)
+    };
+    let fields = ObjectBuilder::new()
+        .description(Some("`POST /api/schedules`: `skill` and `input`, and exactly one of `every` and `cron` (the other absent or null)."))
+        .property(
+            "skill",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::String))
+                .description(Some("The slug of an installed, active skill."))
+                .min_length(Some(1))
+                .max_length(Some(crate::skills::MAX_NAME_CHARS))
+                .pattern(Some(r"^[a-z0-9]+(-[a-z0-9]+)*$")),
+        )
+        .required("skill")
+        .property(
+            "every",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::Integer))
+                .description(Some("Seconds between runs, 60 to 31622400."))
+                .minimum(Some(60))
+                .maximum(Some(31_622_400)),
+        )
+        .property(
+            "cron",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::String))
+                .description(Some("A 5-field cron expression, `minute hour day-of-month month day-of-week`, evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT` (0 and 7 are Sunday); when both day fields are restricted, either matches. The pattern is the part of that grammar whose every match fires (one value or `*` per field)."))
+                .pattern(Some(CRON_PATTERN)),
+        )
+        .property(
+            "input",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::String))
+                .description(Some("The message of each run's turn: not only whitespace, at most 64 KiB as UTF-8."))
+                .min_length(Some(1))
+                .pattern(Some(r"\S")),
+        )
+        .required("input")
+        .property("user", super::contract::user())
+        .property(
+            "start_at",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::String))
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+                .description(Some("The first run (RFC 3339); absent or past: at once. With `cron`: the first matching minute at or after it.")),
+        )
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    AllOfBuilder::new()
+        .item(fields)
+        .item(
+            OneOfBuilder::new()
+                .item(only("every", Type::Integer, "cron"))
+                .item(only("cron", Type::String, "every")),
+        )
+        .into()
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -469,6 +469,7 @@ pub async fn scan_skills(State(app): State<Arc<App>>) -> Result<Json<ScanResult>
 #[serde(deny_unknown_fields)]
 pub struct InstallFromUrl {
     /// http(s) address of a raw SKILL.md (at most 1 MiB, fetched within 10 s).
+    #[schema(min_length = 8, max_length = 2048, pattern = r"^https?://[^\s/?#]+")]
     pub url: String,
     /// Reinstall when the same version is installed already.
     #[serde(default)]
@@ -487,7 +488,7 @@ pub struct InstallFromRegistry {
     #[schema(
         min_length = 1,
         max_length = 129,
-        pattern = r"^([a-z0-9]+(-[a-z0-9]+)*/)?[a-z0-9]+(-[a-z0-9]+)*$"
+        pattern = r"^(?=[a-z0-9-]{1,64}(/[a-z0-9-]{1,64})?$)([a-z0-9]+(-[a-z0-9]+)*/)?[a-z0-9]+(-[a-z0-9]+)*$"
     )]
     pub id: String,
     /// Reinstall when the same version is installed already.

@@ -374,7 +374,7 @@ pub async fn end_turn(
 #[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
     summary = "May the agent call this tool now?",
     description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first; their yes is given with POST /api/turns/{id}/approvals, after which the tool is allowed for the rest of the turn) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
-    params(("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"), UserQuery),
+    params(("id" = String, Path, description = "Turn id"), UserQuery),
     request_body = Authorize,
     responses(
         (status = 200, body = Decision),

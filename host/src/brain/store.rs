@@ -37,6 +37,10 @@ pub enum StoreError {
     NotFound(String),
     #[error("no conversation `{0}`")]
     NoConversation(String),
+    /// The id is taken by another user's record: a refusal that depends on what is
+    /// stored, not on the request.
+    #[error("{what} `{id}` belongs to another user")]
+    OtherUsers { what: &'static str, id: String },
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error("import line {line}: {reason}")]
