@@ -74,14 +74,18 @@ pub struct PersonPage {
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     /// `user`, `assistant` or `system`.
-    #[schema(schema_with = super::contract::role)]
+    #[schema(schema_with = crate::brain::record::schema::role)]
     pub role: String,
     /// Up to 64 KiB (UTF-8).
     pub content: String,
-    /// The speaker's name (1 to 100 characters, not only whitespace), as a group
+    /// The speaker's name (1 to 100 characters, not only whitespace, no control characters), as a group
     /// chat's channel gives it: stored and searched with the text.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub name: Option<String>,
 }
 

@@ -14,8 +14,6 @@ use utoipa::openapi::security::{
 };
 use utoipa::openapi::{ContentBuilder, Object, OpenApi, Ref, RefOr, Response, ResponseBuilder};
 
-use engram_strategies::model::Role;
-
 use super::auth::{SESSION_COOKIE, SESSION_HEADER};
 use super::error::PROBLEM_CONTENT_TYPE;
 
@@ -188,13 +186,6 @@ pub fn seq_cursor() -> Object {
 pub fn id_cursor() -> Object {
     string("`next_cursor` of the previous page.")
         .pattern(Some(r"^sch_[0-9a-z]{26}$"))
-        .build()
-}
-
-/// A message's `role`: the names [`Role::parse`] accepts.
-pub fn role() -> Object {
-    string("`user`, `assistant` or `system`.")
-        .enum_values(Some(Role::ALL.iter().map(|r| r.as_str())))
         .build()
 }
 

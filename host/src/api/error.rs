@@ -174,6 +174,11 @@ impl From<StoreError> for ApiError {
                 detail: format!("import line {line}: {reason}; nothing was imported"),
                 field: None,
             },
+            StoreError::Dangling(reason) => ApiError::new(
+                StatusCode::CONFLICT,
+                "unknown-reference",
+                format!("{reason}; nothing was imported"),
+            ),
             StoreError::Sqlite(e) if is_disk_full(&e) => {
                 ApiError::insufficient_storage("Second Brain", &e)
             }

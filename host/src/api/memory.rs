@@ -17,7 +17,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
-use crate::brain::record::{MemoryRecord, schema, wire_opt};
+use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
 use crate::credentials::{PersonAct, Principal};
@@ -390,7 +390,7 @@ pub const JSONL: &str = "application/x-ndjson";
     description = "One JSON object per line, tagged by `kind` (memory, person, person_link); ids and timestamps included, so an import restores them exactly.",
     params(UserQuery),
     responses(
-        (status = 200, content_type = "application/x-ndjson", body = String),
+        (status = 200, content_type = "application/x-ndjson", body = Vec<ExportLine>, description = "JSON lines: one record per line (given as an array, as the import's body is)"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn export(
@@ -411,10 +411,14 @@ pub async fn export(
     summary = "Import a JSONL export",
     description = "All or nothing: a bad line rejects the whole import and changes nothing. Accepts up to 64 MiB.",
     params(UserQuery),
-    request_body(content = String, content_type = "application/x-ndjson"),
+    request_body(
+        content = Option<Vec<ExportLine>>,
+        content_type = "application/x-ndjson",
+        description = "JSON lines: one export record per line, in the order of the array (the document gives the lines as an array because OpenAPI 3.1 has no schema for a stream of JSON values). An empty body imports nothing.",
+    ),
     responses(
         (status = 200, body = Imported),
-        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`brain-disabled`; `unknown-reference`: a record names another (`superseded_by`, a link's memory or person, a message's conversation) that neither the import nor the store has; `owned-by-another-user`", body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),

@@ -40,6 +40,7 @@ pub struct CreateSchedule {
     /// The slug of an installed, active skill.
     pub skill: String,
     /// Seconds between runs, 60 to 31622400. Give this or `cron`.
+    #[serde(default, deserialize_with = "whole_number")]
     pub every: Option<u64>,
     /// A 5-field cron expression, evaluated in UTC. Give this or `every`.
     pub cron: Option<String>,
@@ -50,6 +51,23 @@ pub struct CreateSchedule {
     /// The first run (RFC 3339); absent or past: at once. With `cron`: the first
     /// matching minute at or after it.
     pub start_at: Option<String>,
+}
+
+/// A whole number, also written with a zero fraction (`60.0`): JSON Schema's `integer`
+/// counts it as one, serde's `u64` does not.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let Some(number) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let whole = number.as_u64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(f))
+            .map(|f| f as u64)
+    });
+    whole.map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!("{number} is not a whole number of seconds"))
+    })
 }
 
 /// Written out rather than derived: exactly one of `every` and `cron` is required,

@@ -83,10 +83,14 @@ pub struct OpenTurn {
     /// 64 characters, no control characters.
     #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$")]
     pub channel: Option<String>,
-    /// The sender's name (1 to 100 characters, not only whitespace), when the channel
+    /// The sender's name (1 to 100 characters, not only whitespace, no control characters), when the channel
     /// knows it (a group chat has several people): recorded with the message and
     /// searched with its text.
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub name: Option<String>,
 }
 
@@ -109,9 +113,10 @@ pub struct Authorize {
         pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
     )]
     pub tool: String,
-    /// The call's arguments; only a bounded summary is kept in the audit log.
+    /// The call's arguments, an object (absent or `null`: none); only a bounded
+    /// summary is kept in the audit log.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub args: Value,
 }
 
@@ -134,9 +139,10 @@ pub struct Approve {
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// `save_memory {type, summary, detail?}`, `search_memory {q, limit?, scope?}`,
-    /// `fetch_url {url}`, `read_skill_file {path}`.
+    /// `fetch_url {url}`, `read_skill_file {path}`. An object (absent or `null`:
+    /// none).
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub args: Value,
 }
 
@@ -147,7 +153,7 @@ pub struct ScriptCall {
     /// The script's arguments, any JSON (absent or `null`: `{}`; at most 256 KiB as
     /// JSON), given to it as JSON text; `word-stats` takes `{file, top?}`.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub args: Value,
 }
 
@@ -312,7 +318,7 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
     request_body = OpenTurn,
     responses(
         (status = 201, body = TurnOpened),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`owned-by-another-user`: the conversation id is another user's", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 503, body = Problem, content_type = "application/problem+json"),
     ))]
@@ -388,6 +394,9 @@ pub async fn authorize(
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
     let user = user_id(query.user.as_deref())?;
+    if !(body.args.is_object() || body.args.is_null()) {
+        return Err(ApiError::invalid_field("args", "must be an object"));
+    }
     blocking(move || {
         Ok(Json(app.turns.authorize(
             Caller::Agent { user: &user },

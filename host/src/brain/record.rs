@@ -92,6 +92,31 @@ pub mod schema {
     pub fn evidence_or_null() -> impl Into<RefOr<Schema>> {
         names::<Evidence>(true)
     }
+
+    /// A subconscious memory's `prior_scope`: durable, active or null (the CHECK of
+    /// the `memories` table).
+    pub fn prior_scope_or_null() -> impl Into<RefOr<Schema>> {
+        let mut object = names::<Scope>(true);
+        object.enum_values = Some(vec![
+            Scope::Durable.name().into(),
+            Scope::Active.name().into(),
+            serde_json::Value::Null,
+        ]);
+        object
+    }
+
+    /// A message's `role`: the names `Role::parse` accepts.
+    pub fn role() -> impl Into<RefOr<Schema>> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .enum_values(Some(
+                engram_strategies::model::Role::ALL
+                    .iter()
+                    .map(|r| r.as_str()),
+            ))
+            .description(Some("`user`, `assistant` or `system`."))
+            .build()
+    }
 }
 
 /// `#[serde(with = "wire")]` for the model enums.
@@ -145,17 +170,24 @@ pub struct MemoryRecord {
     #[serde(rename = "type", with = "wire")]
     #[schema(schema_with = schema::memory_type)]
     pub memory_type: MemoryType,
+    /// 1 to 1000 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
     pub summary: String,
+    /// Up to 4000 characters.
+    #[schema(max_length = 4000)]
     pub detail: Option<String>,
     #[serde(with = "wire")]
     #[schema(schema_with = schema::scope)]
     pub scope: Scope,
     /// The scope a subconscious memory returns to when recalled.
     #[serde(with = "wire_opt")]
-    #[schema(schema_with = schema::scope_or_null)]
+    #[schema(schema_with = schema::prior_scope_or_null)]
     pub prior_scope: Option<Scope>,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: f32,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: f32,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub durability: f32,
     #[serde(with = "wire")]
     #[schema(schema_with = schema::evidence)]
@@ -281,7 +313,7 @@ pub struct PersonRecord {
     pub last_seen: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonLink {
     pub memory_id: String,
@@ -320,10 +352,11 @@ pub struct MessageRecord {
     pub user_id: String,
     /// Position in its conversation, from 1.
     pub seq: i64,
-    /// `user`, `assistant` or `system`.
+    #[schema(schema_with = schema::role)]
     pub role: String,
     /// The speaker's name, when the channel gave one (a group chat has several people).
     pub name: Option<String>,
+    /// Up to 64 KiB (UTF-8).
     pub content: String,
     #[serde(with = "rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -340,3 +373,37 @@ pub enum ExportLine {
     Conversation(ConversationRecord),
     Message(MessageRecord),
 }
+
+/// Each record's schema with its `kind` added: written out because the derive would
+/// combine a record (which refuses unknown fields) with the tag in an `allOf`, which no
+/// line could satisfy.
+impl utoipa::PartialSchema for ExportLine {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
+        fn tagged(kind: &str, record: RefOr<Schema>) -> RefOr<Schema> {
+            let RefOr::T(Schema::Object(mut object)) = record else {
+                return record;
+            };
+            object.properties.insert(
+                "kind".to_string(),
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some([kind]))
+                    .into(),
+            );
+            object.required.insert(0, "kind".to_string());
+            RefOr::T(Schema::Object(object))
+        }
+        OneOfBuilder::new()
+            .item(tagged("memory", MemoryRecord::schema()))
+            .item(tagged("person", PersonRecord::schema()))
+            .item(tagged("person_link", PersonLink::schema()))
+            .item(tagged("conversation", ConversationRecord::schema()))
+            .item(tagged("message", MessageRecord::schema()))
+            .description(Some("One line of an export, tagged by `kind`."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ExportLine {}

@@ -45,6 +45,10 @@ pub enum StoreError {
     Invalid { field: &'static str, reason: String },
     #[error("import line {line}: {reason}")]
     Import { line: usize, reason: String },
+    /// An import whose records name others that are nowhere: depends on what is
+    /// stored, not on the lines alone.
+    #[error("{0}")]
+    Dangling(String),
     #[error("cannot open {path}: {reason}")]
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -1008,6 +1012,20 @@ pub mod q {
                 }
             }
             count += 1;
+        }
+        // Records may name others further down, so references are checked once all
+        // are in: a name neither the import nor the store has fails the whole import.
+        let dangling: Option<(String, String)> = tx
+            .query_row(
+                "SELECT \"table\", parent FROM pragma_foreign_key_check LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let Some((table, parent)) = dangling {
+            return Err(StoreError::Dangling(format!(
+                "a record of `{table}` names one of `{parent}` that neither the import nor the store has"
+            )));
         }
         Ok(count)
     }
