@@ -22,7 +22,7 @@ def ndjson(ctx, value):
         text = "".join(line + "\n" for line in lines) or "\n"
     else:
         text = json.dumps(value, ensure_ascii=False) + "\n"
-    return {"data": text.encode("utf-8")}
+    return text.encode("utf-8")
 
 
 @schemathesis.deserializer("application/x-ndjson")

@@ -894,10 +894,10 @@ pub mod q {
                     record.user_id = user.to_string();
                     if let Some(owner) = owner_of("memories", &record.id)? {
                         if owner != user {
-                            return Err(fail(format!(
-                                "memory id `{}` belongs to another user",
-                                record.id
-                            )));
+                            return Err(StoreError::OtherUsers {
+                                what: "memory",
+                                id: record.id.clone(),
+                            });
                         }
                         tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
                     }
@@ -908,10 +908,10 @@ pub mod q {
                 ExportLine::Person(mut person) => {
                     person.user_id = user.to_string();
                     if owner_of("persons", &person.id)?.is_some_and(|owner| owner != user) {
-                        return Err(fail(format!(
-                            "person id `{}` belongs to another user",
-                            person.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "person",
+                            id: person.id.clone(),
+                        });
                     }
                     tx.execute(
                         "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -933,10 +933,10 @@ pub mod q {
                     if owner_of("conversations", &conversation.id)?
                         .is_some_and(|owner| owner != user)
                     {
-                        return Err(fail(format!(
-                            "conversation id `{}` belongs to another user",
-                            conversation.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "conversation",
+                            id: conversation.id.clone(),
+                        });
                     }
                     tx.execute(
                         "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -956,18 +956,18 @@ pub mod q {
                 ExportLine::Message(mut message) => {
                     message.user_id = user.to_string();
                     if owner_of("messages", &message.id)?.is_some_and(|owner| owner != user) {
-                        return Err(fail(format!(
-                            "message id `{}` belongs to another user",
-                            message.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "message",
+                            id: message.id.clone(),
+                        });
                     }
                     if owner_of("conversations", &message.conversation_id)?
                         .is_some_and(|owner| owner != user)
                     {
-                        return Err(fail(format!(
-                            "conversation id `{}` belongs to another user",
-                            message.conversation_id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "conversation",
+                            id: message.conversation_id.clone(),
+                        });
                     }
                     if message.content.len() > MAX_MESSAGE_BYTES {
                         return Err(fail(format!(
@@ -998,10 +998,14 @@ pub mod q {
                     for (table, id) in [("memories", &link.memory_id), ("persons", &link.person_id)]
                     {
                         if owner_of(table, id)?.is_some_and(|owner| owner != user) {
-                            return Err(fail(format!(
-                                "link {} -> {} names `{id}`, which belongs to another user",
-                                link.memory_id, link.person_id
-                            )));
+                            return Err(StoreError::OtherUsers {
+                                what: if table == "memories" {
+                                    "memory"
+                                } else {
+                                    "person"
+                                },
+                                id: id.clone(),
+                            });
                         }
                     }
                     tx.execute(
