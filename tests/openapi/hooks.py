@@ -15,6 +15,9 @@ import schemathesis
 
 @schemathesis.serializer("application/x-ndjson")
 def ndjson(ctx, value):
+    if value is None:
+        # The body is optional: `null` is no body, an empty import.
+        return None
     if isinstance(value, list):
         lines = [json.dumps(item, ensure_ascii=False) for item in value]
         # An empty array is an empty import: one blank line, which the server skips

@@ -280,7 +280,10 @@ pub async fn graph(
     params(("id" = String, Path, description = "Conversation id chosen by the agent (1 to 128 characters)", min_length = 1, max_length = 128, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"), UserQuery),
     request_body = NewMessage,
     responses(
-        (status = 201, body = MessageRecorded),
+        (status = 201, body = MessageRecorded, links(
+            ("EndConversation" = (operation_id = "end_conversation", parameters(("id" = "$response.body#/conversation_id")))),
+            ("DeleteConversation" = (operation_id = "delete_conversation", parameters(("id" = "$response.body#/conversation_id"))))
+        )),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),

@@ -253,7 +253,12 @@ pub async fn get_memory(
     params(UserQuery),
     request_body = NewMemory,
     responses(
-        (status = 201, body = MemoryRecord),
+        (status = 201, body = MemoryRecord, links(
+            ("GetMemory" = (operation_id = "get_memory", parameters(("id" = "$response.body#/id")))),
+            ("EditMemory" = (operation_id = "edit_memory", parameters(("id" = "$response.body#/id")))),
+            ("DeleteMemory" = (operation_id = "delete_memory", parameters(("id" = "$response.body#/id")))),
+            ("MemoryHistory" = (operation_id = "memory_history", parameters(("id" = "$response.body#/id"))))
+        )),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),

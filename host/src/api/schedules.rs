@@ -226,7 +226,10 @@ fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
     description = "Runs `skill` with `input` every `every` seconds (at least 60), first at `start_at` or at once; or, with `cron` instead, at each minute the 5-field expression matches, evaluated in UTC (`minute hour day-of-month month day-of-week`; `*`, lists, ranges, steps, month and weekday names; when both day fields are restricted, a day matching either runs). Each run opens a turn (channel `schedule`, the skill invoked) and emits `schedule.fired` on /api/events; a run whose skill is gone or inactive emits `schedule.failed`; missed runs are skipped. 404 `unknown-skill` (not installed), 409 `inactive-skill`; 422 `invalid-field` for a bad interval, input or time, for both or neither of `every` and `cron`, and for a bad or never-firing cron expression (`field: cron`, the detail names the cron field at fault).",
     request_body = CreateSchedule,
     responses(
-        (status = 201, body = Schedule),
+        (status = 201, body = Schedule, links(
+            ("GetSchedule" = (operation_id = "get_schedule", parameters(("id" = "$response.body#/id")))),
+            ("DeleteSchedule" = (operation_id = "delete_schedule", parameters(("id" = "$response.body#/id"))))
+        )),
         (status = 404, description = "`unknown-skill`: no installed skill has that slug", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`inactive-skill`: the skill is deactivated", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -532,7 +532,12 @@ fn installed(outcome: InstallOutcome) -> Result<InstallResult, ApiError> {
     description = "Fetches (http or https only, 1 MiB, 10 s, every redirect re-checked, private and link-local addresses refused unless network.allowPrivate), validates the frontmatter and installs; the body is never executed. Nothing is written on any failure.",
     request_body = InstallFromUrl,
     responses(
-        (status = 200, description = "installed, updated or reinstalled", body = InstallResult),
+        (status = 200, description = "installed, updated or reinstalled", body = InstallResult, links(
+            ("GetSkill" = (operation_id = "get_skill", parameters(("name" = "$response.body#/slug")))),
+            ("ActivateSkill" = (operation_id = "activate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("DeactivateSkill" = (operation_id = "deactivate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("RemoveSkill" = (operation_id = "remove_skill", parameters(("name" = "$response.body#/slug"))))
+        )),
         (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "the URL is refused or the SKILL.md is invalid (the rule is named)", body = Problem, content_type = "application/problem+json"),
@@ -562,7 +567,12 @@ pub async fn install_from_url(
     description = "Downloads the skill from the configured registry, checks the SHA-256 of its body against the registry feed, its name, allowed-tools and every other file against what the registry vouches for (a mismatch aborts with nothing written: `sha-mismatch`, `integrity-mismatch`), validates and installs it. A skill that asks for tools needs `confirm_tools` from the person.",
     request_body = InstallFromRegistry,
     responses(
-        (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult),
+        (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult, links(
+            ("GetSkill" = (operation_id = "get_skill", parameters(("name" = "$response.body#/slug")))),
+            ("ActivateSkill" = (operation_id = "activate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("DeactivateSkill" = (operation_id = "deactivate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("RemoveSkill" = (operation_id = "remove_skill", parameters(("name" = "$response.body#/slug"))))
+        )),
         (status = 404, description = "no such skill in the registry", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),

@@ -317,7 +317,14 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
     description = "Routes the message to a skill (`/slug ...` or by the router), opens a turn whose grant is the invoked skill's `allowed-tools`, and returns the memory block, the skills catalog, the invoked skill and its grants. With `conversation_id`, the message is recorded in that conversation.",
     request_body = OpenTurn,
     responses(
-        (status = 201, body = TurnOpened),
+        (status = 201, body = TurnOpened, links(
+            ("GetTurn" = (operation_id = "get_turn", parameters(("id" = "$response.body#/turn_id")))),
+            ("EndTurn" = (operation_id = "end_turn", parameters(("id" = "$response.body#/turn_id")))),
+            ("Authorize" = (operation_id = "authorize", parameters(("id" = "$response.body#/turn_id")))),
+            ("Approve" = (operation_id = "approve", parameters(("id" = "$response.body#/turn_id")))),
+            ("RunTool" = (operation_id = "run_tool", parameters(("id" = "$response.body#/turn_id")))),
+            ("RunScript" = (operation_id = "run_script", parameters(("id" = "$response.body#/turn_id"))))
+        )),
         (status = 409, description = "`owned-by-another-user`: the conversation id is another user's", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 503, body = Problem, content_type = "application/problem+json"),

@@ -195,6 +195,7 @@ pub struct MemoryRecord {
     pub negated: bool,
     /// Confirmed by the user (edit with `validated: true`).
     pub validated: bool,
+    #[schema(minimum = 0, maximum = 4294967295_u64, format = Int64)]
     pub reinforcements: u32,
     /// Active but unreferenced for 21 days: ranked lower, badged in the UI.
     pub stale: bool,
