@@ -75,6 +75,43 @@ pub fn complete(doc: &mut OpenApi) {
     }
 }
 
+/// `doc` as JSON. utoipa 5.5 writes a link's fields in snake case
+/// (`operation_id`); OpenAPI names them `operationId`, `operationRef` and
+/// `requestBody`, so they are renamed here.
+pub fn to_json(doc: &OpenApi) -> serde_json::Value {
+    let mut json = serde_json::to_value(doc).unwrap_or_default();
+    let operations = json
+        .get_mut("paths")
+        .and_then(|paths| paths.as_object_mut())
+        .into_iter()
+        .flat_map(|paths| paths.values_mut())
+        .filter_map(|item| item.as_object_mut())
+        .flat_map(|item| item.values_mut());
+    for operation in operations {
+        let links = operation
+            .get_mut("responses")
+            .and_then(|r| r.as_object_mut())
+            .into_iter()
+            .flat_map(|responses| responses.values_mut())
+            .filter_map(|response| response.get_mut("links"))
+            .filter_map(|links| links.as_object_mut())
+            .flat_map(|links| links.values_mut())
+            .filter_map(|link| link.as_object_mut());
+        for link in links {
+            for (from, to) in [
+                ("operation_id", "operationId"),
+                ("operation_ref", "operationRef"),
+                ("request_body", "requestBody"),
+            ] {
+                if let Some(value) = link.remove(from) {
+                    link.insert(to.to_string(), value);
+                }
+            }
+        }
+    }
+    json
+}
+
 /// The answers every operation can give besides its own.
 fn add_shared_answers(operation: &mut Operation) {
     let has_query = operation
@@ -195,8 +232,7 @@ mod tests {
 
     #[test]
     fn the_host_tool_parameter_names_exactly_the_host_tools() {
-        let doc = super::super::openapi();
-        let json = serde_json::to_value(&doc).expect("document");
+        let json = super::super::openapi();
         let parameters = &json["paths"]["/api/turns/{id}/tools/{name}"]["post"]["parameters"];
         let name = parameters
             .as_array()
@@ -216,7 +252,7 @@ mod tests {
 
     #[test]
     fn every_operation_requires_a_credential_and_documents_the_shared_answers() {
-        let json = serde_json::to_value(super::super::openapi()).expect("document");
+        let json = super::super::openapi();
         let schemes = &json["components"]["securitySchemes"];
         assert_eq!(schemes[BEARER]["scheme"], "bearer");
         assert_eq!(schemes[SESSION]["in"], "cookie");
@@ -235,6 +271,19 @@ mod tests {
                     assert_eq!(
                         content["schema"]["$ref"], "#/components/schemas/Problem",
                         "{method} {path} {status}"
+                    );
+                }
+                for link in operation["responses"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|r| r.values())
+                    .filter_map(|r| r["links"].as_object())
+                    .flat_map(|links| links.values())
+                {
+                    assert!(link["operationId"].is_string(), "{method} {path}: {link}");
+                    assert!(
+                        link.get("operation_id").is_none(),
+                        "{method} {path}: {link}"
                     );
                 }
                 if operation.get("requestBody").is_some() {

@@ -23,7 +23,6 @@ use axum::http::StatusCode;
 use axum::{Extension, Json, Router};
 use tokio::sync::Semaphore;
 use utoipa::OpenApi;
-use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
@@ -93,17 +92,18 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(schedules::get_schedule, schedules::delete_schedule))
 }
 
-/// The OpenAPI document of every `/api` route.
-pub fn openapi() -> OpenApiDoc {
+/// The OpenAPI document of every `/api` route, as `GET /api/openapi.json` serves it.
+pub fn openapi() -> serde_json::Value {
     let mut doc = routes().into_openapi();
     contract::complete(&mut doc);
-    doc
+    contract::to_json(&doc)
 }
 
 /// The `/api` router: authenticated, size-limited, with problem-document fallbacks.
 pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
     let (router, mut doc) = routes().split_for_parts();
     contract::complete(&mut doc);
+    let doc = contract::to_json(&doc);
     router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -120,7 +120,9 @@ pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
 #[utoipa::path(get, path = "/api/openapi.json", tag = "meta",
     summary = "This document",
     responses((status = 200, content_type = "application/json", body = Object)))]
-async fn openapi_json(Extension(doc): Extension<Arc<OpenApiDoc>>) -> Json<OpenApiDoc> {
+async fn openapi_json(
+    Extension(doc): Extension<Arc<serde_json::Value>>,
+) -> Json<serde_json::Value> {
     Json((*doc).clone())
 }
 
