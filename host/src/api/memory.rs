@@ -95,7 +95,11 @@ pub struct ListQuery {
 #[serde(deny_unknown_fields)]
 pub struct SearchQuery {
     /// The search text: 1 to 1000 characters, not only whitespace.
-    #[param(min_length = 1, max_length = 1000, pattern = r"\S")]
+    #[param(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub q: String,
     /// 1 to 500, default 50.
     #[param(schema_with = super::contract::limit)]
@@ -127,7 +131,11 @@ pub struct ClearQuery {
 pub struct EditMemory {
     /// 1 to 1000 characters, not only whitespace.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: Option<String>,
     #[serde(default, rename = "type", with = "wire_opt")]
     #[schema(schema_with = schema::memory_type_or_null)]

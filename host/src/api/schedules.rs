@@ -130,7 +130,7 @@ fn create_schedule_schema() -> RefOr<Schema> {
                 .schema_type(SchemaType::Type(Type::String))
                 .description(Some("The message of each run's turn: not only whitespace, at most 64 KiB as UTF-8."))
                 .min_length(Some(1))
-                .pattern(Some(r"\S")),
+                .pattern(Some(r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]")),
         )
         .required("input")
         .property("user", super::contract::user())

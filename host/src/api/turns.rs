@@ -66,7 +66,10 @@ use crate::turns::{
 pub struct OpenTurn {
     /// The user's message (not only whitespace, at most 64 KiB as UTF-8). `/slug rest`
     /// invokes the skill `slug`.
-    #[schema(min_length = 1, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub message: String,
     /// When given, the message is recorded in this conversation of the Second Brain,
     /// and the reply given at `end` too: 1 to 128 characters, no control characters.
@@ -89,7 +92,7 @@ pub struct OpenTurn {
     #[schema(
         min_length = 1,
         max_length = 100,
-        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$"
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
     )]
     pub name: Option<String>,
 }

@@ -50,7 +50,11 @@ pub struct NewMemory {
     #[schema(schema_with = record::schema::memory_type)]
     pub memory_type: MemoryType,
     /// 1 to 1000 characters, not only whitespace.
-    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: String,
     /// Up to 4000 characters of context.
     #[serde(default)]

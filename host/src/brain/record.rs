@@ -62,6 +62,10 @@ pub mod schema {
         } else {
             SchemaType::Type(Type::String)
         };
+        // A nullable enum lists null among its values, or null would match none.
+        let names = names
+            .map(serde_json::Value::from)
+            .chain(nullable.then_some(serde_json::Value::Null));
         ObjectBuilder::new()
             .schema_type(schema_type)
             .enum_values(Some(names))
@@ -171,7 +175,11 @@ pub struct MemoryRecord {
     #[schema(schema_with = schema::memory_type)]
     pub memory_type: MemoryType,
     /// 1 to 1000 characters, not only whitespace.
-    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: String,
     /// Up to 4000 characters.
     #[schema(max_length = 4000)]
@@ -180,7 +188,7 @@ pub struct MemoryRecord {
     #[schema(schema_with = schema::scope)]
     pub scope: Scope,
     /// The scope a subconscious memory returns to when recalled.
-    #[serde(with = "wire_opt")]
+    #[serde(default, with = "wire_opt")]
     #[schema(schema_with = schema::prior_scope_or_null)]
     pub prior_scope: Option<Scope>,
     #[schema(minimum = 0.0, maximum = 1.0)]
@@ -200,7 +208,7 @@ pub struct MemoryRecord {
     /// Active but unreferenced for 21 days: ranked lower, badged in the UI.
     pub stale: bool,
     /// Soft dismissal by pruning: hidden everywhere, purged 30 days later.
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub dismissed_at: Option<i64>,
     /// The memory that won a conflict against this one; a superseded memory is kept
@@ -217,7 +225,7 @@ pub struct MemoryRecord {
     #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: i64,
     /// Last time retrieval returned it.
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_used_at: Option<i64>,
     pub source_conversation: Option<String>,
@@ -336,7 +344,7 @@ pub struct ConversationRecord {
     #[serde(with = "rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub last_message_at: i64,
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub ended_at: Option<i64>,
     /// The last message (by `seq`) that went through extraction.
