@@ -50,10 +50,10 @@ fn schemathesis_finds_no_gap_between_the_document_and_the_server() {
     let daemon = Daemon::start(&mut engram(data.path()));
     let reports = tempfile::tempdir().expect("reports dir");
     let output = Command::new(&st)
-        .arg("run")
-        .arg(format!("{}/api/openapi.json", daemon.url()))
         .arg("--config-file")
         .arg(here().join("schemathesis.toml"))
+        .arg("run")
+        .arg(format!("{}/api/openapi.json", daemon.url()))
         .args([
             "--checks",
             "all",
@@ -66,6 +66,8 @@ fn schemathesis_finds_no_gap_between_the_document_and_the_server() {
         .args(["--no-color", "--report", "junit", "--report-dir"])
         .arg(reports.path())
         .env("SCHEMATHESIS_HOOKS", here().join("hooks.py"))
+        // Schemathesis keeps a cache in its working directory: not in the repository.
+        .current_dir(reports.path())
         .output()
         .expect("run schemathesis");
     let report = String::from_utf8_lossy(&output.stdout);

@@ -34,7 +34,7 @@ use error::ApiError;
 #[openapi(
     info(
         title = "Engram",
-        description = "Local memory-and-skills host for AI agents. Every route needs `Authorization: Bearer <token>` (the token is in {data_dir}/auth-token, or ENGRAM_TOKEN). Errors are RFC 9457 problem documents with a stable `code`."
+        description = "Local memory-and-skills host for AI agents. Every route needs a credential (security schemes `bearer`: the agent's token in {data_dir}/auth-token or the operator's in {data_dir}/operator-token; or the dashboard's `session` cookie with its `sessionSecret` header). Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `code`; each operation lists its statuses and codes."
     ),
     components(schemas(error::Problem))
 )]
