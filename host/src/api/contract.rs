@@ -14,7 +14,7 @@ use utoipa::openapi::security::{
 };
 use utoipa::openapi::{ContentBuilder, Object, OpenApi, Ref, RefOr, Response, ResponseBuilder};
 
-use super::auth::{SESSION_COOKIE, SESSION_HEADER};
+use super::auth::SESSION_COOKIE;
 use super::error::PROBLEM_CONTENT_TYPE;
 
 /// The names of the security schemes.
@@ -51,7 +51,6 @@ pub fn complete(doc: &mut OpenApi) {
             "The dashboard session's secret, which its login hands to the page: sent on every `/api` call of the page, with the `session` cookie.",
         ))),
     );
-    debug_assert_eq!(SESSION_HEADER, "x-engram-csrf");
     let security = vec![
         SecurityRequirement::new(BEARER, Vec::<String>::new()),
         SecurityRequirement::new(SESSION, Vec::<String>::new())
@@ -258,6 +257,10 @@ mod tests {
         assert_eq!(schemes[SESSION]["in"], "cookie");
         assert_eq!(schemes[SESSION]["name"], SESSION_COOKIE);
         assert_eq!(schemes[SESSION_SECRET]["in"], "header");
+        let header = schemes[SESSION_SECRET]["name"]
+            .as_str()
+            .expect("a header name");
+        assert!(header.eq_ignore_ascii_case(super::super::auth::SESSION_HEADER));
         let paths = json["paths"].as_object().expect("paths");
         assert!(paths.len() > 30);
         for (path, item) in paths {

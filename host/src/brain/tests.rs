@@ -1398,8 +1398,8 @@ mod ingestion {
         assert!(matches!(
             f.brain
                 .record_message("bob", "shared", Role::User, None, "hi"),
-            Err(StoreError::Invalid {
-                field: "conversation_id",
+            Err(StoreError::OtherUsers {
+                what: "conversation",
                 ..
             })
         ));
