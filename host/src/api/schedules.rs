@@ -191,6 +191,13 @@ fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("no schedule `{}`", crate::gate::policy::shown(id)))
 }
 
+fn not_a_slug(skill: &str) -> ApiError {
+    ApiError::invalid_field(
+        "skill",
+        format!("`{}` is not a slug", crate::gate::policy::shown(skill)),
+    )
+}
+
 /// `skill` must be installed (404 `unknown-skill` otherwise) and active (409
 /// `inactive-skill`): refusals that depend on the state, not on the request's shape.
 fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
@@ -205,10 +212,7 @@ fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
             "inactive-skill",
             format!("skill: `{skill}` is not active; activate it first"),
         )),
-        Err(LibraryError::InvalidId { .. }) => Err(ApiError::invalid_field(
-            "skill",
-            format!("`{}` is not a slug", crate::gate::policy::shown(skill)),
-        )),
+        Err(LibraryError::InvalidId { .. }) => Err(not_a_slug(skill)),
         Err(LibraryError::NotFound(_)) => Err(refused(
             StatusCode::NOT_FOUND,
             "unknown-skill",
@@ -273,6 +277,10 @@ pub async fn create_schedule(
                 body.input.len()
             ),
         ));
+    }
+    // The skill's name is checked here, its presence (on disk) below.
+    if crate::skills::Slug::parse(&body.skill).is_err() {
+        return Err(not_a_slug(&body.skill));
     }
     let start_at = body
         .start_at
