@@ -159,7 +159,7 @@ fn add_shared_answers(operation: &mut Operation) {
 }
 
 /// A problem-document answer.
-pub fn problem(description: &str) -> RefOr<Response> {
+fn problem(description: &str) -> RefOr<Response> {
     ResponseBuilder::new()
         .description(description)
         .content(
