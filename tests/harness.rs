@@ -506,6 +506,31 @@ pub fn problem(response: Response, status: u16, code: &str) -> Value {
     doc
 }
 
+/// The Python interpreter of the test suite's virtualenv, `target/test-venv` (`.ci/run`
+/// creates it and installs `tests/requirements.txt` into it: the MCP Python SDK and
+/// Schemathesis); `ENGRAM_TEST_PYTHON` names another one. `None` when there is none,
+/// which fails the calling test under CI (`CI` set) and skips it elsewhere, saying so.
+pub fn test_python(test: &str) -> Option<PathBuf> {
+    let python = match std::env::var_os("ENGRAM_TEST_PYTHON") {
+        Some(python) => Some(PathBuf::from(python)),
+        None => engram_bin()
+            .parent()
+            .and_then(Path::parent)
+            .map(|target| target.join("test-venv").join("bin").join("python"))
+            .filter(|python| python.is_file()),
+    };
+    if python.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test} needs target/test-venv under CI (.ci/run creates it from tests/requirements.txt)"
+        );
+        eprintln!(
+            "SKIPPED {test}: no target/test-venv (python3 -m venv target/test-venv && target/test-venv/bin/pip install -r tests/requirements.txt)"
+        );
+    }
+    python
+}
+
 /// The repository's test data, `tests/fixtures` (what is there and its licences: its
 /// README).
 pub fn fixtures() -> PathBuf {

@@ -3,24 +3,14 @@
 //! streamable HTTP. The checks are in tests/mcp/test_mcp.py, which compares every
 //! answer with the REST API's and connects the ways the README's snippets say.
 //!
-//! The SDK lives in a virtualenv, `target/mcp-venv` (`.ci/run` creates it:
-//! `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r
-//! tests/mcp/requirements.txt`; ENGRAM_MCP_PYTHON names another interpreter). Without
-//! it the test prints SKIPPED and returns, except under CI (`CI` set), where it fails.
+//! The SDK lives in the test suite's virtualenv, `target/test-venv` (`.ci/run` creates
+//! it from tests/requirements.txt; see [`engram_e2e::test_python`]). Without it the
+//! test prints SKIPPED and returns, except under CI (`CI` set), where it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use engram_e2e::{Daemon, engram, engram_bin};
-
-fn python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("ENGRAM_MCP_PYTHON") {
-        return Some(PathBuf::from(python));
-    }
-    let target = engram_bin().parent()?.parent()?.to_path_buf();
-    let python = target.join("mcp-venv").join("bin").join("python");
-    python.is_file().then_some(python)
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,14 +21,7 @@ fn repo() -> PathBuf {
 
 #[test]
 fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
-    let Some(python) = python() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the MCP Python SDK is required under CI (.ci/run installs it into target/mcp-venv)"
-        );
-        eprintln!(
-            "SKIPPED mcp: no target/mcp-venv (python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r tests/mcp/requirements.txt)"
-        );
+    let Some(python) = engram_e2e::test_python("mcp") else {
         return;
     };
     let data = tempfile::tempdir().expect("data dir");

@@ -125,7 +125,7 @@ fn a_run_whose_skill_went_inactive_fails_and_the_schedule_stays() {
             &daemon,
             json!({"skill": "web-search", "every": 60, "input": "x"}),
         ),
-        422,
+        409,
         "inactive-skill",
     );
     assert_eq!(doc["field"], "skill");
@@ -215,13 +215,8 @@ fn bad_schedules_are_422_problems_and_nothing_is_served_without_the_token() {
             "cron",
         ),
         (
-            json!({"skill": "no-such-skill", "every": 60, "input": "x"}),
-            "unknown-skill",
-            "skill",
-        ),
-        (
             json!({"skill": "../etc", "every": 60, "input": "x"}),
-            "unknown-skill",
+            "invalid-field",
             "skill",
         ),
         (
@@ -243,6 +238,10 @@ fn bad_schedules_are_422_problems_and_nothing_is_served_without_the_token() {
         let doc = problem(create(&daemon, body.clone()), 422, code);
         assert_eq!(doc["field"], field, "{body}: {doc}");
     }
+    // Whether the skill is installed depends on the state, not on the request: 404.
+    let body = json!({"skill": "no-such-skill", "every": 60, "input": "x"});
+    let doc = problem(create(&daemon, body), 404, "unknown-skill");
+    assert_eq!(doc["field"], "skill");
     problem(
         create(
             &daemon,

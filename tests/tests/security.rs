@@ -125,8 +125,8 @@ fn an_import_cannot_reach_another_users_records() {
             Some("application/x-ndjson"),
             format!("{hostile}\n").as_bytes(),
         ),
-        422,
-        "invalid-import",
+        409,
+        "owned-by-another-user",
     );
     assert!(
         refused["detail"]

@@ -74,12 +74,18 @@ pub struct PersonPage {
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     /// `user`, `assistant` or `system`.
+    #[schema(schema_with = crate::brain::record::schema::role)]
     pub role: String,
-    /// Up to 64 KiB.
+    /// Up to 64 KiB (UTF-8).
     pub content: String,
-    /// The speaker's name (1 to 100 characters), as a group chat's channel gives it:
-    /// stored and searched with the text.
+    /// The speaker's name (1 to 100 characters, not only whitespace, no control characters), as a group
+    /// chat's channel gives it: stored and searched with the text.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub name: Option<String>,
 }
 
@@ -177,9 +183,12 @@ fn strategies(app: &App) -> Vec<StrategyStatus> {
 #[serde(deny_unknown_fields)]
 pub struct PersonsQuery {
     /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::time_cursor)]
     pub cursor: Option<String>,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -212,7 +221,7 @@ pub async fn list_persons(
 
 #[utoipa::path(get, path = "/api/brain/persons/{id}", tag = "brain",
     summary = "One person with facts and links",
-    params(("id" = String, Path, description = "Person id (`per_...`)"), UserQuery),
+    params(("id" = String, Path, description = "Person id (`per_...`)", pattern = r"^per_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = PersonDetail),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -229,7 +238,7 @@ pub async fn get_person(
 
 #[utoipa::path(get, path = "/api/brain/persons/{id}/memories", tag = "brain",
     summary = "Memories associated with a person",
-    params(("id" = String, Path, description = "Person id"), UserQuery),
+    params(("id" = String, Path, description = "Person id", pattern = r"^per_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = MemoryPage),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -268,10 +277,13 @@ pub async fn graph(
 #[utoipa::path(post, path = "/api/brain/conversations/{id}/messages", tag = "brain",
     summary = "Record a message of a conversation",
     description = "The conversation is created by its first message. It is learned from when it ends (explicitly, or after the idle time), and its messages stay searchable in the transcript tier for `transcriptDays`. While learning is paused nothing is recorded (`turn_id` is null).",
-    params(("id" = String, Path, description = "Conversation id chosen by the agent (1 to 128 characters)"), UserQuery),
+    params(("id" = String, Path, description = "Conversation id chosen by the agent (1 to 128 characters)", min_length = 1, max_length = 128, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"), UserQuery),
     request_body = NewMessage,
     responses(
-        (status = 201, body = MessageRecorded),
+        (status = 201, body = MessageRecorded, links(
+            ("EndConversation" = (operation_id = "end_conversation", parameters(("id" = "$response.body#/conversation_id")))),
+            ("DeleteConversation" = (operation_id = "delete_conversation", parameters(("id" = "$response.body#/conversation_id"))))
+        )),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
@@ -283,6 +295,12 @@ pub async fn add_message(
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageRecorded>), ApiError> {
     let user = user_id(query.user.as_deref())?;
+    if id.chars().any(char::is_control) {
+        return Err(ApiError::invalid_field(
+            "id",
+            "a conversation id must not contain control characters",
+        ));
+    }
     let role = Role::parse(&body.role).ok_or_else(|| {
         ApiError::invalid_field(
             "role",
@@ -314,7 +332,7 @@ pub async fn add_message(
 #[utoipa::path(post, path = "/api/brain/conversations/{id}/end", tag = "brain",
     summary = "End a conversation and learn from it",
     description = "Runs the configured extractor and resolver (unless learning is paused) and reports each decision.",
-    params(("id" = String, Path, description = "Conversation id"), UserQuery),
+    params(("id" = String, Path, description = "Conversation id", min_length = 1, max_length = 128, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"), UserQuery),
     responses(
         (status = 200, body = Ingested),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -339,7 +357,7 @@ pub async fn end_conversation(
 #[utoipa::path(delete, path = "/api/brain/conversations/{id}", tag = "brain",
     summary = "Delete a conversation and its transcript",
     description = "Removes the conversation and every message of it from the transcript tier and its search index. Memories learned from it stay.",
-    params(("id" = String, Path, description = "Conversation id"), UserQuery),
+    params(("id" = String, Path, description = "Conversation id", min_length = 1, max_length = 128, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"), UserQuery),
     responses(
         (status = 200, body = ConversationDeleted),
         (status = 404, body = Problem, content_type = "application/problem+json"),

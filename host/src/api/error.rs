@@ -159,6 +159,14 @@ impl From<StoreError> for ApiError {
             StoreError::NoConversation(id) => {
                 ApiError::not_found(format!("no conversation `{id}`"))
             }
+            StoreError::OtherUsers { .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "owned-by-another-user",
+                format!(
+                    "{}: choose another id",
+                    crate::gate::policy::shown(&e.to_string())
+                ),
+            ),
             StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
             StoreError::Import { line, reason } => ApiError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
@@ -166,6 +174,11 @@ impl From<StoreError> for ApiError {
                 detail: format!("import line {line}: {reason}; nothing was imported"),
                 field: None,
             },
+            StoreError::Dangling(reason) => ApiError::new(
+                StatusCode::CONFLICT,
+                "unknown-reference",
+                format!("{reason}; nothing was imported"),
+            ),
             StoreError::Sqlite(e) if is_disk_full(&e) => {
                 ApiError::insufficient_storage("Second Brain", &e)
             }

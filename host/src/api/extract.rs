@@ -43,6 +43,13 @@ pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes,
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::bad_request("invalid-json", format!("malformed JSON: {e}")))?;
+    // Every body is an object: serde would also read a struct from an array.
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "invalid-json",
+            "the body must be a JSON object",
+        ));
+    }
     serde_path_to_error::deserialize(value).map_err(shape_error)
 }
 
@@ -77,6 +84,7 @@ fn shape_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiErr
 #[serde(deny_unknown_fields)]
 pub struct UserQuery {
     /// The user whose memories to use (default `default`).
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 

@@ -17,7 +17,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
-use crate::brain::record::{MemoryRecord, schema, wire_opt};
+use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
 use crate::credentials::{PersonAct, Principal};
@@ -81,9 +81,12 @@ pub struct ListQuery {
     #[param(rename = "type", schema_with = schema::memory_type)]
     pub memory_type: Option<MemoryType>,
     /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::time_cursor)]
     pub cursor: Option<String>,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -91,15 +94,22 @@ pub struct ListQuery {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct SearchQuery {
-    /// The search text.
+    /// The search text: 1 to 1000 characters, not only whitespace.
+    #[param(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub q: String,
     /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `memories` (default: both tiers of typed memories), `conversations` (the
     /// transcript: hits have `tier: transcript` and a `message`) or `all` (both,
     /// ranked together as retrieval ranks them).
     #[param(inline)]
     pub scope: Option<SearchScope>,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -110,6 +120,7 @@ pub struct ClearQuery {
     /// Must be `true`: clearing deletes every memory of the user for good.
     #[serde(default)]
     pub confirm: bool,
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -118,14 +129,24 @@ pub struct ClearQuery {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditMemory {
+    /// 1 to 1000 characters, not only whitespace.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: Option<String>,
     #[serde(default, rename = "type", with = "wire_opt")]
     #[schema(schema_with = schema::memory_type_or_null)]
     pub memory_type: Option<MemoryType>,
+    /// 0.0 to 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
+    /// 0.0 to 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
     #[serde(default, with = "wire_opt")]
     #[schema(schema_with = schema::scope_or_null)]
@@ -194,8 +215,8 @@ pub async fn search_memories(
     if query.q.trim().is_empty() {
         return Err(ApiError::invalid_field("q", "must not be empty"));
     }
-    if query.q.len() > 1000 {
-        return Err(ApiError::invalid_field("q", "longer than 1000 bytes"));
+    if query.q.chars().count() > 1000 {
+        return Err(ApiError::invalid_field("q", "longer than 1000 characters"));
     }
     blocking_heavy(move || {
         let items =
@@ -211,7 +232,7 @@ pub async fn search_memories(
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "One memory item",
-    params(("id" = String, Path, description = "Memory id (`mem_...`)"), UserQuery),
+    params(("id" = String, Path, description = "Memory id (`mem_...`)", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = MemoryRecord),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -240,7 +261,12 @@ pub async fn get_memory(
     params(UserQuery),
     request_body = NewMemory,
     responses(
-        (status = 201, body = MemoryRecord),
+        (status = 201, body = MemoryRecord, links(
+            ("GetMemory" = (operation_id = "get_memory", parameters(("id" = "$response.body#/id")))),
+            ("EditMemory" = (operation_id = "edit_memory", parameters(("id" = "$response.body#/id")))),
+            ("DeleteMemory" = (operation_id = "delete_memory", parameters(("id" = "$response.body#/id")))),
+            ("MemoryHistory" = (operation_id = "memory_history", parameters(("id" = "$response.body#/id"))))
+        )),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
@@ -262,7 +288,7 @@ pub async fn add_memory(
 #[utoipa::path(put, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Edit a memory item",
     description = "Changes summary, type, importance, confidence and scope; other fields are refused.",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     request_body = EditMemory,
     responses(
         (status = 200, body = MemoryRecord),
@@ -293,7 +319,7 @@ pub async fn edit_memory(
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Dismiss a memory item",
     description = "Removes the memory, its search entry and its person links for good; its history keeps only the event.",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -345,7 +371,7 @@ pub async fn clear_memories(
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}/history", tag = "memory",
     summary = "Every change to a memory item",
-    params(("id" = String, Path, description = "Memory id"), UserQuery),
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = HistoryPage),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -377,7 +403,7 @@ pub const JSONL: &str = "application/x-ndjson";
     description = "One JSON object per line, tagged by `kind` (memory, person, person_link); ids and timestamps included, so an import restores them exactly.",
     params(UserQuery),
     responses(
-        (status = 200, content_type = "application/x-ndjson", body = String),
+        (status = 200, content_type = "application/x-ndjson", body = Vec<ExportLine>, description = "JSON lines: one record per line (given as an array, as the import's body is)"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn export(
@@ -398,10 +424,14 @@ pub async fn export(
     summary = "Import a JSONL export",
     description = "All or nothing: a bad line rejects the whole import and changes nothing. Accepts up to 64 MiB.",
     params(UserQuery),
-    request_body(content = String, content_type = "application/x-ndjson"),
+    request_body(
+        content = Option<Vec<ExportLine>>,
+        content_type = "application/x-ndjson",
+        description = "JSON lines: one export record per line, in the order of the array (the document gives the lines as an array because OpenAPI 3.1 has no schema for a stream of JSON values). An empty body imports nothing.",
+    ),
     responses(
         (status = 200, body = Imported),
-        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`brain-disabled`; `unknown-reference`: a record names another (`superseded_by`, a link's memory or person, a message's conversation) that neither the import nor the store has; `owned-by-another-user`", body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),

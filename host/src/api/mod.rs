@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod brain;
+pub mod contract;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -21,9 +22,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::{Extension, Json, Router};
 use tokio::sync::Semaphore;
-use utoipa::openapi::OpenApi as OpenApiDoc;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
@@ -35,25 +34,11 @@ use error::ApiError;
 #[openapi(
     info(
         title = "Engram",
-        description = "Local memory-and-skills host for AI agents. Every route needs `Authorization: Bearer <token>` (the token is in {data_dir}/auth-token, or ENGRAM_TOKEN). Errors are RFC 9457 problem documents with a stable `code`."
+        description = "Local memory-and-skills host for AI agents. Every route needs a credential (security schemes `bearer`: the agent's token in {data_dir}/auth-token or the operator's in {data_dir}/operator-token; or the dashboard's `session` cookie with its `sessionSecret` header). Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `code`; each operation lists its statuses and codes."
     ),
-    modifiers(&BearerAuth),
-    security(("bearer" = [])),
-    components(schemas(error::Problem)),
+    components(schemas(error::Problem))
 )]
 struct ApiDoc;
-
-struct BearerAuth;
-
-impl Modify for BearerAuth {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-    }
-}
 
 /// Every `/api` route with its description. Routes sharing a path share a `routes!`.
 fn routes() -> OpenApiRouter<Arc<App>> {
@@ -107,14 +92,18 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(schedules::get_schedule, schedules::delete_schedule))
 }
 
-/// The OpenAPI document of every `/api` route.
-pub fn openapi() -> OpenApiDoc {
-    routes().into_openapi()
+/// The OpenAPI document of every `/api` route, as `GET /api/openapi.json` serves it.
+pub fn openapi() -> serde_json::Value {
+    let mut doc = routes().into_openapi();
+    contract::complete(&mut doc);
+    contract::to_json(&doc)
 }
 
 /// The `/api` router: authenticated, size-limited, with problem-document fallbacks.
 pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
-    let (router, doc) = routes().split_for_parts();
+    let (router, mut doc) = routes().split_for_parts();
+    contract::complete(&mut doc);
+    let doc = contract::to_json(&doc);
     router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -131,7 +120,9 @@ pub fn router(app: Arc<App>, auth: Auth, shutdown: events::Shutdown) -> Router {
 #[utoipa::path(get, path = "/api/openapi.json", tag = "meta",
     summary = "This document",
     responses((status = 200, content_type = "application/json", body = Object)))]
-async fn openapi_json(Extension(doc): Extension<Arc<OpenApiDoc>>) -> Json<OpenApiDoc> {
+async fn openapi_json(
+    Extension(doc): Extension<Arc<serde_json::Value>>,
+) -> Json<serde_json::Value> {
     Json((*doc).clone())
 }
 

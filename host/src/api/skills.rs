@@ -328,7 +328,7 @@ pub async fn list_skills(State(app): State<Arc<App>>) -> Result<Json<SkillList>,
 #[utoipa::path(get, path = "/api/skills/{name}", tag = "skills",
     summary = "One installed skill",
     description = "The listing's fields, the files under scripts/ and references/, and the Markdown body only with `body=true`.",
-    params(("name" = String, Path, description = "The skill's slug"), DetailQuery),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$"), DetailQuery),
     responses(
         (status = 200, body = SkillDetail),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -359,7 +359,7 @@ pub async fn get_skill(
 #[utoipa::path(post, path = "/api/skills/{name}/activate", tag = "skills",
     summary = "Activate a skill",
     description = "The skill takes part in routing again. Announced as `skill.activated` (when it was inactive).",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillItem),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -375,7 +375,7 @@ pub async fn activate_skill(
 #[utoipa::path(post, path = "/api/skills/{name}/deactivate", tag = "skills",
     summary = "Deactivate a skill",
     description = "The skill stays installed and on disk but is left out of routing. Announced as `skill.deactivated` (when it was active).",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillItem),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -408,7 +408,7 @@ async fn set_active(
 #[utoipa::path(delete, path = "/api/skills/{name}", tag = "skills",
     summary = "Remove a skill",
     description = "Deletes the skill's directory and its index entry. Announced as `skill.removed`.",
-    params(("name" = String, Path, description = "The skill's slug")),
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillRemoved),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -469,6 +469,7 @@ pub async fn scan_skills(State(app): State<Arc<App>>) -> Result<Json<ScanResult>
 #[serde(deny_unknown_fields)]
 pub struct InstallFromUrl {
     /// http(s) address of a raw SKILL.md (at most 1 MiB, fetched within 10 s).
+    #[schema(min_length = 8, max_length = 2048, pattern = r"^https?://[^\s/?#]+")]
     pub url: String,
     /// Reinstall when the same version is installed already.
     #[serde(default)]
@@ -483,7 +484,12 @@ pub struct InstallFromUrl {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstallFromRegistry {
-    /// `category/slug` (or a slug that only one category has).
+    /// `category/slug` (or a slug that only one category has); each part a slug.
+    #[schema(
+        min_length = 1,
+        max_length = 129,
+        pattern = r"^(?=[a-z0-9-]{1,64}(/[a-z0-9-]{1,64})?$)([a-z0-9]+(-[a-z0-9]+)*/)?[a-z0-9]+(-[a-z0-9]+)*$"
+    )]
     pub id: String,
     /// Reinstall when the same version is installed already.
     #[serde(default)]
@@ -526,7 +532,12 @@ fn installed(outcome: InstallOutcome) -> Result<InstallResult, ApiError> {
     description = "Fetches (http or https only, 1 MiB, 10 s, every redirect re-checked, private and link-local addresses refused unless network.allowPrivate), validates the frontmatter and installs; the body is never executed. Nothing is written on any failure.",
     request_body = InstallFromUrl,
     responses(
-        (status = 200, description = "installed, updated or reinstalled", body = InstallResult),
+        (status = 200, description = "installed, updated or reinstalled", body = InstallResult, links(
+            ("GetSkill" = (operation_id = "get_skill", parameters(("name" = "$response.body#/slug")))),
+            ("ActivateSkill" = (operation_id = "activate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("DeactivateSkill" = (operation_id = "deactivate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("RemoveSkill" = (operation_id = "remove_skill", parameters(("name" = "$response.body#/slug"))))
+        )),
         (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "the URL is refused or the SKILL.md is invalid (the rule is named)", body = Problem, content_type = "application/problem+json"),
@@ -556,7 +567,12 @@ pub async fn install_from_url(
     description = "Downloads the skill from the configured registry, checks the SHA-256 of its body against the registry feed, its name, allowed-tools and every other file against what the registry vouches for (a mismatch aborts with nothing written: `sha-mismatch`, `integrity-mismatch`), validates and installs it. A skill that asks for tools needs `confirm_tools` from the person.",
     request_body = InstallFromRegistry,
     responses(
-        (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult),
+        (status = 200, description = "installed, updated or reinstalled", body = RegistryInstallResult, links(
+            ("GetSkill" = (operation_id = "get_skill", parameters(("name" = "$response.body#/slug")))),
+            ("ActivateSkill" = (operation_id = "activate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("DeactivateSkill" = (operation_id = "deactivate_skill", parameters(("name" = "$response.body#/slug")))),
+            ("RemoveSkill" = (operation_id = "remove_skill", parameters(("name" = "$response.body#/slug"))))
+        )),
         (status = 404, description = "no such skill in the registry", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`person-required`: `confirm_tools` with the agent's token", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "already-installed, or `tools-unconfirmed`: the skill asks for tools and `confirm_tools` was not given", body = Problem, content_type = "application/problem+json"),
@@ -568,6 +584,15 @@ pub async fn install_from_registry(
     Extension(principal): Extension<Principal>,
     ApiJson(body): ApiJson<InstallFromRegistry>,
 ) -> Result<Json<RegistryInstallResult>, ApiError> {
+    // The id is checked before anything is read or fetched.
+    crate::skills::SkillId::parse(&body.id).map_err(|e| ApiError {
+        field: Some("id".into()),
+        ..ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-id",
+            e.to_string(),
+        )
+    })?;
     let consent = tool_consent(&principal, body.confirm_tools)?;
     let client = RegistryClient::from_config(&app.data, &app.config.current(), None)?;
     let done = client

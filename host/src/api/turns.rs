@@ -64,17 +64,36 @@ use crate::turns::{
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenTurn {
-    /// The user's message (at most 64 KiB). `/slug rest` invokes the skill `slug`.
+    /// The user's message (not only whitespace, at most 64 KiB as UTF-8). `/slug rest`
+    /// invokes the skill `slug`.
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub message: String,
     /// When given, the message is recorded in this conversation of the Second Brain,
-    /// and the reply given at `end` too.
+    /// and the reply given at `end` too: 1 to 128 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub conversation_id: Option<String>,
     /// Default `default`.
+    #[schema(schema_with = super::contract::user)]
     pub user: Option<String>,
-    /// Where the message came from (`telegram`, `cli`, ...), for the audit log.
+    /// Where the message came from (`telegram`, `cli`, ...), for the audit log: 1 to
+    /// 64 characters, no control characters.
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$")]
     pub channel: Option<String>,
-    /// The sender's name (1 to 100 characters), when the channel knows it (a group
-    /// chat has several people): recorded with the message and searched with its text.
+    /// The sender's name (1 to 100 characters, not only whitespace, no control characters), when the channel
+    /// knows it (a group chat has several people): recorded with the message and
+    /// searched with its text.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub name: Option<String>,
 }
 
@@ -90,10 +109,17 @@ pub struct EndTurn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Authorize {
+    /// The tool, as the gate names it: 1 to 128 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub tool: String,
-    /// The call's arguments; only a bounded summary is kept in the audit log.
+    /// The call's arguments, an object (absent or `null`: none); only a bounded
+    /// summary is kept in the audit log.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub args: Value,
 }
 
@@ -102,7 +128,12 @@ pub struct Authorize {
 #[serde(deny_unknown_fields)]
 pub struct Approve {
     /// The tool the user agreed to, as the gate names it (`fetch_url`, `send_message`,
-    /// ...).
+    /// ...): 1 to 128 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub tool: String,
 }
 
@@ -111,9 +142,10 @@ pub struct Approve {
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// `save_memory {type, summary, detail?}`, `search_memory {q, limit?, scope?}`,
-    /// `fetch_url {url}`, `read_skill_file {path}`.
+    /// `fetch_url {url}`, `read_skill_file {path}`. An object (absent or `null`:
+    /// none).
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub args: Value,
 }
 
@@ -124,7 +156,7 @@ pub struct ScriptCall {
     /// The script's arguments, any JSON (absent or `null`: `{}`; at most 256 KiB as
     /// JSON), given to it as JSON text; `word-stats` takes `{file, top?}`.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub args: Value,
 }
 
@@ -133,12 +165,15 @@ pub struct ScriptCall {
 #[serde(deny_unknown_fields)]
 pub struct AuditParams {
     /// 1 to 500 (default 50).
+    #[param(schema_with = super::contract::limit)]
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::seq_cursor)]
     pub cursor: Option<String>,
     /// Only this turn's decisions.
     pub turn: Option<String>,
     /// Whose decisions (default `default`): each user sees only their own.
+    #[param(schema_with = super::contract::user)]
     pub user: Option<String>,
 }
 
@@ -285,8 +320,15 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
     description = "Routes the message to a skill (`/slug ...` or by the router), opens a turn whose grant is the invoked skill's `allowed-tools`, and returns the memory block, the skills catalog, the invoked skill and its grants. With `conversation_id`, the message is recorded in that conversation.",
     request_body = OpenTurn,
     responses(
-        (status = 201, body = TurnOpened),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 201, body = TurnOpened, links(
+            ("GetTurn" = (operation_id = "get_turn", parameters(("id" = "$response.body#/turn_id")))),
+            ("EndTurn" = (operation_id = "end_turn", parameters(("id" = "$response.body#/turn_id")))),
+            ("Authorize" = (operation_id = "authorize", parameters(("id" = "$response.body#/turn_id")))),
+            ("Approve" = (operation_id = "approve", parameters(("id" = "$response.body#/turn_id")))),
+            ("RunTool" = (operation_id = "run_tool", parameters(("id" = "$response.body#/turn_id")))),
+            ("RunScript" = (operation_id = "run_script", parameters(("id" = "$response.body#/turn_id"))))
+        )),
+        (status = 409, description = "`owned-by-another-user`: the conversation id is another user's", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 503, body = Problem, content_type = "application/problem+json"),
     ))]
@@ -309,7 +351,7 @@ pub async fn open_turn(
 
 #[utoipa::path(get, path = "/api/turns/{id}", tag = "turns",
     summary = "A turn, its state and its decisions",
-    params(("id" = String, Path, description = "Turn id (`turn_...`)"), UserQuery),
+    params(("id" = String, Path, description = "Turn id (`turn_...`)", pattern = r"^turn_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = TurnView),
         (status = 404, description = "`unknown-turn`: no such turn for this user", body = Problem, content_type = "application/problem+json"),
@@ -327,7 +369,7 @@ pub async fn get_turn(
 #[utoipa::path(post, path = "/api/turns/{id}/end", tag = "turns",
     summary = "End a turn",
     description = "Revokes the turn's grants and records `reply` (role assistant) in the turn's conversation. Ending a turn twice is 409 `turn-ended`.",
-    params(("id" = String, Path, description = "Turn id"), UserQuery),
+    params(("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"), UserQuery),
     request_body = EndTurn,
     responses(
         (status = 200, body = TurnView),
@@ -362,6 +404,9 @@ pub async fn authorize(
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
     let user = user_id(query.user.as_deref())?;
+    if !(body.args.is_object() || body.args.is_null()) {
+        return Err(ApiError::invalid_field("args", "must be an object"));
+    }
     blocking(move || {
         Ok(Json(app.turns.authorize(
             Caller::Agent { user: &user },
@@ -377,8 +422,8 @@ pub async fn authorize(
     summary = "Run a host tool in a turn",
     description = "Checks the call with the gate (audited), then runs the host tool: `save_memory {type, summary, detail?}`, `search_memory {q, limit?, scope?}` (scope `all` by default: memories and what was said; `memories`, `conversations`), `fetch_url {url}` (http(s) only, 2 MiB, 10 s; private addresses refused unless `network.allowPrivate`), `read_skill_file {path}` (inside the invoked skill's directory). Arguments must be an object (`null`: none). A denied call is 403 with the gate's reason code; a call needing approval is 403 `approval-required` (ask the user, then POST /api/turns/{id}/approvals); an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`. A tool the agent runs itself (`cd`, `send_message`, ...) is 422 `not-a-host-tool`, and nothing is decided or audited for it.",
     params(
-        ("id" = String, Path, description = "Turn id"),
-        ("name" = String, Path, description = "Host tool name"),
+        ("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"),
+        ("name" = String, Path, description = "A host tool (the ones the host runs: `fetch_url`, `install_skill`, `read_skill_file`, `save_memory`, `search_memory`); a tool the agent runs itself is 422 `not-a-host-tool`", pattern = r"^(fetch_url|install_skill|read_skill_file|save_memory|search_memory)$"),
         UserQuery,
     ),
     request_body = ToolCall,
@@ -413,7 +458,7 @@ pub async fn run_tool(
 #[utoipa::path(post, path = "/api/turns/{id}/approvals", tag = "turns",
     summary = "Approve a tool for the rest of a turn",
     description = "The person's yes to a tool the gate answers ask for: from now until the turn ends or expires, calls of `tool` in this turn (the agent's, and its scripts' `tools.invoke`) are allowed, with code `approved`; the next turn asks again. Only the person approves: a dashboard session, the operator token, or a chat channel's approval button. The agent's token is 403 `person-required`, and the refusal is written to the audit log (caller `agent`, decision `deny`, code `person-required`). The approval is written to the audit log (caller `dashboard`, `operator` or `channel:<name>`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn (or another user's) 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
-    params(("id" = String, Path, description = "Turn id"), UserQuery),
+    params(("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"), UserQuery),
     request_body = Approve,
     responses(
         (status = 201, body = ApprovalGranted),
@@ -442,8 +487,8 @@ pub async fn approve(
     summary = "Run a script of the invoked skill",
     description = "Runs `scripts/{name}.wasm` of the skill invoked in this turn (and of no other skill) with `args`, as the turn's user: the script sees only its skill's directory, read-only, under the runtime's memory and time limits. Running a script of the invoked skill needs no grant of its own while the turn is open; the script's own `tools.invoke` calls are checked by the gate against this turn's grants (and audited). Answers `{skill, script, output, ms}`, `output` parsed when the script returned JSON. A turn without a skill is 409 `no-skill-invoked`; an unknown turn 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`; a script the skill does not have 404 `unknown-script`; a name that is not a script name (lowercase letters, digits, single hyphens) 422 `invalid-field`. The script's own error is 422 `script-failed` with its message; a trap, timeout, memory overrun or malformed result 422 `script-trapped`; a script that cannot be loaded (not a `skill-tool` component, invalid `<name>.toml`) 422 `script-invalid`.",
     params(
-        ("id" = String, Path, description = "Turn id"),
-        ("name" = String, Path, description = "Script name: `scripts/<name>.wasm` of the invoked skill"),
+        ("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"),
+        ("name" = String, Path, description = "Script name: `scripts/<name>.wasm` of the invoked skill", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$"),
         UserQuery,
     ),
     request_body = ScriptCall,

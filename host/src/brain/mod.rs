@@ -49,10 +49,16 @@ pub struct NewMemory {
     #[serde(rename = "type", with = "wire")]
     #[schema(schema_with = record::schema::memory_type)]
     pub memory_type: MemoryType,
-    /// 1 to 1000 characters.
+    /// 1 to 1000 characters, not only whitespace.
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: String,
     /// Up to 4000 characters of context.
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub detail: Option<String>,
     /// Defaults to `manual`.
     #[serde(default, with = "wire_opt")]
@@ -65,9 +71,11 @@ pub struct NewMemory {
     pub scope: Option<Scope>,
     /// 0.0 to 1.0, default 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
     /// 0.0 to 1.0, default by type.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
 }
 

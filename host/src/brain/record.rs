@@ -62,6 +62,10 @@ pub mod schema {
         } else {
             SchemaType::Type(Type::String)
         };
+        // A nullable enum lists null among its values, or null would match none.
+        let names = names
+            .map(serde_json::Value::from)
+            .chain(nullable.then_some(serde_json::Value::Null));
         ObjectBuilder::new()
             .schema_type(schema_type)
             .enum_values(Some(names))
@@ -91,6 +95,31 @@ pub mod schema {
 
     pub fn evidence_or_null() -> impl Into<RefOr<Schema>> {
         names::<Evidence>(true)
+    }
+
+    /// A subconscious memory's `prior_scope`: durable, active or null (the CHECK of
+    /// the `memories` table).
+    pub fn prior_scope_or_null() -> impl Into<RefOr<Schema>> {
+        let mut object = names::<Scope>(true);
+        object.enum_values = Some(vec![
+            Scope::Durable.name().into(),
+            Scope::Active.name().into(),
+            serde_json::Value::Null,
+        ]);
+        object
+    }
+
+    /// A message's `role`: the names `Role::parse` accepts.
+    pub fn role() -> impl Into<RefOr<Schema>> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .enum_values(Some(
+                engram_strategies::model::Role::ALL
+                    .iter()
+                    .map(|r| r.as_str()),
+            ))
+            .description(Some("`user`, `assistant` or `system`."))
+            .build()
     }
 }
 
@@ -145,17 +174,28 @@ pub struct MemoryRecord {
     #[serde(rename = "type", with = "wire")]
     #[schema(schema_with = schema::memory_type)]
     pub memory_type: MemoryType,
+    /// 1 to 1000 characters, not only whitespace.
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub summary: String,
+    /// Up to 4000 characters.
+    #[schema(max_length = 4000)]
     pub detail: Option<String>,
     #[serde(with = "wire")]
     #[schema(schema_with = schema::scope)]
     pub scope: Scope,
     /// The scope a subconscious memory returns to when recalled.
-    #[serde(with = "wire_opt")]
-    #[schema(schema_with = schema::scope_or_null)]
+    #[serde(default, with = "wire_opt")]
+    #[schema(schema_with = schema::prior_scope_or_null)]
     pub prior_scope: Option<Scope>,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: f32,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: f32,
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub durability: f32,
     #[serde(with = "wire")]
     #[schema(schema_with = schema::evidence)]
@@ -163,11 +203,12 @@ pub struct MemoryRecord {
     pub negated: bool,
     /// Confirmed by the user (edit with `validated: true`).
     pub validated: bool,
+    #[schema(minimum = 0, maximum = 4294967295_u64, format = Int64)]
     pub reinforcements: u32,
     /// Active but unreferenced for 21 days: ranked lower, badged in the UI.
     pub stale: bool,
     /// Soft dismissal by pruning: hidden everywhere, purged 30 days later.
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub dismissed_at: Option<i64>,
     /// The memory that won a conflict against this one; a superseded memory is kept
@@ -184,7 +225,7 @@ pub struct MemoryRecord {
     #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: i64,
     /// Last time retrieval returned it.
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_used_at: Option<i64>,
     pub source_conversation: Option<String>,
@@ -281,7 +322,7 @@ pub struct PersonRecord {
     pub last_seen: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonLink {
     pub memory_id: String,
@@ -303,7 +344,7 @@ pub struct ConversationRecord {
     #[serde(with = "rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub last_message_at: i64,
-    #[serde(with = "rfc3339::option")]
+    #[serde(default, with = "rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub ended_at: Option<i64>,
     /// The last message (by `seq`) that went through extraction.
@@ -320,10 +361,11 @@ pub struct MessageRecord {
     pub user_id: String,
     /// Position in its conversation, from 1.
     pub seq: i64,
-    /// `user`, `assistant` or `system`.
+    #[schema(schema_with = schema::role)]
     pub role: String,
     /// The speaker's name, when the channel gave one (a group chat has several people).
     pub name: Option<String>,
+    /// Up to 64 KiB (UTF-8).
     pub content: String,
     #[serde(with = "rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -340,3 +382,37 @@ pub enum ExportLine {
     Conversation(ConversationRecord),
     Message(MessageRecord),
 }
+
+/// Each record's schema with its `kind` added: written out because the derive would
+/// combine a record (which refuses unknown fields) with the tag in an `allOf`, which no
+/// line could satisfy.
+impl utoipa::PartialSchema for ExportLine {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
+        fn tagged(kind: &str, record: RefOr<Schema>) -> RefOr<Schema> {
+            let RefOr::T(Schema::Object(mut object)) = record else {
+                return record;
+            };
+            object.properties.insert(
+                "kind".to_string(),
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some([kind]))
+                    .into(),
+            );
+            object.required.insert(0, "kind".to_string());
+            RefOr::T(Schema::Object(object))
+        }
+        OneOfBuilder::new()
+            .item(tagged("memory", MemoryRecord::schema()))
+            .item(tagged("person", PersonRecord::schema()))
+            .item(tagged("person_link", PersonLink::schema()))
+            .item(tagged("conversation", ConversationRecord::schema()))
+            .item(tagged("message", MessageRecord::schema()))
+            .description(Some("One line of an export, tagged by `kind`."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ExportLine {}

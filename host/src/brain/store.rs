@@ -37,10 +37,18 @@ pub enum StoreError {
     NotFound(String),
     #[error("no conversation `{0}`")]
     NoConversation(String),
+    /// The id is taken by another user's record: a refusal that depends on what is
+    /// stored, not on the request.
+    #[error("{what} `{id}` belongs to another user")]
+    OtherUsers { what: &'static str, id: String },
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error("import line {line}: {reason}")]
     Import { line: usize, reason: String },
+    /// An import whose records name others that are nowhere: depends on what is
+    /// stored, not on the lines alone.
+    #[error("{0}")]
+    Dangling(String),
     #[error("cannot open {path}: {reason}")]
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -594,9 +602,15 @@ pub mod q {
             field: "cursor",
             reason: format!("`{cursor}` is not a cursor from a previous page"),
         };
+        // Exactly the form `cursor_after` writes (the OpenAPI document's pattern):
+        // `^[0-9]{1,18}\.[a-z0-9_]{1,64}$`.
         let (at, id) = cursor.split_once('.').ok_or_else(invalid)?;
+        if at.is_empty() || at.len() > 18 || !at.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid());
+        }
         let at = at.parse::<i64>().map_err(|_| invalid())?;
-        if id.is_empty() || id.len() > 64 {
+        let id_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_';
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(id_char) {
             return Err(invalid());
         }
         Ok((at, id.to_string()))
@@ -880,10 +894,10 @@ pub mod q {
                     record.user_id = user.to_string();
                     if let Some(owner) = owner_of("memories", &record.id)? {
                         if owner != user {
-                            return Err(fail(format!(
-                                "memory id `{}` belongs to another user",
-                                record.id
-                            )));
+                            return Err(StoreError::OtherUsers {
+                                what: "memory",
+                                id: record.id.clone(),
+                            });
                         }
                         tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
                     }
@@ -894,10 +908,10 @@ pub mod q {
                 ExportLine::Person(mut person) => {
                     person.user_id = user.to_string();
                     if owner_of("persons", &person.id)?.is_some_and(|owner| owner != user) {
-                        return Err(fail(format!(
-                            "person id `{}` belongs to another user",
-                            person.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "person",
+                            id: person.id.clone(),
+                        });
                     }
                     tx.execute(
                         "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -919,10 +933,10 @@ pub mod q {
                     if owner_of("conversations", &conversation.id)?
                         .is_some_and(|owner| owner != user)
                     {
-                        return Err(fail(format!(
-                            "conversation id `{}` belongs to another user",
-                            conversation.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "conversation",
+                            id: conversation.id.clone(),
+                        });
                     }
                     tx.execute(
                         "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -942,18 +956,18 @@ pub mod q {
                 ExportLine::Message(mut message) => {
                     message.user_id = user.to_string();
                     if owner_of("messages", &message.id)?.is_some_and(|owner| owner != user) {
-                        return Err(fail(format!(
-                            "message id `{}` belongs to another user",
-                            message.id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "message",
+                            id: message.id.clone(),
+                        });
                     }
                     if owner_of("conversations", &message.conversation_id)?
                         .is_some_and(|owner| owner != user)
                     {
-                        return Err(fail(format!(
-                            "conversation id `{}` belongs to another user",
-                            message.conversation_id
-                        )));
+                        return Err(StoreError::OtherUsers {
+                            what: "conversation",
+                            id: message.conversation_id.clone(),
+                        });
                     }
                     if message.content.len() > MAX_MESSAGE_BYTES {
                         return Err(fail(format!(
@@ -984,10 +998,14 @@ pub mod q {
                     for (table, id) in [("memories", &link.memory_id), ("persons", &link.person_id)]
                     {
                         if owner_of(table, id)?.is_some_and(|owner| owner != user) {
-                            return Err(fail(format!(
-                                "link {} -> {} names `{id}`, which belongs to another user",
-                                link.memory_id, link.person_id
-                            )));
+                            return Err(StoreError::OtherUsers {
+                                what: if table == "memories" {
+                                    "memory"
+                                } else {
+                                    "person"
+                                },
+                                id: id.clone(),
+                            });
                         }
                     }
                     tx.execute(
@@ -998,6 +1016,20 @@ pub mod q {
                 }
             }
             count += 1;
+        }
+        // Records may name others further down, so references are checked once all
+        // are in: a name neither the import nor the store has fails the whole import.
+        let dangling: Option<(String, String)> = tx
+            .query_row(
+                "SELECT \"table\", parent FROM pragma_foreign_key_check LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let Some((table, parent)) = dangling {
+            return Err(StoreError::Dangling(format!(
+                "a record of `{table}` names one of `{parent}` that neither the import nor the store has"
+            )));
         }
         Ok(count)
     }

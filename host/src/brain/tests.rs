@@ -517,10 +517,8 @@ fn an_import_cannot_link_another_users_memory_or_person() {
         link(&memory.id, "per_unknown"),
     ] {
         match f.brain.import("bob", &mut text.as_bytes()) {
-            Err(StoreError::Import { line: 1, reason }) => {
-                assert!(reason.contains("another user"), "{reason}")
-            }
-            other => panic!("expected an import error, got {other:?}"),
+            Err(StoreError::OtherUsers { .. }) => {}
+            other => panic!("expected the other user's id refused, got {other:?}"),
         }
     }
     assert_eq!(export(&f.brain, "alice"), before, "alice's data unchanged");
@@ -1400,8 +1398,8 @@ mod ingestion {
         assert!(matches!(
             f.brain
                 .record_message("bob", "shared", Role::User, None, "hi"),
-            Err(StoreError::Invalid {
-                field: "conversation_id",
+            Err(StoreError::OtherUsers {
+                what: "conversation",
                 ..
             })
         ));
@@ -2060,7 +2058,7 @@ mod transcript {
         say(&h, "bob", "c1", None, "hello");
         assert!(matches!(
             h.brain.import("default", &mut exported.as_bytes()),
-            Err(StoreError::Import { .. })
+            Err(StoreError::OtherUsers { .. })
         ));
         assert!(hits(&h, "default", "boat").is_empty());
     }

@@ -134,7 +134,10 @@ impl Brain {
                 .optional()?;
             match owner {
                 Some(owner) if owner != user => {
-                    return Err(invalid("conversation_id", "belongs to another user"));
+                    return Err(StoreError::OtherUsers {
+                        what: "conversation",
+                        id: conversation_id.to_string(),
+                    });
                 }
                 Some(_) => {
                     tx.execute(

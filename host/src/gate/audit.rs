@@ -247,8 +247,11 @@ fn prune_with(conn: &Connection, retention: Retention, now_ms: i64) -> Result<us
 }
 
 fn parse_cursor(cursor: &str) -> Result<i64, GateError> {
+    // Exactly the OpenAPI document's pattern, `^[0-9]{1,18}$`.
+    let digits =
+        !cursor.is_empty() && cursor.len() <= 18 && cursor.bytes().all(|b| b.is_ascii_digit());
     match cursor.parse::<i64>() {
-        Ok(seq) if seq > 0 && cursor.len() <= 20 => Ok(seq),
+        Ok(seq) if digits => Ok(seq),
         _ => Err(GateError::Invalid {
             field: "cursor",
             reason: format!("`{}` is not a cursor from a previous page", cut(cursor, 64)),

@@ -253,6 +253,12 @@ fn check_tool_name(field: &'static str, name: &str) -> Result<(), TurnError> {
             reason: format!("must be 1 to {MAX_TOOL_NAME} characters"),
         });
     }
+    if name.chars().any(char::is_control) {
+        return Err(TurnError::Invalid {
+            field,
+            reason: "must not contain control characters".into(),
+        });
+    }
     Ok(())
 }
 
