@@ -311,9 +311,10 @@ impl Brain {
     ) -> Result<Vec<SearchResult>, StoreError> {
         let terms = retrieve::query_words(text).join(" ");
         let counts = self.store.word_counts();
+        let tuning = retrieve::Tuning::default();
         let hits = self
             .store
-            .read(|c| retrieve::text_matches(c, counts, user, &terms, limit, limit))?;
+            .read(|c| retrieve::text_matches(c, counts, user, &terms, limit, limit, &tuning))?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {
@@ -342,24 +343,19 @@ impl Brain {
         }
         let query = retrieve::Query::new(text);
         let counts = self.store.word_counts();
+        let tuning = retrieve::Tuning::default();
         let (memories, said) = self.store.read(|c| {
             let memories = if scope == SearchScope::All {
-                retrieve::text_matches(c, counts, user, &query.terms, limit, limit)?
+                retrieve::text_matches(c, counts, user, &query.terms, limit, limit, &tuning)?
             } else {
                 Vec::new()
             };
             Ok((
                 memories,
-                retrieve::said_matches(c, counts, user, &query.terms, limit, limit)?,
+                retrieve::said_matches(c, counts, user, &query.terms, limit, limit, &tuning)?,
             ))
         })?;
-        let ranked = retrieve::rank_all(
-            memories,
-            said,
-            &query,
-            &retrieve::Tuning::default(),
-            self.now(),
-        );
+        let ranked = retrieve::rank_all(memories, said, &query, &tuning, self.now());
         Ok(ranked
             .into_iter()
             .take(limit)

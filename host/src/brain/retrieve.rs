@@ -7,11 +7,15 @@
 //! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
 //!    detail) and the user's transcript (bm25 over each message and its speaker's
 //!    name), both porter-stemmed; words common in an index are left out of its query
-//!    unless that leaves fewer than 5 matches.
+//!    unless that leaves fewer than 5 matches. Then every word counts: any of them
+//!    while that matches few enough rows for bm25 to score, else the rows holding all
+//!    of them (so that no query makes bm25 score a large part of a large index).
 //! 3. Each candidate's relevance fuses its bm25, relative to the best match of its
 //!    tier, with the cosine of its meaning and the query's and with its coverage of
 //!    the query (the share of the query's stems it holds, comparable across tiers):
-//!    `(bm25 + w * cos + c * coverage) / (1 + w + c)`.
+//!    `(bm25 + w * cos + c * coverage) / (1 + w + c)` ([`Fusion::Blend`];
+//!    reciprocal-rank fusion of the same signals, [`Fusion::Rrf`], is the
+//!    alternative the benchmark measures beside it).
 //!    Its score blends relevance with importance, confidence and recency; a snippet
 //!    weighs as a memory of importance [`Tuning::transcript_importance`] stated
 //!    directly (confidence 0.9). Stale memories count for less. A memory wins a tie
@@ -52,8 +56,6 @@ pub const BUDGET_CHARS: usize = 900;
 pub const MAX_SNIPPET: usize = 200;
 /// Shortest snippet worth a line: a message shorter than this is shown whole.
 pub const MIN_SNIPPET: usize = 60;
-/// FTS candidates considered per tier before ranking.
-const CANDIDATES: usize = 50;
 /// A snippet is ranked as a fact stated directly (the extractor's confidence for
 /// one), so that it never outranks an equally relevant memory for being certain.
 const SNIPPET_CONFIDENCE: f64 = 0.9;
@@ -62,12 +64,12 @@ const STRONG_RELATIVE: f64 = 0.9;
 /// Conscious results are "weak" when the best of them is below this fraction of the best.
 const WEAK_RELATIVE: f64 = 0.7;
 
-/// The calibrated constants of the ranking (see the module docs). The defaults are
+/// The calibrated constants of retrieval (see the module docs). The defaults are
 /// what `cargo bench --bench brain` chose by cross-validation; the benchmark passes
 /// others to show how the choice generalises.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tuning {
-    /// Weight of the meaning's cosine against the relative bm25 in a relevance.
+    /// Weight of the meaning's cosine against the bm25 in a relevance.
     pub meaning_weight: f64,
     /// Weight of the query's coverage (the share of its stems a candidate holds):
     /// unlike bm25 relative to its tier's best, it compares across tiers.
@@ -75,6 +77,24 @@ pub struct Tuning {
     /// The importance a transcript snippet is ranked with: at most a preference's
     /// (0.6), so that memories win ties.
     pub transcript_importance: f64,
+    /// How the signals become one relevance.
+    pub fusion: Fusion,
+    /// A word is common in an index, and left out of its full-text query, when it
+    /// matches at least this many rows (and 1 in 50 of them).
+    pub common_rows: usize,
+    /// Full-text candidates ranked per tier.
+    pub candidates: usize,
+}
+
+/// How a candidate's bm25, meaning and coverage are fused into its relevance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// `(bm25 relative to its tier's best + w * cos + c * coverage) / (1 + w + c)`.
+    Blend,
+    /// Reciprocal-rank fusion with constant `k`: each signal contributes
+    /// `weight / (k + rank)`, the rank of bm25 within its tier, of meaning and
+    /// coverage among all the candidates; scaled so that first on all is 1.0.
+    Rrf { k: u32 },
 }
 
 impl Default for Tuning {
@@ -83,6 +103,9 @@ impl Default for Tuning {
             meaning_weight: 0.5,
             coverage_weight: 0.5,
             transcript_importance: 0.6,
+            fusion: Fusion::Blend,
+            common_rows: 200,
+            candidates: 50,
         }
     }
 }
@@ -202,7 +225,8 @@ pub fn query_words(text: &str) -> Vec<String> {
 /// both want them: the words common in the index left out as long as the rarer ones
 /// still find `enough` matches. Common words weigh little in bm25 but make it score
 /// thousands of rows, so on a large store this is much faster and, for the top
-/// results, the same.
+/// results, the same. When the rarer words find too little, every word counts
+/// ([`broad_query`]).
 pub(super) fn text_matches(
     conn: &rusqlite::Connection,
     counts: &WordCounts,
@@ -210,14 +234,18 @@ pub(super) fn text_matches(
     terms: &str,
     limit: usize,
     enough: usize,
+    tuning: &Tuning,
 ) -> Result<Vec<TextMatch>, StoreError> {
-    if let Some(selective) = q::selective_words(conn, counts, q::Index::Memories, terms)? {
-        let found = q::search(conn, user, &selective, limit)?;
-        if found.len() >= enough || selective == terms {
-            return Ok(found);
-        }
-    }
-    q::search(conn, user, terms, limit)
+    let search = |query: &str| q::search_fts(conn, user, query, limit);
+    matches(
+        conn,
+        counts,
+        q::Index::Memories,
+        terms,
+        enough,
+        tuning,
+        search,
+    )
 }
 
 /// The same for the transcript.
@@ -228,18 +256,69 @@ pub(super) fn said_matches(
     terms: &str,
     limit: usize,
     enough: usize,
+    tuning: &Tuning,
 ) -> Result<Vec<MessageMatch>, StoreError> {
-    let search = |words: &str| match q::fts_query(words) {
-        Some(query) => transcript::search(conn, user, &query, limit),
-        None => Ok(Vec::new()),
-    };
-    if let Some(selective) = q::selective_words(conn, counts, q::Index::Messages, terms)? {
-        let found = search(&selective)?;
+    let search = |query: &str| transcript::search(conn, user, query, limit);
+    matches(
+        conn,
+        counts,
+        q::Index::Messages,
+        terms,
+        enough,
+        tuning,
+        search,
+    )
+}
+
+/// [`text_matches`] and [`said_matches`] for one index, `search` running an FTS5
+/// query on it.
+fn matches<T>(
+    conn: &rusqlite::Connection,
+    counts: &WordCounts,
+    index: q::Index,
+    terms: &str,
+    enough: usize,
+    tuning: &Tuning,
+    search: impl Fn(&str) -> Result<Vec<T>, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    let mut found = Vec::new();
+    if let Some(selective) = q::selective_words(conn, counts, index, terms, tuning.common_rows)? {
+        found = match q::fts_query(&selective) {
+            Some(query) => search(&query)?,
+            None => Vec::new(),
+        };
         if found.len() >= enough || selective == terms {
             return Ok(found);
         }
     }
-    search(terms)
+    let Some(broad) = broad_query(conn, index, terms)? else {
+        return Ok(found);
+    };
+    let broader = search(&broad)?;
+    Ok(if broader.len() >= found.len() {
+        broader
+    } else {
+        found
+    })
+}
+
+/// Every word of the query: any of them when that matches few enough rows to score
+/// ([`q::MAX_SCORED_ROWS`] for each of the words, at most), else only the rows
+/// holding all of them, which bm25 can score however common each word is.
+fn broad_query(
+    conn: &rusqlite::Connection,
+    index: q::Index,
+    terms: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some(any) = q::fts_query(terms) else {
+        return Ok(None);
+    };
+    let words = terms.split_whitespace().count().max(1);
+    let cap = q::MAX_SCORED_ROWS * words;
+    if q::match_count(conn, index, &any, cap)? <= cap {
+        return Ok(Some(any));
+    }
+    Ok(q::fts_query_all(terms))
 }
 
 /// Relevance of a match relative to the best one: 1.0 for the best, less for weaker.
@@ -322,13 +401,7 @@ fn rank_with(
     now: i64,
     every_match: bool,
 ) -> Vec<Ranked> {
-    let (w, c) = (tuning.meaning_weight, tuning.coverage_weight);
-    let relevance = |bm25: f64, best: f64, text: &str| {
-        let cos = if w > 0.0 { query.closeness(text) } else { 0.0 };
-        let coverage = if c > 0.0 { query.coverage(text) } else { 0.0 };
-        (relative(bm25, best) + w * cos + c * coverage) / (1.0 + w + c)
-    };
-    let mut ranked = Vec::new();
+    let mut candidates: Vec<(Source, Signals)> = Vec::new();
     if let Some(best) = memories.iter().map(|m| m.bm25).reduce(f64::min) {
         let (conscious, subconscious): (Vec<TextMatch>, Vec<TextMatch>) = memories
             .into_iter()
@@ -342,32 +415,52 @@ fn rank_with(
             .into_iter()
             .filter(|m| every_match || (weak && relative(m.bm25, best) >= STRONG_RELATIVE))
             .map(|m| (m, !every_match));
-        for (m, recalled) in conscious.into_iter().map(|m| (m, false)).chain(recalled) {
-            let relevance = relevance(m.bm25, best, about(&m.record.summary));
-            ranked.push(Ranked {
-                score: memory_score(&m.record, relevance, now),
-                source: Source::Memory {
+        let mut kept: Vec<(TextMatch, bool)> = conscious
+            .into_iter()
+            .map(|m| (m, false))
+            .chain(recalled)
+            .collect();
+        kept.sort_by(|a, b| a.0.bm25.total_cmp(&b.0.bm25));
+        for (rank, (m, recalled)) in kept.into_iter().enumerate() {
+            let signals = Signals::of(m.bm25, best, rank, about(&m.record.summary), query, tuning);
+            candidates.push((
+                Source::Memory {
                     record: m.record,
                     recalled,
                 },
-            });
+                signals,
+            ));
         }
     }
     if let Some(best) = said.iter().map(|m| m.bm25).reduce(f64::min) {
-        for m in said {
-            let relevance = relevance(m.bm25, best, &m.message.content);
-            ranked.push(Ranked {
-                score: blend(
+        let mut said = said;
+        said.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
+        for (rank, m) in said.into_iter().enumerate() {
+            let signals = Signals::of(m.bm25, best, rank, &m.message.content, query, tuning);
+            candidates.push((Source::Message(m.message), signals));
+        }
+    }
+    let relevances = fuse(
+        &candidates.iter().map(|(_, s)| *s).collect::<Vec<_>>(),
+        tuning,
+    );
+    let mut ranked: Vec<Ranked> = candidates
+        .into_iter()
+        .zip(relevances)
+        .map(|((source, _), relevance)| {
+            let score = match &source {
+                Source::Memory { record, .. } => memory_score(record, relevance, now),
+                Source::Message(message) => blend(
                     relevance,
                     tuning.transcript_importance,
                     SNIPPET_CONFIDENCE,
-                    m.message.at,
+                    message.at,
                     now,
                 ),
-                source: Source::Message(m.message),
-            });
-        }
-    }
+            };
+            Ranked { source, score }
+        })
+        .collect();
     ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -375,6 +468,80 @@ fn rank_with(
             .then_with(|| id_of(&a.source).cmp(id_of(&b.source)))
     });
     ranked
+}
+
+/// What a candidate's relevance is made of.
+#[derive(Debug, Clone, Copy)]
+struct Signals {
+    /// bm25 relative to its tier's best (1.0 for the best).
+    relative: f64,
+    /// Its place in its tier's bm25 order, from 0.
+    rank: usize,
+    cos: f64,
+    coverage: f64,
+}
+
+impl Signals {
+    fn of(
+        bm25: f64,
+        best: f64,
+        rank: usize,
+        text: &str,
+        query: &Query,
+        tuning: &Tuning,
+    ) -> Signals {
+        Signals {
+            relative: relative(bm25, best),
+            rank,
+            cos: if tuning.meaning_weight > 0.0 {
+                query.closeness(text)
+            } else {
+                0.0
+            },
+            coverage: if tuning.coverage_weight > 0.0 {
+                query.coverage(text)
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// Each candidate's relevance, 0.0 to 1.0, by `tuning.fusion`.
+fn fuse(signals: &[Signals], tuning: &Tuning) -> Vec<f64> {
+    let (w, c) = (tuning.meaning_weight, tuning.coverage_weight);
+    match tuning.fusion {
+        Fusion::Blend => signals
+            .iter()
+            .map(|s| (s.relative + w * s.cos + c * s.coverage) / (1.0 + w + c))
+            .collect(),
+        Fusion::Rrf { k } => {
+            let k = f64::from(k);
+            let cos = ranks(signals, |s| s.cos);
+            let coverage = ranks(signals, |s| s.coverage);
+            let first = (1.0 + w + c) / (k + 1.0);
+            signals
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let part = |weight: f64, rank: usize| weight / (k + 1.0 + rank as f64);
+                    (part(1.0, s.rank) + part(w, cos[i]) + part(c, coverage[i])) / first
+                })
+                .collect()
+        }
+    }
+}
+
+/// Each candidate's rank by `value`, highest first, from 0; equal values share the
+/// better rank.
+fn ranks(signals: &[Signals], value: impl Fn(&Signals) -> f64) -> Vec<usize> {
+    signals
+        .iter()
+        .map(|s| {
+            let v = value(s);
+            signals.iter().filter(|o| value(o) > v).count()
+        })
+        .collect()
 }
 
 /// What a memory's summary is about, for its meaning: without the subject "User"
@@ -510,8 +677,24 @@ impl Brain {
         let counts = self.store.word_counts();
         let (memories, said) = self.store.read(|c| {
             Ok((
-                text_matches(c, counts, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
-                said_matches(c, counts, user, &query.terms, CANDIDATES, MAX_INJECTED)?,
+                text_matches(
+                    c,
+                    counts,
+                    user,
+                    &query.terms,
+                    tuning.candidates,
+                    MAX_INJECTED,
+                    tuning,
+                )?,
+                said_matches(
+                    c,
+                    counts,
+                    user,
+                    &query.terms,
+                    tuning.candidates,
+                    MAX_INJECTED,
+                    tuning,
+                )?,
             ))
         })?;
         let mut lines = fit(rank(memories, said, &query, tuning, now), &query);
@@ -562,5 +745,46 @@ impl Brain {
         } else {
             self.store.write_relaxed(apply)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signals(rank: usize, cos: f64, coverage: f64) -> Signals {
+        Signals {
+            relative: 1.0 / (rank + 1) as f64,
+            rank,
+            cos,
+            coverage,
+        }
+    }
+
+    #[test]
+    fn reciprocal_rank_fusion_scores_first_on_every_signal_as_one_and_ties_share_a_rank() {
+        let tuning = Tuning {
+            fusion: Fusion::Rrf { k: 10 },
+            ..Tuning::default()
+        };
+        let candidates = [
+            signals(0, 0.9, 1.0),
+            signals(1, 0.2, 0.5),
+            signals(0, 0.2, 0.5),
+        ];
+        let fused = fuse(&candidates, &tuning);
+        assert!((fused[0] - 1.0).abs() < 1e-12, "{fused:?}");
+        // Second on meaning and coverage alike, tied with the third there; the third is
+        // first of its own tier by bm25.
+        assert!(fused[2] > fused[1], "{fused:?}");
+        assert!(fused.iter().all(|r| (0.0..=1.0).contains(r)), "{fused:?}");
+        let second = (1.0 / 12.0 + 0.5 / 12.0 + 0.5 / 12.0) / (2.0 / 11.0);
+        assert!((fused[1] - second).abs() < 1e-12, "{fused:?}");
+    }
+
+    #[test]
+    fn the_blend_weighs_relative_bm25_meaning_and_coverage() {
+        let fused = fuse(&[signals(1, 0.4, 1.0)], &Tuning::default());
+        assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.5) / 2.0).abs() < 1e-12);
     }
 }

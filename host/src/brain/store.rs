@@ -616,6 +616,11 @@ pub mod q {
         Ok((at, id.to_string()))
     }
 
+    /// About how many rows one full-text query may make bm25 score: bm25 reads each
+    /// matching row's size, so on a large index a word matching tens of thousands of
+    /// rows costs tens of milliseconds (`cargo bench --bench brain -- latency`).
+    pub const MAX_SCORED_ROWS: usize = 2_000;
+
     /// Turns free text into an FTS5 query that cannot be a syntax error: each word
     /// becomes a quoted term, OR-ed so that partial matches still rank.
     pub fn fts_query(text: &str) -> Option<String> {
@@ -626,6 +631,12 @@ pub mod q {
             .map(|w| format!("\"{}\"", w.to_lowercase()))
             .collect();
         (!terms.is_empty()).then(|| terms.join(" OR "))
+    }
+
+    /// The FTS5 query for rows holding every word of `text` (each quoted, as in
+    /// [`fts_query`]).
+    pub fn fts_query_all(text: &str) -> Option<String> {
+        fts_query(text).map(|any| any.replace(" OR ", " AND "))
     }
 
     /// The two full-text indexes: typed memories and the transcript.
@@ -672,18 +683,21 @@ pub mod q {
     }
 
     /// The words of `text` that are not common in `index`: a word matching at least
-    /// 1 in 50 indexed rows (and at least 200) adds little to bm25 but makes it score
-    /// thousands of rows. Counting stops at that threshold, so the check costs at most
-    /// a bounded scan per word, and `counts` remembers the answer for the next
-    /// searches. Returns `None` when every word is common.
+    /// 1 in 50 indexed rows (and at least `common_rows`) adds little to bm25 but makes
+    /// it score thousands of rows; so does any word matching [`MAX_SCORED_ROWS`], on
+    /// an index large enough for that to be rarer than 1 in 50. Counting stops at that
+    /// threshold, so the check costs at most a bounded scan per word, and `counts`
+    /// remembers the answer for the next searches. Returns `None` when every word is
+    /// common.
     pub fn selective_words(
         conn: &Connection,
         counts: &WordCounts,
         index: Index,
         text: &str,
+        common_rows: usize,
     ) -> Result<Option<String>, StoreError> {
         let size = index.size(conn)?;
-        let common_at = (size / 50).max(200) as usize;
+        let common_at = (size as usize / 50).min(MAX_SCORED_ROWS).max(common_rows);
         let mut kept = Vec::new();
         for word in text
             .split(|c: char| !c.is_alphanumeric())
@@ -691,7 +705,7 @@ pub mod q {
             .take(32)
         {
             let word_lower = word.to_lowercase();
-            let common = counts.is_common(index, &word_lower, size, || {
+            let common = counts.is_common(index, &word_lower, size, common_at, || {
                 let term = format!("\"{word_lower}\"");
                 Ok::<_, StoreError>(match_count(conn, index, &term, common_at)? >= common_at)
             })?;
@@ -702,16 +716,28 @@ pub mod q {
         Ok((!kept.is_empty()).then(|| kept.join(" ")))
     }
 
-    /// Live full-text matches, best first (both tiers; the caller filters).
+    /// Live full-text matches of any word of `text`, best first (both tiers; the
+    /// caller filters).
     pub fn search(
         conn: &Connection,
         user: &str,
         text: &str,
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
-        let Some(query) = fts_query(text) else {
-            return Ok(Vec::new());
-        };
+        match fts_query(text) {
+            Some(query) => search_fts(conn, user, &query, limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// [`search`] for an FTS5 query (from [`fts_query`] or [`fts_query_all`]).
+    pub fn search_fts(
+        conn: &Connection,
+        user: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<TextMatch>, StoreError> {
+        let query = query.to_string();
         let limit = limit.clamp(1, 500);
         // Fast path: rank on the FTS index alone (no row reads while bm25 runs), take
         // a few times the limit, then keep this user's live rows. Whenever that leaves

@@ -2151,4 +2151,51 @@ mod transcript {
         );
         assert_eq!(hits(&f, "default", "code").len(), 1);
     }
+
+    /// When every word of a message is too common to score (more rows than
+    /// `q::MAX_SCORED_ROWS` each would make bm25 score thousands), retrieval still
+    /// finds the messages that hold all of them.
+    #[test]
+    fn a_message_of_only_common_words_finds_the_messages_holding_them_all() {
+        let f = fixture();
+        let rows = crate::brain::store::q::MAX_SCORED_ROWS + 100;
+        f.brain
+            .store()
+            .write(|tx| {
+                tx.execute(
+                    "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES ('bulk', 'default', ?1, ?1, ?1, ?2)",
+                    rusqlite::params![START, 2 * rows as i64],
+                )?;
+                let mut insert = tx.prepare(
+                    "INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at) VALUES (?1, 'bulk', 'default', ?2, 'user', ?3, ?4)",
+                )?;
+                for i in 0..2 * rows {
+                    let text = if i % 2 == 0 {
+                        format!("the garden needs water {i}")
+                    } else {
+                        format!("a party for the team {i}")
+                    };
+                    insert.execute(rusqlite::params![format!("bulk-{i}"), i as i64, text, START])?;
+                }
+                Ok(())
+            })
+            .expect("bulk messages");
+        let both = say(
+            &f,
+            "default",
+            "c1",
+            None,
+            "We held the garden party in June.",
+        );
+        let got = f
+            .brain
+            .retrieve("default", "garden party")
+            .expect("retrieve");
+        assert_eq!(
+            got.lines.first().map(|l| l.id()),
+            Some(both.as_str()),
+            "{:?}",
+            got.block
+        );
+    }
 }

@@ -30,23 +30,28 @@ pub struct WordCounts {
 
 struct Counted {
     common: bool,
+    /// The matches at which it was counted as common (retrieval's tuning sets it).
+    common_at: usize,
     /// The index's size when the word was counted.
     size: i64,
     at: Instant,
 }
 
 impl WordCounts {
-    /// Whether `word` (lowercased) is common in `index`, which now has `size` rows:
-    /// remembered, or `count()`ed and remembered.
+    /// Whether `word` (lowercased) is common in `index`, which now has `size` rows,
+    /// a word being common at `common_at` matches: remembered, or `count()`ed and
+    /// remembered.
     pub fn is_common<E>(
         &self,
         index: Index,
         word: &str,
         size: i64,
+        common_at: usize,
         count: impl FnOnce() -> Result<bool, E>,
     ) -> Result<bool, E> {
         let key = (index, word.to_string());
         if let Some(known) = self.known().get(&key)
+            && known.common_at == common_at
             && known.at.elapsed() < MAX_AGE
             && size >= known.size
             && size - known.size <= known.size / REGROWTH
@@ -64,6 +69,7 @@ impl WordCounts {
             key,
             Counted {
                 common,
+                common_at,
                 size,
                 at: Instant::now(),
             },
@@ -91,26 +97,34 @@ mod tests {
         let counts = WordCounts::default();
         let mut calls = 0;
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1000, || count(true, &mut calls)),
+            counts.is_common(Index::Memories, "tea", 1000, 200, || count(
+                true, &mut calls
+            )),
             Ok(true)
         );
         // Same size, and a little larger: remembered.
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1000, || count(false, &mut calls)),
+            counts.is_common(Index::Memories, "tea", 1000, 200, || count(
+                false, &mut calls
+            )),
             Ok(true)
         );
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1010, || count(false, &mut calls)),
+            counts.is_common(Index::Memories, "tea", 1010, 200, || count(
+                false, &mut calls
+            )),
             Ok(true)
         );
         assert_eq!(calls, 1);
         // Grown past 1 in REGROWTH, or shrunk (a cleared store): counted again.
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1011, || count(false, &mut calls)),
+            counts.is_common(Index::Memories, "tea", 1011, 200, || count(
+                false, &mut calls
+            )),
             Ok(false)
         );
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 10, || count(true, &mut calls)),
+            counts.is_common(Index::Memories, "tea", 10, 200, || count(true, &mut calls)),
             Ok(true)
         );
         assert_eq!(calls, 3);
@@ -121,17 +135,21 @@ mod tests {
         let counts = WordCounts::default();
         let mut calls = 0;
         counts
-            .is_common(Index::Memories, "tea", 500, || count(true, &mut calls))
+            .is_common(Index::Memories, "tea", 500, 200, || count(true, &mut calls))
             .unwrap();
         assert_eq!(
-            counts.is_common(Index::Messages, "tea", 500, || count(false, &mut calls)),
+            counts.is_common(Index::Messages, "tea", 500, 200, || count(
+                false, &mut calls
+            )),
             Ok(false)
         );
         let failed: Result<bool, &str> =
-            counts.is_common(Index::Memories, "cake", 500, || Err("disk"));
+            counts.is_common(Index::Memories, "cake", 500, 200, || Err("disk"));
         assert_eq!(failed, Err("disk"));
         assert_eq!(
-            counts.is_common(Index::Memories, "cake", 500, || count(true, &mut calls)),
+            counts.is_common(Index::Memories, "cake", 500, 200, || count(
+                true, &mut calls
+            )),
             Ok(true)
         );
         // tea once per index, cake once after its failure.
