@@ -28,7 +28,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use crate::app::App;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
-use crate::schedule::cron::Cron;
+use crate::schedule::cron::{Cron, MAX_CRON_CHARS};
 use crate::schedule::store::DEFAULT_PAGE;
 use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};
 use crate::skills::LibraryError;
@@ -80,11 +80,13 @@ impl utoipa::PartialSchema for CreateSchedule {
 
 impl ToSchema for CreateSchedule {}
 
-/// The cron expressions the document offers: one value or `*` per field, each in the
-/// range that fires every year (days 1 to 28). The server takes the whole grammar the
-/// description gives (lists, ranges, steps, names); a generated value must always be
-/// one it accepts.
-const CRON_PATTERN: &str = r"^(\*|[0-5]?[0-9]) (\*|[01]?[0-9]|2[0-3]) (\*|[1-9]|1[0-9]|2[0-8]) (\*|[1-9]|1[0-2]) (\*|[0-7])$";
+/// The shape of a cron expression: five whitespace-separated fields of the characters
+/// the grammar uses. Every expression the server accepts has it (so a generated
+/// client never refuses one, `*/5 * * * *` included), and one without it is refused;
+/// what the shape cannot say (a value out of its field's range, a range written
+/// backwards, a step of 0, a day that never comes) the server refuses with 422
+/// `invalid-field`, naming the cron field at fault.
+const CRON_PATTERN: &str = r"^\s*[0-9A-Za-z*,/+-]+(\s+[0-9A-Za-z*,/+-]+){4}\s*$";
 
 fn create_schedule_schema() -> RefOr<Schema> {
     let nullable = |t: Type| SchemaType::from_iter([t, Type::Null]);
@@ -121,7 +123,8 @@ fn create_schedule_schema() -> RefOr<Schema> {
             "cron",
             ObjectBuilder::new()
                 .schema_type(nullable(Type::String))
-                .description(Some("A 5-field cron expression, `minute hour day-of-month month day-of-week`, evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT` (0 and 7 are Sunday); when both day fields are restricted, either matches. The pattern is the part of that grammar whose every match fires (one value or `*` per field)."))
+                .description(Some("A 5-field cron expression, `minute hour day-of-month month day-of-week`, evaluated in UTC: `*`, `a,b`, `a-b`, `*/n`, `a-b/n`, `JAN`..`DEC`, `SUN`..`SAT` (0 and 7 are Sunday); when both day fields are restricted, either matches. The pattern is the shape; a value out of its field's range, a backwards range, a step of 0 or an expression that never fires (`0 0 30 FEB *`) is 422 `invalid-field`."))
+                .max_length(Some(MAX_CRON_CHARS))
                 .pattern(Some(CRON_PATTERN)),
         )
         .property(
