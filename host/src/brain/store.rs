@@ -25,7 +25,8 @@ use crate::sqlite::ReaderPool;
 /// Read connections kept open between reads; more may be open during a burst. A
 /// connection opened for a burst and closed after it loses its prepared statements, so
 /// this covers the REST layer's usual concurrency (a client per connection, 32 in the
-/// load benchmark); with the database mapped, an idle reader holds little memory.
+/// load benchmark). An idle reader holds its statements and a page cache of at most
+/// SQLite's default 2 MB, which a commit by the writer empties at its next read.
 const MAX_IDLE_READERS: usize = 32;
 
 /// Longest line accepted by `import`.
