@@ -160,17 +160,19 @@ impl Browser {
             .expect("resize the window");
     }
 
-    /// The first element matching `css`, waiting for it to appear.
+    /// The first element matching `css`, waiting for it to appear. A lookup that
+    /// fails is tried again until the deadline, whatever the error: one sent while a
+    /// form's submission navigates is "aborted by navigation", not "no such element".
     pub async fn wait_for(&self, css: &str) -> Element {
-        match self
-            .client
-            .wait()
-            .at_most(PATIENCE)
-            .for_element(Locator::Css(css))
-            .await
-        {
-            Ok(element) => element,
-            Err(e) => panic!("no `{css}` on {}: {e}", self.current_path().await),
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.client.find(Locator::Css(css)).await {
+                Ok(element) => return element,
+                Err(e) if Instant::now() >= deadline => {
+                    panic!("no `{css}` on {}: {e}", self.current_path().await)
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
         }
     }
 
