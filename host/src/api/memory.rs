@@ -125,30 +125,35 @@ pub struct ClearQuery {
 }
 
 /// Body of `PUT /api/brain/memory/{id}`: only these fields may change; absent ones
-/// are kept.
-#[derive(Debug, Deserialize, ToSchema)]
+/// are kept. The daemon reads it and the CLI's client sends it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditMemory {
     /// 1 to 1000 characters, not only whitespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(
         min_length = 1,
         max_length = 1000,
         pattern = r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     pub summary: Option<String>,
-    #[serde(default, rename = "type", with = "wire_opt")]
+    #[serde(
+        default,
+        rename = "type",
+        with = "wire_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(schema_with = schema::memory_type_or_null)]
     pub memory_type: Option<MemoryType>,
     /// 0.0 to 1.0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
     /// 0.0 to 1.0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
-    #[serde(default, with = "wire_opt")]
+    #[serde(default, with = "wire_opt", skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = schema::scope_or_null)]
     pub scope: Option<Scope>,
 }

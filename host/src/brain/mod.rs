@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use engram_strategies::model::{Evidence, MemoryType, Scope};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventBus, EventKind};
 use crate::runtime::{MemoryQuery, MemorySource};
@@ -43,7 +43,9 @@ const LEARNING_PAUSED: &str = "learning_paused";
 
 /// A memory added by hand (the CLI, the dashboard or the API): the body of
 /// `POST /api/brain/memory`.
-#[derive(Debug, Clone, PartialEq, Deserialize, utoipa::ToSchema)]
+///
+/// The daemon reads it and the CLI's client sends it: one shape for both ends.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMemory {
     #[serde(rename = "type", with = "wire")]
@@ -57,29 +59,43 @@ pub struct NewMemory {
     )]
     pub summary: String,
     /// Up to 4000 characters of context.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 4000)]
     pub detail: Option<String>,
     /// Defaults to `manual`.
-    #[serde(default, with = "wire_opt")]
+    #[serde(default, with = "wire_opt", skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = record::schema::evidence_or_null)]
     pub evidence: Option<Evidence>,
     /// Defaults to the type's scope (identity, preference, habit, constraint,
     /// relationship, reflection: durable; goal, project, decision, episode: active).
-    #[serde(default, with = "wire_opt")]
+    #[serde(default, with = "wire_opt", skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = record::schema::scope_or_null)]
     pub scope: Option<Scope>,
     /// 0.0 to 1.0, default 1.0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub confidence: Option<f32>,
     /// 0.0 to 1.0, default by type.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
 }
 
 impl NewMemory {
+    /// A memory of `memory_type` saying `summary`, every other field left to the
+    /// daemon's defaults.
+    pub fn new(memory_type: MemoryType, summary: impl Into<String>) -> NewMemory {
+        NewMemory {
+            memory_type,
+            summary: summary.into(),
+            detail: None,
+            evidence: None,
+            scope: None,
+            confidence: None,
+            importance: None,
+        }
+    }
+
     /// The record a manual memory becomes, whichever store keeps it.
     pub fn into_record(self, user: &str, now: i64) -> MemoryRecord {
         let evidence = self.evidence.unwrap_or(Evidence::Manual);
@@ -103,21 +119,16 @@ impl NewMemory {
     }
 }
 
-/// The fields a user may change on a memory; `None` keeps a field.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The fields of a memory that may change; `None` keeps a field. (The body of
+/// `PUT /api/brain/memory/{id}` is `api::memory::EditMemory`: a person edits every field
+/// but `validated`.)
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemoryEdit {
-    #[serde(default)]
     pub summary: Option<String>,
-    #[serde(default, rename = "type", with = "wire_opt")]
     pub memory_type: Option<MemoryType>,
-    #[serde(default)]
     pub importance: Option<f32>,
-    #[serde(default)]
     pub confidence: Option<f32>,
-    #[serde(default, with = "wire_opt")]
     pub scope: Option<Scope>,
-    #[serde(default)]
     pub validated: Option<bool>,
 }
 

@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{Acting, ClientError, DaemonClient, Endpoint, URL_ENV};
-use crate::brain::DEFAULT_USER;
+use crate::api::memory::EditMemory;
 use crate::brain::record::WireName;
+use crate::brain::{DEFAULT_USER, NewMemory};
 use crate::credentials::OPERATOR_TOKEN_ENV;
 use crate::term_text::{clean, cut};
 
@@ -293,72 +294,6 @@ pub struct Deleted {
 
 // ---- requests ---------------------------------------------------------------------
 
-/// A memory to add (`POST /api/brain/memory`); absent fields take the daemon's defaults.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NewMemory {
-    #[serde(rename = "type", with = "crate::brain::record::wire")]
-    pub memory_type: MemoryType,
-    pub summary: String,
-    #[serde(
-        with = "crate::brain::record::wire_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub evidence: Option<Evidence>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    #[serde(
-        with = "crate::brain::record::wire_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub scope: Option<Scope>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub importance: Option<f32>,
-}
-
-impl NewMemory {
-    pub fn new(memory_type: MemoryType, summary: impl Into<String>) -> NewMemory {
-        NewMemory {
-            memory_type,
-            summary: summary.into(),
-            evidence: None,
-            detail: None,
-            scope: None,
-            confidence: None,
-            importance: None,
-        }
-    }
-}
-
-/// The changes of an edit (`PUT /api/brain/memory/{id}`); absent fields are kept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct MemoryEdit {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    #[serde(
-        rename = "type",
-        with = "crate::brain::record::wire_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub memory_type: Option<MemoryType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub importance: Option<f32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f32>,
-    #[serde(
-        with = "crate::brain::record::wire_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub scope: Option<Scope>,
-}
-
-impl MemoryEdit {
-    pub fn is_empty(&self) -> bool {
-        *self == MemoryEdit::default()
-    }
-}
-
 // ---- the client -------------------------------------------------------------------
 
 /// The memory operations of the `/memory` command, against one daemon and one user.
@@ -434,7 +369,7 @@ impl MemoryClient {
             .post("/api/brain/memory", &self.query(vec![]), Some(memory))
     }
 
-    pub fn edit(&self, id: &str, edit: &MemoryEdit) -> Result<Memory, ClientError> {
+    pub fn edit(&self, id: &str, edit: &EditMemory) -> Result<Memory, ClientError> {
         self.client.put(
             &format!("/api/brain/memory/{}", path_segment(id)),
             &self.query(vec![]),
@@ -760,7 +695,7 @@ pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
             })
         }
         MemoryCommand::Edit(edit) => {
-            let changes = MemoryEdit {
+            let changes = EditMemory {
                 summary: edit.summary,
                 memory_type: edit.memory_type,
                 importance: edit.importance,
@@ -967,12 +902,10 @@ mod tests {
             serde_json::to_value(&new).expect("json"),
             serde_json::json!({"type": "preference", "summary": "Likes tea", "importance": 0.5})
         );
-        let edit = MemoryEdit {
+        let edit = EditMemory {
             scope: Some(Scope::Subconscious),
-            ..MemoryEdit::default()
+            ..EditMemory::default()
         };
-        assert!(!edit.is_empty());
-        assert!(MemoryEdit::default().is_empty());
         assert_eq!(
             serde_json::to_value(&edit).expect("json"),
             serde_json::json!({"scope": "subconscious"})
