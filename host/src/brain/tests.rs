@@ -1265,7 +1265,18 @@ mod ingestion {
         let now = f.brain.now();
         f.brain
             .store()
-            .write(|tx| Ok(apply_one(tx, "default", "c", c, &decision, &[], now)))
+            .write(|tx| {
+                Ok(apply_one(
+                    tx,
+                    f.brain.store().text(),
+                    "default",
+                    "c",
+                    c,
+                    &decision,
+                    &[],
+                    now,
+                ))
+            })
             .expect("write")
     }
 
@@ -2153,12 +2164,12 @@ mod transcript {
     }
 
     /// When every word of a message is too common to score (more rows than
-    /// `q::MAX_SCORED_ROWS` each would make bm25 score thousands), retrieval still
+    /// `retrieve::MAX_SCORED_ROWS` each would make bm25 score thousands), retrieval still
     /// finds the messages that hold all of them.
     #[test]
     fn a_message_of_only_common_words_finds_the_messages_holding_them_all() {
         let f = fixture();
-        let rows = crate::brain::store::q::MAX_SCORED_ROWS + 100;
+        let rows = crate::brain::retrieve::MAX_SCORED_ROWS + 100;
         f.brain
             .store()
             .write(|tx| {
