@@ -236,8 +236,8 @@ trait FullText {
     fn size(&self) -> Result<i64, StoreError>;
     /// Whether a word matches at least `common_at` rows of the index.
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError>;
-    /// How many rows (any user) match `query`, counting no further than `cap + 1`.
-    fn count(&self, query: &TextQuery, cap: usize) -> Result<usize, StoreError>;
+    /// Whether more than `cap` rows (any user) match `query`.
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError>;
     /// The user's matches, best first.
     fn search(&self, query: &TextQuery) -> Result<Vec<Self::Hit>, StoreError>;
 }
@@ -259,11 +259,11 @@ impl FullText for Memories<'_> {
 
     fn is_common(&self, word: &str, _size: i64, common_at: usize) -> Result<bool, StoreError> {
         // Counting is a lookup here: nothing to remember.
-        Ok(self.text.count(&TextQuery::word(word), common_at)? >= common_at)
+        self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
     }
 
-    fn count(&self, query: &TextQuery, cap: usize) -> Result<usize, StoreError> {
-        self.text.count(query, cap)
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+        self.text.more_than(query, cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
@@ -288,12 +288,12 @@ impl FullText for Transcript<'_> {
 
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError> {
         self.counts.is_common(word, size, common_at, || {
-            Ok::<_, StoreError>(self.count(&TextQuery::word(word), common_at)? >= common_at)
+            self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
         })
     }
 
-    fn count(&self, query: &TextQuery, cap: usize) -> Result<usize, StoreError> {
-        transcript::match_count(self.conn, query, cap)
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+        Ok(transcript::match_count(self.conn, query, cap)? > cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<MessageMatch>, StoreError> {
@@ -404,7 +404,7 @@ fn broad_query<I: FullText>(index: &I, terms: &str) -> Result<Option<TextQuery>,
     };
     let words = terms.split_whitespace().count().max(1);
     let cap = MAX_SCORED_ROWS * words;
-    if index.count(&any, cap)? <= cap {
+    if !index.more_than(&any, cap)? {
         return Ok(Some(any));
     }
     Ok(TextQuery::all(terms))

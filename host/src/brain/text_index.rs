@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use rusqlite::{Connection, OptionalExtension, params};
+use rustc_hash::FxHashMap;
 
 use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
 use super::tokenizer::{Tokenizer, TokenizerError};
@@ -380,25 +381,38 @@ impl TextIndex {
         }
     }
 
-    /// How many rows of the whole table (any user) match `query`, counting no further
-    /// than `cap + 1`.
-    pub fn count(&self, query: &TextQuery, cap: usize) -> Result<usize, StoreError> {
+    /// Whether more than `cap` rows of the whole table (any user, live or not) match
+    /// `query`: what deciding which words are common, and how broad a query may be,
+    /// reads. For any of the words it is mostly a lookup of each word's row count.
+    pub fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
         let phrases = self.phrases(query)?;
         let state = self.read();
         let Some(inner) = state.as_ref() else {
-            return Ok(0);
+            return Ok(false);
         };
         let overlay = Overlay::none();
-        let mut seen: HashMap<At, u32> = HashMap::new();
-        for (i, phrase) in phrases.iter().enumerate() {
-            if !query.all && phrases.len() == 1 {
-                return Ok(matches(inner, &overlay, phrase).len().min(cap + 1));
+        let mut per_phrase = Vec::with_capacity(phrases.len());
+        for phrase in &phrases {
+            per_phrase.push(match phrase.ids.as_deref() {
+                Some([one]) => inner.postings[*one as usize].len(),
+                _ => matches(inner, &overlay, phrase).len(),
+            });
+        }
+        let most = per_phrase.iter().copied().max().unwrap_or(0);
+        if !query.all {
+            // The union holds at least the commonest word's rows and at most all of
+            // every word's.
+            if most > cap || per_phrase.iter().sum::<usize>() <= cap {
+                return Ok(most > cap);
             }
+        } else if per_phrase.iter().copied().min().unwrap_or(0) <= cap {
+            // Every word: at most the rarest word's rows.
+            return Ok(false);
+        }
+        let mut seen: FxHashMap<At, u32> = FxHashMap::default();
+        for (i, phrase) in phrases.iter().enumerate() {
             for (at, _) in matches(inner, &overlay, phrase) {
                 *seen.entry(at).or_default() |= 1 << i;
-                if !query.all && seen.len() > cap {
-                    return Ok(cap + 1);
-                }
             }
         }
         let every = every_bit(phrases.len());
@@ -406,7 +420,7 @@ impl TextIndex {
             .values()
             .filter(|&&mask| !query.all || mask == every)
             .count()
-            .min(cap + 1))
+            > cap)
     }
 
     /// How many rows the table holds at most: its largest rowid (what deciding which
@@ -638,7 +652,7 @@ fn rank(
         return Vec::new();
     }
     let avgdl = tokens as f64 / rows as f64;
-    let mut scores: HashMap<At, (f64, u32)> = HashMap::new();
+    let mut scores: FxHashMap<At, (f64, u32)> = FxHashMap::default();
     for (i, phrase) in phrases.iter().enumerate() {
         let found = matches(inner, overlay, phrase);
         let idf = idf(rows, found.len());
@@ -918,9 +932,9 @@ mod tests {
                                 compared += assert_same(c, text, user, &query, &case);
                                 let cap = rng.below(40);
                                 assert_eq!(
-                                    text.count(&query, cap)?,
-                                    fts5_count(c, &query).min(cap + 1),
-                                    "{case}: count of {query:?}"
+                                    text.more_than(&query, cap)?,
+                                    fts5_count(c, &query) > cap,
+                                    "{case}: more than {cap} of {query:?}"
                                 );
                             }
                             let size: i64 = c.query_row(
@@ -965,5 +979,80 @@ mod tests {
                 "seed {seed}: only {compared} matches compared"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod read_your_writes {
+    use std::sync::Arc;
+
+    use engram_strategies::model::MemoryType;
+
+    use crate::brain::{Brain, MemoryEdit, NewMemory};
+    use crate::time::ManualClock;
+
+    fn found(brain: &Brain, word: &str) -> Vec<String> {
+        brain
+            .search("default", word, 10)
+            .expect("search")
+            .into_iter()
+            .map(|hit| hit.record.id)
+            .collect()
+    }
+
+    /// Writers in several threads add, edit and delete through group commit; each
+    /// searches right after its write is acknowledged and must see it, whichever
+    /// commit carried it.
+    #[test]
+    fn a_search_after_an_acknowledged_write_sees_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let brain = Brain::open(
+            &dir.path().join("b.db"),
+            Arc::new(ManualClock::new(1_000)),
+            crate::events::EventBus::default(),
+        )
+        .expect("open");
+        // Built before the writes, so that every change reaches it by the writer.
+        assert!(found(&brain, "nothing").is_empty());
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let brain = &brain;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let word = format!("zq{t}x{i}");
+                        let added = brain
+                            .add(
+                                "default",
+                                NewMemory {
+                                    memory_type: MemoryType::Preference,
+                                    summary: format!("likes {word}"),
+                                    detail: None,
+                                    evidence: None,
+                                    scope: None,
+                                    confidence: None,
+                                    importance: None,
+                                },
+                            )
+                            .expect("add");
+                        assert_eq!(found(brain, &word), [added.id.clone()], "after the add");
+                        let edited = format!("{word}edited");
+                        brain
+                            .edit(
+                                "default",
+                                &added.id,
+                                MemoryEdit {
+                                    summary: Some(format!("likes {edited}")),
+                                    ..Default::default()
+                                },
+                            )
+                            .expect("edit");
+                        assert_eq!(found(brain, &edited), [added.id.clone()], "after the edit");
+                        assert!(found(brain, &word).is_empty(), "the old text is gone");
+                        brain.delete("default", &added.id).expect("delete");
+                        assert!(found(brain, &edited).is_empty(), "after the delete");
+                    }
+                });
+            }
+        });
     }
 }
