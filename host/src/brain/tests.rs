@@ -171,18 +171,6 @@ fn delete_removes_the_row_its_search_entry_and_its_history_text() {
             .expect("search")
             .is_empty()
     );
-    let fts_rows: i64 = f
-        .brain
-        .store()
-        .read(|c| {
-            Ok(c.query_row(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'opera'",
-                [],
-                |r| r.get(0),
-            )?)
-        })
-        .expect("count");
-    assert_eq!(fts_rows, 0);
     let history = f.brain.history("default", &gone.id).expect("history");
     assert_eq!(history.last().map(|h| h.event.as_str()), Some("DELETE"));
     assert!(

@@ -1,5 +1,5 @@
 //! Memory search's ranking: an in-memory inverted index of the memories' text that
-//! scores exactly as `bm25(memories_fts, 1.0, 0.5)` did (FTS5's bm25: k1 = 1.2,
+//! scores exactly as FTS5's `bm25(memories_fts, 1.0, 0.5)` did (FTS5's bm25: k1 = 1.2,
 //! b = 0.75; a phrase's frequency in a row is the weighted count of its instances, 1.0
 //! in the summary and 0.5 in the detail; the row's size and the average size are over
 //! both columns; the IDF `ln((N - n + 0.5) / (n + 0.5))`, at least 1e-6, counts N and
@@ -17,9 +17,7 @@
 //! that transaction's own changes: the rows changed since the last commit are re-read
 //! on the transaction's connection and ranked in place of their indexed versions.
 //! Nothing is durable: the index is built from the table on first use after opening.
-//!
-//! `memories_fts` is no longer read; it stays because removing it is a schema migration
-//! with nothing to gain for search (see the issue 18 note).
+//! (It replaced the FTS5 table `memories_fts`, which schema version 3 drops.)
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -776,13 +774,27 @@ mod tests {
         }
     }
 
+    /// The FTS5 table search used to rank with (`memories_fts` until schema version
+    /// 3), as a temporary table of `conn` holding what `conn` sees of the memories.
+    fn fts5_reference(conn: &Connection) {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS temp.memories_fts;
+             CREATE VIRTUAL TABLE temp.memories_fts USING fts5(
+                 summary, detail, tokenize = 'porter unicode61 remove_diacritics 2'
+             );
+             INSERT INTO temp.memories_fts (rowid, summary, detail)
+                 SELECT rowid, summary, detail FROM main.memories;",
+        )
+        .expect("the FTS5 reference");
+    }
+
     /// What `bm25(memories_fts, 1.0, 0.5)` ranked before this index: every live match
     /// of the user, best first, ties in rowid order.
     fn fts5_ranking(conn: &Connection, user: &str, query: &TextQuery) -> Vec<(String, f64)> {
         let mut stmt = conn
             .prepare(
                 "SELECT m.id, bm25(memories_fts, 1.0, 0.5) AS score
-                 FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+                 FROM temp.memories_fts JOIN main.memories m ON m.rowid = memories_fts.rowid
                  WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
                  ORDER BY score LIMIT 500",
             )
@@ -795,7 +807,7 @@ mod tests {
 
     fn fts5_count(conn: &Connection, query: &TextQuery) -> usize {
         conn.query_row(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
+            "SELECT count(*) FROM temp.memories_fts WHERE memories_fts MATCH ?1",
             [query.fts5()],
             |r| r.get::<_, i64>(0),
         )
@@ -923,29 +935,29 @@ mod tests {
                 }
                 if step % 10 == 9 {
                     let text = store.text_built().expect("index");
-                    store
-                        .read(|c| {
-                            for _ in 0..20 {
-                                let query = random_query(&mut rng);
-                                let user = USERS[rng.below(USERS.len())];
-                                let case = format!("seed {seed}, step {step}");
-                                compared += assert_same(c, text, user, &query, &case);
-                                let cap = rng.below(40);
-                                assert_eq!(
-                                    text.more_than(&query, cap)?,
-                                    fts5_count(c, &query) > cap,
-                                    "{case}: more than {cap} of {query:?}"
-                                );
-                            }
-                            let size: i64 = c.query_row(
-                                "SELECT coalesce(max(rowid), 0) FROM memories",
-                                [],
-                                |r| r.get(0),
-                            )?;
-                            assert_eq!(text.size(), size);
-                            Ok(())
-                        })
-                        .expect("compare");
+                    let c = &Connection::open(store.path()).expect("a connection of the test's");
+                    fts5_reference(c);
+                    (|| -> Result<(), StoreError> {
+                        for _ in 0..20 {
+                            let query = random_query(&mut rng);
+                            let user = USERS[rng.below(USERS.len())];
+                            let case = format!("seed {seed}, step {step}");
+                            compared += assert_same(c, text, user, &query, &case);
+                            let cap = rng.below(40);
+                            assert_eq!(
+                                text.more_than(&query, cap)?,
+                                fts5_count(c, &query) > cap,
+                                "{case}: more than {cap} of {query:?}"
+                            );
+                        }
+                        let size: i64 =
+                            c.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
+                                r.get(0)
+                            })?;
+                        assert_eq!(text.size(), size);
+                        Ok(())
+                    })()
+                    .expect("compare");
                 }
                 if step % 50 == 49 {
                     // Inside a write transaction: its own changes count.
@@ -961,6 +973,7 @@ mod tests {
                                 "DELETE FROM memories WHERE id = (SELECT id FROM memories WHERE id != ?1 LIMIT 1)",
                                 [&id],
                             )?;
+                            fts5_reference(tx);
                             for _ in 0..10 {
                                 let query = random_query(&mut rng);
                                 let user = USERS[rng.below(USERS.len())];
@@ -1034,7 +1047,7 @@ mod read_your_writes {
                                 },
                             )
                             .expect("add");
-                        assert_eq!(found(brain, &word), [added.id.clone()], "after the add");
+                        assert_eq!(found(brain, &word), [added.id.as_str()], "after the add");
                         let edited = format!("{word}edited");
                         brain
                             .edit(
@@ -1046,7 +1059,7 @@ mod read_your_writes {
                                 },
                             )
                             .expect("edit");
-                        assert_eq!(found(brain, &edited), [added.id.clone()], "after the edit");
+                        assert_eq!(found(brain, &edited), [added.id.as_str()], "after the edit");
                         assert!(found(brain, &word).is_empty(), "the old text is gone");
                         brain.delete("default", &added.id).expect("delete");
                         assert!(found(brain, &edited).is_empty(), "after the delete");
