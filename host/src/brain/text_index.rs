@@ -214,6 +214,35 @@ impl Inner {
         self.slots.insert(rowid, slot);
     }
 
+    /// About how many bytes of heap the index holds: its vectors and maps at their
+    /// capacity, each map entry with hashbrown's control byte, each B-tree entry with
+    /// its share of a node (what the benchmark reports).
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let terms = self.terms.capacity() * (size_of::<(Box<[u8]>, TermId)>() + 1)
+            + self.terms.keys().map(|t| t.len()).sum::<usize>();
+        let postings = self.postings.capacity() * size_of::<Vec<Posting>>()
+            + self
+                .postings
+                .iter()
+                .map(|p| p.capacity() * size_of::<Posting>())
+                .sum::<usize>();
+        let docs = self.docs.capacity() * size_of::<Option<Doc>>()
+            + self
+                .docs
+                .iter()
+                .flatten()
+                .map(|d| d.size() * size_of::<TermId>())
+                .sum::<usize>()
+            + self.free.capacity() * size_of::<u32>();
+        // A B-tree node holds up to 11 entries; count each entry at about 1.5 times
+        // its size.
+        let slots = self.slots.len() * size_of::<(i64, u32)>() * 3 / 2;
+        let users = self.users.capacity() * (size_of::<(Box<str>, u32)>() + 1)
+            + self.users.keys().map(|u| u.len()).sum::<usize>();
+        terms + postings + docs + slots + users
+    }
+
     fn doc(&self, slot: u32) -> &Doc {
         self.docs[slot as usize]
             .as_ref()
@@ -419,6 +448,11 @@ impl TextIndex {
             .filter(|&&mask| !query.all || mask == every)
             .count()
             > cap)
+    }
+
+    /// About how many bytes of memory the index takes (0 before it is built).
+    pub fn heap_bytes(&self) -> usize {
+        self.read().as_ref().map_or(0, Inner::heap_bytes)
     }
 
     /// How many rows the table holds at most: its largest rowid (what deciding which
