@@ -473,6 +473,8 @@ impl TextIndex {
         query: &TextQuery,
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
+        // SAFETY: only the handle's address is read, to tell the writer's connection
+        // (which may be inside a transaction of its own) from a reader's.
         let in_writer = self.writer.load(Ordering::SeqCst) == unsafe { conn.handle() } as usize;
         if in_writer && !self.is_built() {
             self.build(conn)?;
