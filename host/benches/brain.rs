@@ -1438,6 +1438,24 @@ fn latency(quick: bool, table: &mut Table) {
         messages / 1_000,
         queries.len()
     ));
+    // Memory search ranks with an in-memory index of the memories' text, built at the
+    // first search after opening: its cost, and the memory it holds.
+    let started = Instant::now();
+    subject
+        .brain
+        .search(ACTOR, "weekend", TOP_K)
+        .expect("first search");
+    let built = started.elapsed();
+    table.row(
+        "memory search index: first search (builds it) / heap it holds",
+        &format!(
+            "{} / {:.1} MiB",
+            ms(built),
+            subject.brain.store().text().heap_bytes() as f64 / (1024.0 * 1024.0)
+        ),
+        &format!("{}k memories", memories / 1_000),
+        "",
+    );
     eprintln!("c. timing retrieval...");
     let engram = percentiles(&queries, rounds, |text| {
         std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));

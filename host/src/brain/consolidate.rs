@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::lifecycle::{LifecycleConfig, PruneReport};
 use super::record::MemoryRecord;
 use super::store::{ListFilter, StoreError, q};
+use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::events::{Event, EventKind};
 use crate::runtime::strategies::Strategies;
@@ -118,6 +119,7 @@ impl Brain {
             })?;
         let result = outcome.value;
         let next_at = now + interval_ms;
+        let text = self.store.text();
         let (added, merged) = self.store.write(|tx| {
             q::set_meta(tx, user, PROFILE, &result.profile_summary)?;
             q::set_meta(tx, user, ACTIVE, &result.active_summary)?;
@@ -126,7 +128,7 @@ impl Brain {
             let mut added = Vec::new();
             let mut merged = Vec::new();
             for reflection in &result.reflections {
-                match store_reflection(tx, user, reflection, now)? {
+                match store_reflection(tx, text, user, reflection, now)? {
                     Stored::Added(id) => added.push(id),
                     Stored::Merged(id) => merged.push(id),
                 }
@@ -167,6 +169,7 @@ enum Stored {
 /// same fact in other words.
 fn existing_reflection(
     tx: &Transaction,
+    text: &TextIndex,
     user: &str,
     r: &Reflection,
 ) -> Result<Option<MemoryRecord>, StoreError> {
@@ -177,7 +180,7 @@ fn existing_reflection(
         }
     }
     let query = super::retrieve::query_words(&r.summary).join(" ");
-    Ok(q::search(tx, user, &query, 20)?
+    Ok(q::search(tx, text, user, &query, 20)?
         .into_iter()
         .map(|hit| hit.record)
         .find(|m| {
@@ -187,11 +190,12 @@ fn existing_reflection(
 
 fn store_reflection(
     tx: &Transaction,
+    text: &TextIndex,
     user: &str,
     r: &Reflection,
     now: i64,
 ) -> Result<Stored, StoreError> {
-    if let Some(old) = existing_reflection(tx, user, r)? {
+    if let Some(old) = existing_reflection(tx, text, user, r)? {
         let mut new = old.clone();
         new.summary = r.summary.clone();
         new.detail = r.detail.clone();

@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::lifecycle::reinforce;
 use super::record::MemoryRecord;
 use super::store::{StoreError, q};
+use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
 use crate::runtime::strategies::Strategies;
@@ -172,11 +173,13 @@ impl Brain {
                         (candidate, decision, related)
                     })
                     .collect();
+            let text = self.store.text();
             ingested.applied = self.store.write(|tx| {
                 let mut applied = Vec::new();
                 for (candidate, decision, related) in &decisions {
                     applied.push(apply_one(
                         tx,
+                        text,
                         user,
                         conversation_id,
                         candidate,
@@ -194,7 +197,11 @@ impl Brain {
     fn related(&self, user: &str, candidate: &Candidate) -> Vec<MemoryRecord> {
         let query = super::retrieve::query_words(&candidate.summary).join(" ");
         self.store
-            .read(|c| q::search(c, user, &query, RELATED))
+            .text_built()
+            .and_then(|text| {
+                self.store
+                    .read(|c| q::search(c, text, user, &query, RELATED))
+            })
             .map(|hits| hits.into_iter().map(|h| h.record).collect())
             .unwrap_or_else(|e| {
                 tracing::error!("related memories for a candidate: {e}");
@@ -232,8 +239,10 @@ fn unread(tx: &Transaction, user: &str, conversation_id: &str) -> Result<Convers
 }
 
 /// Applies one decision under a savepoint; any failure rolls back that decision only.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn apply_one(
     tx: &Transaction,
+    text: &TextIndex,
     user: &str,
     conversation_id: &str,
     candidate: &Candidate,
@@ -257,6 +266,7 @@ pub(super) fn apply_one(
     }
     let result = apply(
         tx,
+        text,
         user,
         conversation_id,
         candidate,
@@ -292,8 +302,10 @@ fn known<'a>(related: &'a [MemoryRecord], id: &str) -> Result<&'a MemoryRecord, 
         })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply(
     tx: &Transaction,
+    text: &TextIndex,
     user: &str,
     conversation_id: &str,
     candidate: &Candidate,
@@ -341,7 +353,7 @@ fn apply(
             new.updated_at = now;
             q::update(tx, &old, &new, "UPDATE", ACTOR_SYSTEM)?;
             link_persons(tx, user, id, candidate, now)?;
-            settle_conflicts(tx, user, &new, now)?;
+            settle_conflicts(tx, text, user, &new, now)?;
             Ok(Applied::Updated { id: id.clone() })
         }
         Resolution::Add | Resolution::Supersede(_) | Resolution::SupersededBy(_) => {
@@ -365,7 +377,7 @@ fn apply(
             }
             let stored = q::get(tx, user, &record.id)?;
             if stored.superseded_by.is_none() {
-                settle_conflicts(tx, user, &stored, now)?;
+                settle_conflicts(tx, text, user, &stored, now)?;
             }
             let stored = q::get(tx, user, &record.id)?;
             Ok(match stored.superseded_by {
@@ -420,13 +432,14 @@ fn supersede(
 /// contradicting pair is ever retrievable together.
 fn settle_conflicts(
     tx: &Transaction,
+    text: &TextIndex,
     user: &str,
     fact: &MemoryRecord,
     now: i64,
 ) -> Result<(), StoreError> {
     let query = super::retrieve::query_words(&fact.summary).join(" ");
     let mut seen = HashSet::new();
-    for hit in q::search(tx, user, &query, CONFLICT_SWEEP)? {
+    for hit in q::search(tx, text, user, &query, CONFLICT_SWEEP)? {
         let other = hit.record;
         if other.id == fact.id || !seen.insert(other.id.clone()) {
             continue;

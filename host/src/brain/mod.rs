@@ -13,6 +13,8 @@ pub mod retrieve;
 mod schema;
 pub mod snippet;
 pub mod store;
+mod text_index;
+mod tokenizer;
 pub mod transcript;
 mod word_counts;
 mod writer;
@@ -321,11 +323,11 @@ impl Brain {
         limit: usize,
     ) -> Result<Vec<SearchResult>, StoreError> {
         let terms = retrieve::query_words(text).join(" ");
-        let counts = self.store.word_counts();
+        let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();
         let hits = self
             .store
-            .read(|c| retrieve::text_matches(c, counts, user, &terms, limit, limit, &tuning))?;
+            .read(|c| retrieve::text_matches(c, text, user, &terms, limit, limit, &tuning))?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {
@@ -354,10 +356,11 @@ impl Brain {
         }
         let query = retrieve::Query::new(text);
         let counts = self.store.word_counts();
+        let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();
         let (memories, said) = self.store.read(|c| {
             let memories = if scope == SearchScope::All {
-                retrieve::text_matches(c, counts, user, &query.terms, limit, limit, &tuning)?
+                retrieve::text_matches(c, text, user, &query.terms, limit, limit, &tuning)?
             } else {
                 Vec::new()
             };

@@ -45,6 +45,7 @@ use engram_strategies::model::Scope;
 use super::record::{MemoryRecord, MessageRecord};
 use super::snippet::{self, snippet};
 use super::store::{StoreError, TextMatch, q};
+use super::text_index::{TextIndex, TextQuery};
 use super::transcript::{self, MessageMatch};
 use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
@@ -221,31 +222,105 @@ pub fn query_words(text: &str) -> Vec<String> {
     }
 }
 
+/// About how many rows one full-text query may make bm25 score in the transcript:
+/// FTS5's bm25 reads each matching row's size, so on a large index a word matching
+/// tens of thousands of rows costs tens of milliseconds (`cargo bench --bench brain --
+/// latency`). Memories are ranked in memory (`text_index.rs`) under the same rule,
+/// which decides what a query finds.
+pub const MAX_SCORED_ROWS: usize = 2_000;
+
+/// One tier's full-text index, as [`matches`] queries it.
+trait FullText {
+    type Hit;
+    /// How many rows the index has held, to decide which words are common.
+    fn size(&self) -> Result<i64, StoreError>;
+    /// Whether a word matches at least `common_at` rows of the index.
+    fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError>;
+    /// Whether more than `cap` rows (any user) match `query`.
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError>;
+    /// The user's matches, best first.
+    fn search(&self, query: &TextQuery) -> Result<Vec<Self::Hit>, StoreError>;
+}
+
+/// Live memories, ranked by the in-memory index.
+struct Memories<'a> {
+    conn: &'a rusqlite::Connection,
+    text: &'a TextIndex,
+    user: &'a str,
+    limit: usize,
+}
+
+impl FullText for Memories<'_> {
+    type Hit = TextMatch;
+
+    fn size(&self) -> Result<i64, StoreError> {
+        Ok(self.text.size())
+    }
+
+    fn is_common(&self, word: &str, _size: i64, common_at: usize) -> Result<bool, StoreError> {
+        // Counting is a lookup here: nothing to remember.
+        self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
+    }
+
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+        self.text.more_than(query, cap)
+    }
+
+    fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
+        self.text.search(self.conn, self.user, query, self.limit)
+    }
+}
+
+/// The user's transcript, ranked by FTS5 (`messages_fts`).
+struct Transcript<'a> {
+    conn: &'a rusqlite::Connection,
+    counts: &'a WordCounts,
+    user: &'a str,
+    limit: usize,
+}
+
+impl FullText for Transcript<'_> {
+    type Hit = MessageMatch;
+
+    fn size(&self) -> Result<i64, StoreError> {
+        transcript::size(self.conn)
+    }
+
+    fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError> {
+        self.counts.is_common(word, size, common_at, || {
+            self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
+        })
+    }
+
+    fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+        Ok(transcript::match_count(self.conn, query, cap)? > cap)
+    }
+
+    fn search(&self, query: &TextQuery) -> Result<Vec<MessageMatch>, StoreError> {
+        transcript::search(self.conn, self.user, query, self.limit)
+    }
+}
+
 /// Full-text matches of memories for free text, best first, as retrieval and search
 /// both want them: the words common in the index left out as long as the rarer ones
-/// still find `enough` matches. Common words weigh little in bm25 but make it score
-/// thousands of rows, so on a large store this is much faster and, for the top
-/// results, the same. When the rarer words find too little, every word counts
-/// ([`broad_query`]).
+/// still find `enough` matches. Common words weigh little in bm25 but match thousands
+/// of rows; when the rarer words find too little, every word counts ([`broad_query`]).
 pub(super) fn text_matches(
     conn: &rusqlite::Connection,
-    counts: &WordCounts,
+    text: &TextIndex,
     user: &str,
     terms: &str,
     limit: usize,
     enough: usize,
     tuning: &Tuning,
 ) -> Result<Vec<TextMatch>, StoreError> {
-    let search = |query: &str| q::search_fts(conn, user, query, limit);
-    matches(
+    let index = Memories {
         conn,
-        counts,
-        q::Index::Memories,
-        terms,
-        enough,
-        tuning,
-        search,
-    )
+        text,
+        user,
+        limit,
+    };
+    matches(&index, terms, enough, tuning)
 }
 
 /// The same for the transcript.
@@ -258,43 +333,36 @@ pub(super) fn said_matches(
     enough: usize,
     tuning: &Tuning,
 ) -> Result<Vec<MessageMatch>, StoreError> {
-    let search = |query: &str| transcript::search(conn, user, query, limit);
-    matches(
+    let index = Transcript {
         conn,
         counts,
-        q::Index::Messages,
-        terms,
-        enough,
-        tuning,
-        search,
-    )
+        user,
+        limit,
+    };
+    matches(&index, terms, enough, tuning)
 }
 
-/// [`text_matches`] and [`said_matches`] for one index, `search` running an FTS5
-/// query on it.
-fn matches<T>(
-    conn: &rusqlite::Connection,
-    counts: &WordCounts,
-    index: q::Index,
+/// [`text_matches`] and [`said_matches`] for one index.
+fn matches<I: FullText>(
+    index: &I,
     terms: &str,
     enough: usize,
     tuning: &Tuning,
-    search: impl Fn(&str) -> Result<Vec<T>, StoreError>,
-) -> Result<Vec<T>, StoreError> {
+) -> Result<Vec<I::Hit>, StoreError> {
     let mut found = Vec::new();
-    if let Some(selective) = q::selective_words(conn, counts, index, terms, tuning.common_rows)? {
-        found = match q::fts_query(&selective) {
-            Some(query) => search(&query)?,
+    if let Some(selective) = selective_words(index, terms, tuning.common_rows)? {
+        found = match TextQuery::any(&selective) {
+            Some(query) => index.search(&query)?,
             None => Vec::new(),
         };
         if found.len() >= enough || selective == terms {
             return Ok(found);
         }
     }
-    let Some(broad) = broad_query(conn, index, terms)? else {
+    let Some(broad) = broad_query(index, terms)? else {
         return Ok(found);
     };
-    let broader = search(&broad)?;
+    let broader = index.search(&broad)?;
     Ok(if broader.len() >= found.len() {
         broader
     } else {
@@ -302,23 +370,44 @@ fn matches<T>(
     })
 }
 
-/// Every word of the query: any of them when that matches few enough rows to score
-/// ([`q::MAX_SCORED_ROWS`] for each of the words, at most), else only the rows
-/// holding all of them, which bm25 can score however common each word is.
-fn broad_query(
-    conn: &rusqlite::Connection,
-    index: q::Index,
-    terms: &str,
+/// The words of `text` that are not common in the index: a word matching at least
+/// 1 in 50 indexed rows (and at least `common_rows`) adds little to bm25 but makes
+/// it score thousands of rows; so does any word matching [`MAX_SCORED_ROWS`], on an
+/// index large enough for that to be rarer than 1 in 50. Returns `None` when every
+/// word is common.
+fn selective_words<I: FullText>(
+    index: &I,
+    text: &str,
+    common_rows: usize,
 ) -> Result<Option<String>, StoreError> {
-    let Some(any) = q::fts_query(terms) else {
+    let size = index.size()?;
+    let common_at = (size as usize / 50).min(MAX_SCORED_ROWS).max(common_rows);
+    let mut kept = Vec::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(32)
+    {
+        if !index.is_common(&word.to_lowercase(), size, common_at)? {
+            kept.push(word);
+        }
+    }
+    Ok((!kept.is_empty()).then(|| kept.join(" ")))
+}
+
+/// Every word of the query: any of them when that matches few enough rows to score
+/// ([`MAX_SCORED_ROWS`] for each of the words, at most), else only the rows holding
+/// all of them, which bm25 can score however common each word is.
+fn broad_query<I: FullText>(index: &I, terms: &str) -> Result<Option<TextQuery>, StoreError> {
+    let Some(any) = TextQuery::any(terms) else {
         return Ok(None);
     };
     let words = terms.split_whitespace().count().max(1);
-    let cap = q::MAX_SCORED_ROWS * words;
-    if q::match_count(conn, index, &any, cap)? <= cap {
+    let cap = MAX_SCORED_ROWS * words;
+    if !index.more_than(&any, cap)? {
         return Ok(Some(any));
     }
-    Ok(q::fts_query_all(terms))
+    Ok(TextQuery::all(terms))
 }
 
 /// Relevance of a match relative to the best one: 1.0 for the best, less for weaker.
@@ -675,11 +764,12 @@ impl Brain {
         let now = self.now();
         let query = Query::new(message);
         let counts = self.store.word_counts();
+        let text = self.store.text_built()?;
         let (memories, said) = self.store.read(|c| {
             Ok((
                 text_matches(
                     c,
-                    counts,
+                    text,
                     user,
                     &query.terms,
                     tuning.candidates,

@@ -157,6 +157,15 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO messages_fts (rowid, content, name) VALUES (new.n, new.content, new.name);
     END;
     "#,
+    // 3: memory search ranks with an in-memory index of the memories' text
+    // (`text_index.rs`, rebuilt from this table at each start). Nothing reads
+    // `memories_fts` any more, and its triggers cost every write of a memory.
+    r#"
+    DROP TRIGGER memories_fts_insert;
+    DROP TRIGGER memories_fts_delete;
+    DROP TRIGGER memories_fts_update;
+    DROP TABLE memories_fts;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;

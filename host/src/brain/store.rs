@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
+use super::text_index::{IndexError, TextIndex, TextQuery};
 use super::transcript::{
     CONVERSATION_COLUMNS, MAX_MESSAGE_BYTES, MESSAGE_COLUMNS, conversation_from_row,
     message_from_row,
@@ -54,6 +56,8 @@ pub enum StoreError {
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
     Schema(#[from] SchemaError),
+    #[error("search index: {0}")]
+    Index(#[from] IndexError),
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -138,29 +142,15 @@ pub struct Store {
     writer: Writer,
     /// Reads (search, get, list) run here, in parallel with each other and the writer.
     readers: ReaderPool,
-    /// Which search words are common, shared by every read (see `word_counts.rs`).
+    /// Memory search's ranking, kept in step by the writer (see `text_index.rs`).
+    text: Arc<TextIndex>,
+    /// Which words are common in the transcript, shared by every read (see
+    /// `word_counts.rs`).
     word_counts: WordCounts,
     path: PathBuf,
 }
 
-const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
-
-/// How many FTS hits the fast search path ranks per result it must return.
-const SEARCH_OVERFETCH: usize = 4;
-
-/// Ranks the FTS index alone, then joins the best `?4` rows.
-const SEARCH_RANK_FIRST: &str = "SELECT {columns}, f.score FROM (
-        SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts
-        WHERE memories_fts MATCH ?1 ORDER BY score LIMIT ?4
-    ) f JOIN memories m ON m.rowid = f.rowid
-    WHERE m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
-    ORDER BY f.score LIMIT ?3";
-
-/// Ranks every match of the user (the slow, always-complete path).
-const SEARCH_JOINED: &str = "SELECT {columns}, bm25(memories_fts, 1.0, 0.5) AS score
-    FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-    WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
-    ORDER BY score LIMIT ?3";
+pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
 
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
@@ -176,7 +166,7 @@ fn enum_column<T: WireName>(row: &Row, index: usize) -> rusqlite::Result<T> {
     })
 }
 
-fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
+pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
     let prior: Option<String> = row.get(6)?;
     let turns: String = row.get(22)?;
     Ok(MemoryRecord {
@@ -205,34 +195,6 @@ fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
         confidence_at: row.get(23)?,
     })
-}
-
-fn run_search(
-    conn: &Connection,
-    sql: &str,
-    query: &str,
-    user: &str,
-    limit: usize,
-    window: Option<usize>,
-) -> Result<Vec<TextMatch>, StoreError> {
-    let columns = COLUMNS
-        .split(", ")
-        .map(|c| format!("m.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mut stmt = conn.prepare_cached(&sql.replace("{columns}", &columns))?;
-    let map = |row: &Row| {
-        Ok(TextMatch {
-            record: record_from_row(row)?,
-            bm25: row.get(24)?,
-        })
-    };
-    let hits = match window {
-        Some(window) => stmt.query_map(params![query, user, limit as i64, window as i64], map)?,
-        None => stmt.query_map(params![query, user, limit as i64], map)?,
-    }
-    .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(hits)
 }
 
 /// A record's values in `COLUMNS` order.
@@ -316,9 +278,11 @@ impl Store {
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn)?;
+        let text = Arc::new(TextIndex::new()?);
         Ok(Store {
-            writer: Writer::new(conn, events),
+            writer: Writer::new(conn, events, text.clone()),
             readers: ReaderPool::new(path, MAX_IDLE_READERS),
+            text,
             word_counts: WordCounts::default(),
             path: path.to_path_buf(),
         })
@@ -379,9 +343,25 @@ impl Store {
         self.readers.read(f)
     }
 
-    /// Which words are common in the full-text indexes, for `q::selective_words`.
+    /// Which words are common in the transcript's full-text index.
     pub fn word_counts(&self) -> &WordCounts {
         &self.word_counts
+    }
+
+    /// Memory search's ranking, built first if this is its first use since opening
+    /// (under the writer, so that no commit slips between its read of the table and
+    /// the index taking over). Not from inside a write: use [`Store::text`] there.
+    pub fn text_built(&self) -> Result<&TextIndex, StoreError> {
+        if !self.text.is_built() {
+            self.writer.exclusive(|conn| self.text.build(conn))?;
+        }
+        Ok(&self.text)
+    }
+
+    /// Memory search's ranking as it is, for a search inside a write transaction
+    /// (which builds it on the transaction's connection if need be).
+    pub fn text(&self) -> &TextIndex {
+        &self.text
     }
 
     /// Flushes the WAL into the main file (at shutdown).
@@ -617,139 +597,20 @@ pub mod q {
         Ok((at, id.to_string()))
     }
 
-    /// About how many rows one full-text query may make bm25 score: bm25 reads each
-    /// matching row's size, so on a large index a word matching tens of thousands of
-    /// rows costs tens of milliseconds (`cargo bench --bench brain -- latency`).
-    pub const MAX_SCORED_ROWS: usize = 2_000;
-
-    /// Turns free text into an FTS5 query that cannot be a syntax error: each word
-    /// becomes a quoted term, OR-ed so that partial matches still rank.
-    pub fn fts_query(text: &str) -> Option<String> {
-        let terms: Vec<String> = text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .take(32)
-            .map(|w| format!("\"{}\"", w.to_lowercase()))
-            .collect();
-        (!terms.is_empty()).then(|| terms.join(" OR "))
-    }
-
-    /// The FTS5 query for rows holding every word of `text` (each quoted, as in
-    /// [`fts_query`]).
-    pub fn fts_query_all(text: &str) -> Option<String> {
-        fts_query(text).map(|any| any.replace(" OR ", " AND "))
-    }
-
-    /// The two full-text indexes: typed memories and the transcript.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum Index {
-        Memories,
-        Messages,
-    }
-
-    impl Index {
-        fn fts(self) -> &'static str {
-            match self {
-                Index::Memories => "memories_fts",
-                Index::Messages => "messages_fts",
-            }
-        }
-
-        /// How many rows the index has held (rowids only grow): cheap, and close
-        /// enough to decide what is common.
-        fn size(self, conn: &Connection) -> Result<i64, StoreError> {
-            let sql = match self {
-                Index::Memories => "SELECT coalesce(max(rowid), 0) FROM memories",
-                Index::Messages => "SELECT coalesce(max(n), 0) FROM messages",
-            };
-            Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
-        }
-    }
-
-    /// How many rows `index` matches for an FTS5 query, counting no further than
-    /// `cap + 1`.
-    pub fn match_count(
-        conn: &Connection,
-        index: Index,
-        query: &str,
-        cap: usize,
-    ) -> Result<usize, StoreError> {
-        let fts = index.fts();
-        let count: i64 = conn
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
-            ))?
-            .query_row(params![query, (cap + 1) as i64], |r| r.get(0))?;
-        Ok(count as usize)
-    }
-
-    /// The words of `text` that are not common in `index`: a word matching at least
-    /// 1 in 50 indexed rows (and at least `common_rows`) adds little to bm25 but makes
-    /// it score thousands of rows; so does any word matching [`MAX_SCORED_ROWS`], on
-    /// an index large enough for that to be rarer than 1 in 50. Counting stops at that
-    /// threshold, so the check costs at most a bounded scan per word, and `counts`
-    /// remembers the answer for the next searches. Returns `None` when every word is
-    /// common.
-    pub fn selective_words(
-        conn: &Connection,
-        counts: &WordCounts,
-        index: Index,
-        text: &str,
-        common_rows: usize,
-    ) -> Result<Option<String>, StoreError> {
-        let size = index.size(conn)?;
-        let common_at = (size as usize / 50).min(MAX_SCORED_ROWS).max(common_rows);
-        let mut kept = Vec::new();
-        for word in text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .take(32)
-        {
-            let word_lower = word.to_lowercase();
-            let common = counts.is_common(index, &word_lower, size, common_at, || {
-                let term = format!("\"{word_lower}\"");
-                Ok::<_, StoreError>(match_count(conn, index, &term, common_at)? >= common_at)
-            })?;
-            if !common {
-                kept.push(word);
-            }
-        }
-        Ok((!kept.is_empty()).then(|| kept.join(" ")))
-    }
-
     /// Live full-text matches of any word of `text`, best first (both tiers; the
-    /// caller filters).
+    /// caller filters). On a write transaction's connection it sees that
+    /// transaction's changes.
     pub fn search(
         conn: &Connection,
+        text_index: &TextIndex,
         user: &str,
         text: &str,
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
-        match fts_query(text) {
-            Some(query) => search_fts(conn, user, &query, limit),
+        match TextQuery::any(text) {
+            Some(query) => text_index.search(conn, user, &query, limit),
             None => Ok(Vec::new()),
         }
-    }
-
-    /// [`search`] for an FTS5 query (from [`fts_query`] or [`fts_query_all`]).
-    pub fn search_fts(
-        conn: &Connection,
-        user: &str,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<TextMatch>, StoreError> {
-        let query = query.to_string();
-        let limit = limit.clamp(1, 500);
-        // Fast path: rank on the FTS index alone (no row reads while bm25 runs), take
-        // a few times the limit, then keep this user's live rows. Whenever that leaves
-        // `limit` rows they are exactly the top `limit` of the filtered set; otherwise
-        // (other users' or superseded rows crowd the window) rank over the join.
-        let window = limit * SEARCH_OVERFETCH;
-        let fast = run_search(conn, SEARCH_RANK_FIRST, &query, user, limit, Some(window))?;
-        if fast.len() >= limit || match_count(conn, Index::Memories, &query, window)? <= window {
-            return Ok(fast);
-        }
-        run_search(conn, SEARCH_JOINED, &query, user, limit, None)
     }
 
     pub fn persons_of(

@@ -171,18 +171,6 @@ fn delete_removes_the_row_its_search_entry_and_its_history_text() {
             .expect("search")
             .is_empty()
     );
-    let fts_rows: i64 = f
-        .brain
-        .store()
-        .read(|c| {
-            Ok(c.query_row(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'opera'",
-                [],
-                |r| r.get(0),
-            )?)
-        })
-        .expect("count");
-    assert_eq!(fts_rows, 0);
     let history = f.brain.history("default", &gone.id).expect("history");
     assert_eq!(history.last().map(|h| h.event.as_str()), Some("DELETE"));
     assert!(
@@ -1265,7 +1253,18 @@ mod ingestion {
         let now = f.brain.now();
         f.brain
             .store()
-            .write(|tx| Ok(apply_one(tx, "default", "c", c, &decision, &[], now)))
+            .write(|tx| {
+                Ok(apply_one(
+                    tx,
+                    f.brain.store().text(),
+                    "default",
+                    "c",
+                    c,
+                    &decision,
+                    &[],
+                    now,
+                ))
+            })
             .expect("write")
     }
 
@@ -2153,12 +2152,12 @@ mod transcript {
     }
 
     /// When every word of a message is too common to score (more rows than
-    /// `q::MAX_SCORED_ROWS` each would make bm25 score thousands), retrieval still
+    /// `retrieve::MAX_SCORED_ROWS` each would make bm25 score thousands), retrieval still
     /// finds the messages that hold all of them.
     #[test]
     fn a_message_of_only_common_words_finds_the_messages_holding_them_all() {
         let f = fixture();
-        let rows = crate::brain::store::q::MAX_SCORED_ROWS + 100;
+        let rows = crate::brain::retrieve::MAX_SCORED_ROWS + 100;
         f.brain
             .store()
             .write(|tx| {

@@ -17,7 +17,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Brain;
 use super::record::{ConversationRecord, MessageRecord};
-use super::store::{StoreError, q};
+use super::store::StoreError;
+use super::text_index::TextQuery;
 use crate::ids::new_id;
 
 /// Longest message recorded.
@@ -247,16 +248,17 @@ impl Brain {
     }
 }
 
-/// Full-text matches in `user`'s transcript for an FTS5 query (from `q::fts_query`),
-/// best first. Ranks on the index alone first and keeps the user's rows; when other
-/// users' rows crowd that window out, ranks over the join instead (as `q::search`
-/// does for memories).
+/// Full-text matches in `user`'s transcript for a query, best first. Ranks on the
+/// index alone first and keeps the user's rows; when other users' rows crowd that
+/// window out, ranks over the join instead.
 pub(super) fn search(
     conn: &Connection,
     user: &str,
-    fts_query: &str,
+    query: &TextQuery,
     limit: usize,
 ) -> Result<Vec<MessageMatch>, StoreError> {
+    let fts_query = query.fts5();
+    let fts_query = fts_query.as_str();
     let limit = limit.clamp(1, 500);
     let columns = MESSAGE_COLUMNS
         .split(", ")
@@ -279,8 +281,7 @@ pub(super) fn search(
     let fast = stmt
         .query_map(params![fts_query, user, limit as i64, window as i64], map)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    if fast.len() >= limit || q::match_count(conn, q::Index::Messages, fts_query, window)? <= window
-    {
+    if fast.len() >= limit || match_count(conn, query, window)? <= window {
         return Ok(fast);
     }
     let mut stmt = conn.prepare_cached(&format!(
@@ -292,4 +293,26 @@ pub(super) fn search(
         .query_map(params![fts_query, user, limit as i64], map)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(joined)
+}
+
+/// How many messages (any user) match `query`, counting no further than `cap + 1`.
+pub(super) fn match_count(
+    conn: &Connection,
+    query: &TextQuery,
+    cap: usize,
+) -> Result<usize, StoreError> {
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![query.fts5(), (cap + 1) as i64], |r| r.get(0))?;
+    Ok(count as usize)
+}
+
+/// How many messages the transcript has held (rowids only grow): cheap, and close
+/// enough to decide which words are common.
+pub(super) fn size(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(max(n), 0) FROM messages")?
+        .query_row([], |r| r.get(0))?)
 }

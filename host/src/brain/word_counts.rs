@@ -1,8 +1,10 @@
-//! Which query words are common in a full-text index, remembered between searches.
+//! Which query words are common in the transcript's full-text index, remembered
+//! between searches.
 //!
-//! Search leaves out the words common in an index (`store::q::selective_words`), and
-//! finding out costs a bounded count of each word's matches: about a fifth of a
-//! search's CPU under the mixed REST load. A word's share of the index moves slowly, so
+//! Search leaves out the words common in an index (`retrieve::selective_words`), and
+//! in the transcript (FTS5) finding out costs a bounded count of each word's matches.
+//! (Memories are indexed in memory, `text_index.rs`, where a count is a lookup.) A
+//! word's share of the index moves slowly, so
 //! an answer is reused while the index has grown by less than one row in
 //! [`REGROWTH`] since it was counted, and for at most [`MAX_AGE`] (edits and deletions
 //! change counts without growing the index). A stale answer only changes which words
@@ -12,8 +14,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use super::store::q::Index;
 
 /// How long a count stays usable.
 const MAX_AGE: Duration = Duration::from_secs(10);
@@ -25,7 +25,7 @@ const MAX_WORDS: usize = 4096;
 
 #[derive(Default)]
 pub struct WordCounts {
-    known: Mutex<HashMap<(Index, String), Counted>>,
+    known: Mutex<HashMap<String, Counted>>,
 }
 
 struct Counted {
@@ -38,19 +38,17 @@ struct Counted {
 }
 
 impl WordCounts {
-    /// Whether `word` (lowercased) is common in `index`, which now has `size` rows,
+    /// Whether `word` (lowercased) is common in the index, which now has `size` rows,
     /// a word being common at `common_at` matches: remembered, or `count()`ed and
     /// remembered.
     pub fn is_common<E>(
         &self,
-        index: Index,
         word: &str,
         size: i64,
         common_at: usize,
         count: impl FnOnce() -> Result<bool, E>,
     ) -> Result<bool, E> {
-        let key = (index, word.to_string());
-        if let Some(known) = self.known().get(&key)
+        if let Some(known) = self.known().get(word)
             && known.common_at == common_at
             && known.at.elapsed() < MAX_AGE
             && size >= known.size
@@ -66,7 +64,7 @@ impl WordCounts {
             known.clear();
         }
         known.insert(
-            key,
+            word.to_string(),
             Counted {
                 common,
                 common_at,
@@ -77,7 +75,7 @@ impl WordCounts {
         Ok(common)
     }
 
-    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<(Index, String), Counted>> {
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, Counted>> {
         // Entries are replaced whole: a panic cannot leave one torn.
         self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -97,62 +95,45 @@ mod tests {
         let counts = WordCounts::default();
         let mut calls = 0;
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1000, 200, || count(
-                true, &mut calls
-            )),
+            counts.is_common("tea", 1000, 200, || count(true, &mut calls)),
             Ok(true)
         );
         // Same size, and a little larger: remembered.
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1000, 200, || count(
-                false, &mut calls
-            )),
+            counts.is_common("tea", 1000, 200, || count(false, &mut calls)),
             Ok(true)
         );
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1010, 200, || count(
-                false, &mut calls
-            )),
+            counts.is_common("tea", 1010, 200, || count(false, &mut calls)),
             Ok(true)
         );
         assert_eq!(calls, 1);
         // Grown past 1 in REGROWTH, or shrunk (a cleared store): counted again.
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 1011, 200, || count(
-                false, &mut calls
-            )),
+            counts.is_common("tea", 1011, 200, || count(false, &mut calls)),
             Ok(false)
         );
         assert_eq!(
-            counts.is_common(Index::Memories, "tea", 10, 200, || count(true, &mut calls)),
+            counts.is_common("tea", 10, 200, || count(true, &mut calls)),
             Ok(true)
         );
         assert_eq!(calls, 3);
     }
 
     #[test]
-    fn keeps_indexes_apart_and_does_not_remember_failures() {
+    fn does_not_remember_failures() {
         let counts = WordCounts::default();
         let mut calls = 0;
-        counts
-            .is_common(Index::Memories, "tea", 500, 200, || count(true, &mut calls))
-            .unwrap();
-        assert_eq!(
-            counts.is_common(Index::Messages, "tea", 500, 200, || count(
-                false, &mut calls
-            )),
-            Ok(false)
-        );
-        let failed: Result<bool, &str> =
-            counts.is_common(Index::Memories, "cake", 500, 200, || Err("disk"));
+        let failed: Result<bool, &str> = counts.is_common("cake", 500, 200, || Err("disk"));
         assert_eq!(failed, Err("disk"));
         assert_eq!(
-            counts.is_common(Index::Memories, "cake", 500, 200, || count(
-                true, &mut calls
-            )),
+            counts.is_common("cake", 500, 200, || count(true, &mut calls)),
             Ok(true)
         );
-        // tea once per index, cake once after its failure.
-        assert_eq!(calls, 3);
+        assert_eq!(
+            counts.is_common("cake", 500, 200, || count(false, &mut calls)),
+            Ok(true)
+        );
+        assert_eq!(calls, 1);
     }
 }

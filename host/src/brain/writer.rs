@@ -13,7 +13,9 @@
 //! What holds: a grouped caller returns `Ok` only after the commit holding its change
 //! is durable; a statement that fails rolls back its own savepoint and fails only its
 //! caller; a commit that fails fails every member of the group (none of their changes
-//! is in the database). Every commit announces the history rows it added.
+//! is in the database). Every commit announces the history rows it added, and the
+//! search index (`text_index.rs`) catches up with the rows it changed before any member
+//! is answered.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::store::StoreError;
+use super::text_index::TextIndex;
 use crate::events::{Event, EventBus, EventKind};
 
 /// The most writes one commit carries: past this a group commits even with writers
@@ -37,6 +40,8 @@ pub struct Writer {
     queued: AtomicUsize,
     /// Receives `memory.*` events for the history rows each commit added.
     events: EventBus,
+    /// Re-reads the rows each transaction changed once it has ended.
+    text: Arc<TextIndex>,
     /// Commits made, so that the tests can tell grouped writes shared one.
     #[cfg(test)]
     commits: AtomicUsize,
@@ -125,11 +130,13 @@ impl SharedError {
 }
 
 impl Writer {
-    pub fn new(conn: Connection, events: EventBus) -> Writer {
+    pub fn new(conn: Connection, events: EventBus, text: Arc<TextIndex>) -> Writer {
+        text.watch(&conn);
         Writer {
             state: Mutex::new(Box::new(State { conn, open: None })),
             queued: AtomicUsize::new(0),
             events,
+            text,
             #[cfg(test)]
             commits: AtomicUsize::new(0),
         }
@@ -153,7 +160,9 @@ impl Writer {
     pub fn exclusive<R>(&self, f: impl FnOnce(&mut Connection) -> R) -> R {
         let mut state = self.lock();
         self.commit_group(&mut state);
-        f(&mut state.conn)
+        let out = f(&mut state.conn);
+        self.text.committed(&state.conn);
+        out
     }
 
     /// Runs `f` in one IMMEDIATE transaction of its own, committed only if it
@@ -252,6 +261,7 @@ impl Writer {
                 tracing::error!("rolling back a failed group commit: {e}");
             }
         }
+        self.text.committed(&state.conn);
         if outcome.is_ok() {
             #[cfg(test)]
             self.commits.fetch_add(1, Ordering::SeqCst);
@@ -361,7 +371,11 @@ mod tests {
         conn.execute_batch("CREATE TABLE t (x TEXT NOT NULL)")
             .expect("schema");
         Fixture {
-            writer: Arc::new(Writer::new(conn, EventBus::default())),
+            writer: Arc::new(Writer::new(
+                conn,
+                EventBus::default(),
+                Arc::new(TextIndex::new().expect("index")),
+            )),
             path,
             _dir: dir,
         }

@@ -1,0 +1,1107 @@
+//! Memory search's ranking: an in-memory inverted index of the memories' text that
+//! scores exactly as FTS5's `bm25(memories_fts, 1.0, 0.5)` did (FTS5's bm25: k1 = 1.2,
+//! b = 0.75; a phrase's frequency in a row is the weighted count of its instances, 1.0
+//! in the summary and 0.5 in the detail; the row's size and the average size are over
+//! both columns; the IDF `ln((N - n + 0.5) / (n + 0.5))`, at least 1e-6, counts N and
+//! n over every row of the table, all users, live or not, as FTS5 does). Same tokens
+//! (FTS5's own tokenizer, `tokenizer.rs`), same arithmetic in the same order, ties in
+//! rowid order as SQLite's sort leaves them: the same memories in the same order with
+//! the same scores, at a few microseconds per thousand matches instead of FTS5's
+//! ~1.8 µs per matching row (bm25 there reads each row's size from `%_docsize`).
+//!
+//! It is kept in step with committed data: the writer's connection reports every row
+//! change of `memories` (SQLite's update hook, so triggers, foreign-key actions and
+//! every code path are covered), and after each commit or rollback the writer re-reads
+//! those rows and applies them ([`TextIndex::committed`]) before any write is
+//! acknowledged. A search inside a write transaction (ingestion's conflict sweep) sees
+//! that transaction's own changes: the rows changed since the last commit are re-read
+//! on the transaction's connection and ranked in place of their indexed versions.
+//! Nothing is durable: the index is built from the table on first use after opening.
+//! (It replaced the FTS5 table `memories_fts`, which schema version 3 drops.)
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use rustc_hash::FxHashMap;
+
+use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
+use super::tokenizer::{Tokenizer, TokenizerError};
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Weights of the two columns, summary and detail, as search passed them to bm25().
+const WEIGHTS: [f64; 2] = [1.0, 0.5];
+
+type TermId = u32;
+
+/// A search: each word is a quoted FTS5 term (`"word"`), any of them or all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextQuery {
+    /// Lowercased, at most 32.
+    pub words: Vec<String>,
+    pub all: bool,
+}
+
+impl TextQuery {
+    /// Rows holding any word of `text` (split at every character that is not
+    /// alphanumeric); `None` when it has no word.
+    pub fn any(text: &str) -> Option<TextQuery> {
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .take(32)
+            .map(str::to_lowercase)
+            .collect();
+        (!words.is_empty()).then_some(TextQuery { words, all: false })
+    }
+
+    /// Rows holding `word` (lowercased already, one word of [`TextQuery::any`]).
+    pub fn word(word: &str) -> TextQuery {
+        TextQuery {
+            words: vec![word.to_string()],
+            all: false,
+        }
+    }
+
+    /// Rows holding every word of `text`.
+    pub fn all(text: &str) -> Option<TextQuery> {
+        TextQuery::any(text).map(|q| TextQuery { all: true, ..q })
+    }
+
+    /// The FTS5 query: each word quoted (so that no text is a syntax error), joined by
+    /// OR or AND.
+    pub fn fts5(&self) -> String {
+        let join = if self.all { " AND " } else { " OR " };
+        self.words
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(join)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+}
+
+/// A term's occurrences in one row.
+struct Posting {
+    slot: u32,
+    /// In the summary, in the detail.
+    tf: [u32; 2],
+}
+
+/// An indexed row: its tokens in order, per column (phrases need the order).
+struct Doc {
+    rowid: i64,
+    user: u32,
+    live: bool,
+    columns: [Box<[TermId]>; 2],
+}
+
+impl Doc {
+    fn size(&self) -> usize {
+        self.columns[0].len() + self.columns[1].len()
+    }
+}
+
+/// A row as the table holds it, tokenized.
+struct Row {
+    user: String,
+    live: bool,
+    columns: [Vec<Box<[u8]>>; 2],
+}
+
+impl Row {
+    fn size(&self) -> usize {
+        self.columns[0].len() + self.columns[1].len()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    terms: HashMap<Box<[u8]>, TermId>,
+    /// By term id; a posting list's order means nothing.
+    postings: Vec<Vec<Posting>>,
+    /// By slot; freed slots are reused.
+    docs: Vec<Option<Doc>>,
+    free: Vec<u32>,
+    slots: BTreeMap<i64, u32>,
+    users: HashMap<Box<str>, u32>,
+    /// Tokens in every row, both columns.
+    tokens: u64,
+}
+
+impl Inner {
+    fn term(&mut self, token: &[u8]) -> TermId {
+        if let Some(&id) = self.terms.get(token) {
+            return id;
+        }
+        let id = self.postings.len() as TermId;
+        self.terms.insert(token.into(), id);
+        self.postings.push(Vec::new());
+        id
+    }
+
+    fn remove(&mut self, rowid: i64) {
+        let Some(slot) = self.slots.remove(&rowid) else {
+            return;
+        };
+        let Some(doc) = self.docs[slot as usize].take() else {
+            return;
+        };
+        self.tokens -= doc.size() as u64;
+        let mut terms: Vec<TermId> = doc.columns.iter().flat_map(|c| c.iter().copied()).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        for term in terms {
+            let list = &mut self.postings[term as usize];
+            if let Some(at) = list.iter().position(|p| p.slot == slot) {
+                list.swap_remove(at);
+            }
+        }
+        self.free.push(slot);
+    }
+
+    fn insert(&mut self, rowid: i64, row: &Row) {
+        self.remove(rowid);
+        let users = self.users.len() as u32;
+        let user = *self.users.entry(row.user.as_str().into()).or_insert(users);
+        let columns = [0, 1].map(|c| {
+            row.columns[c]
+                .iter()
+                .map(|t| self.term(t))
+                .collect::<Box<[TermId]>>()
+        });
+        let mut counts: Vec<(TermId, [u32; 2])> = Vec::new();
+        for (c, column) in columns.iter().enumerate() {
+            for &term in column.iter() {
+                let mut tf = [0, 0];
+                tf[c] = 1;
+                counts.push((term, tf));
+            }
+        }
+        counts.sort_unstable_by_key(|(term, _)| *term);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        let mut i = 0;
+        while i < counts.len() {
+            let term = counts[i].0;
+            let mut tf = [0, 0];
+            while i < counts.len() && counts[i].0 == term {
+                tf[0] += counts[i].1[0];
+                tf[1] += counts[i].1[1];
+                i += 1;
+            }
+            self.postings[term as usize].push(Posting { slot, tf });
+        }
+        self.tokens += row.size() as u64;
+        self.docs[slot as usize] = Some(Doc {
+            rowid,
+            user,
+            live: row.live,
+            columns,
+        });
+        self.slots.insert(rowid, slot);
+    }
+
+    /// About how many bytes of heap the index holds: its vectors and maps at their
+    /// capacity, each map entry with hashbrown's control byte, each B-tree entry with
+    /// its share of a node (what the benchmark reports).
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let terms = self.terms.capacity() * (size_of::<(Box<[u8]>, TermId)>() + 1)
+            + self.terms.keys().map(|t| t.len()).sum::<usize>();
+        let postings = self.postings.capacity() * size_of::<Vec<Posting>>()
+            + self
+                .postings
+                .iter()
+                .map(|p| p.capacity() * size_of::<Posting>())
+                .sum::<usize>();
+        let docs = self.docs.capacity() * size_of::<Option<Doc>>()
+            + self
+                .docs
+                .iter()
+                .flatten()
+                .map(|d| d.size() * size_of::<TermId>())
+                .sum::<usize>()
+            + self.free.capacity() * size_of::<u32>();
+        // A B-tree node holds up to 11 entries; count each entry at about 1.5 times
+        // its size.
+        let slots = self.slots.len() * size_of::<(i64, u32)>() * 3 / 2;
+        let users = self.users.capacity() * (size_of::<(Box<str>, u32)>() + 1)
+            + self.users.keys().map(|u| u.len()).sum::<usize>();
+        terms + postings + docs + slots + users
+    }
+
+    fn doc(&self, slot: u32) -> &Doc {
+        self.docs[slot as usize]
+            .as_ref()
+            .expect("a posting names a live slot")
+    }
+}
+
+/// A query word as FTS5 reads it: a phrase of the word's tokens.
+struct Phrase {
+    tokens: Vec<Box<[u8]>>,
+    /// The tokens' ids, when every one of them is in the index.
+    ids: Option<Vec<TermId>>,
+}
+
+/// Where a phrase occurs: rows of the index, or rows re-read for a transaction.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum At {
+    Slot(u32),
+    Pending(usize),
+}
+
+/// What a search ranks beyond the index: rows changed in the open transaction.
+struct Overlay {
+    rowids: HashSet<i64>,
+    rows: Vec<(i64, Row)>,
+}
+
+pub struct TextIndex {
+    state: RwLock<Option<Inner>>,
+    tokenizer: Mutex<Tokenizer>,
+    /// Rowids of `memories` the writer changed since the index last caught up.
+    changed: Arc<Mutex<Vec<i64>>>,
+    /// The writer's connection (its handle's address): the one a search may find in a
+    /// write transaction.
+    writer: AtomicUsize,
+}
+
+/// The occurrences of a phrase in one row's columns: start positions where all its
+/// tokens follow each other, per column.
+fn occurrences<T: PartialEq>(columns: [&[T]; 2], phrase: &[T]) -> [u32; 2] {
+    columns.map(|column| {
+        if phrase.is_empty() || column.len() < phrase.len() {
+            return 0;
+        }
+        column
+            .windows(phrase.len())
+            .filter(|w| *w == phrase)
+            .count() as u32
+    })
+}
+
+/// bm25's weighted frequency of a phrase in a row: FTS5 adds each instance's column
+/// weight (exact in binary: 1.0 and 0.5).
+fn frequency(tf: [u32; 2]) -> f64 {
+    f64::from(tf[0]) * WEIGHTS[0] + f64::from(tf[1]) * WEIGHTS[1]
+}
+
+fn idf(rows: u64, hits: usize) -> f64 {
+    let idf = ((rows as f64 - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// One phrase's term of the score, written as `fts5Bm25Function` writes it.
+fn term(idf: f64, freq: f64, size: usize, avgdl: f64) -> f64 {
+    let d = size as f64;
+    idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
+}
+
+impl TextIndex {
+    pub fn new() -> Result<TextIndex, IndexError> {
+        Ok(TextIndex {
+            state: RwLock::new(None),
+            tokenizer: Mutex::new(Tokenizer::new()?),
+            changed: Arc::default(),
+            writer: AtomicUsize::new(0),
+        })
+    }
+
+    /// Makes `conn`, the one write connection, report its changes to `memories`.
+    pub fn watch(&self, conn: &Connection) {
+        // SAFETY: only the handle's address is kept, to recognise the connection.
+        self.writer
+            .store(unsafe { conn.handle() } as usize, Ordering::SeqCst);
+        let changed = self.changed.clone();
+        conn.update_hook(Some(
+            move |_: rusqlite::hooks::Action, db: &str, table: &str, rowid: i64| {
+                if db == "main" && table == "memories" {
+                    changed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(rowid);
+                }
+            },
+        ));
+    }
+
+    pub fn is_built(&self) -> bool {
+        self.read().is_some()
+    }
+
+    /// Builds the index from `conn`'s view of the table, unless it is built already.
+    /// Run on the writer's connection with the writer held, so that no commit slips
+    /// between the read and the index taking over (rows changed in a transaction open
+    /// on it are re-read when it ends, as always).
+    pub fn build(&self, conn: &Connection) -> Result<(), StoreError> {
+        if self.is_built() {
+            return Ok(());
+        }
+        let mut inner = Inner::default();
+        let mut stmt = conn.prepare(
+            "SELECT rowid, user_id, superseded_by IS NULL AND dismissed_at IS NULL, summary, detail FROM memories",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut tokenizer = self.tokenizer();
+        while let Some(r) = rows.next()? {
+            let row = Row {
+                user: r.get(1)?,
+                live: r.get(2)?,
+                columns: [
+                    tokens(&mut tokenizer, r.get::<_, Option<String>>(3)?.as_deref())?,
+                    tokens(&mut tokenizer, r.get::<_, Option<String>>(4)?.as_deref())?,
+                ],
+            };
+            inner.insert(r.get(0)?, &row);
+        }
+        *self.write() = Some(inner);
+        Ok(())
+    }
+
+    /// Brings the index up to date with the rows the writer changed, once its
+    /// transaction has ended (committed or rolled back: either way `conn` now reads
+    /// what is committed). A row that cannot be read stays queued for the next time.
+    pub fn committed(&self, conn: &Connection) {
+        if !conn.is_autocommit() {
+            return;
+        }
+        let mut rowids = std::mem::take(&mut *self.changed());
+        if rowids.is_empty() || !self.is_built() {
+            return;
+        }
+        rowids.sort_unstable();
+        rowids.dedup();
+        let mut read = Vec::with_capacity(rowids.len());
+        let mut failed = Vec::new();
+        for rowid in rowids {
+            match self.read_row(conn, rowid) {
+                Ok(row) => read.push((rowid, row)),
+                Err(e) => {
+                    tracing::error!("the search index cannot re-read memory row {rowid}: {e}");
+                    failed.push(rowid);
+                }
+            }
+        }
+        self.changed().extend(failed);
+        let mut state = self.write();
+        if let Some(inner) = state.as_mut() {
+            for (rowid, row) in read {
+                match row {
+                    Some(row) => inner.insert(rowid, &row),
+                    None => inner.remove(rowid),
+                }
+            }
+        }
+    }
+
+    /// Whether more than `cap` rows of the whole table (any user, live or not) match
+    /// `query`: what deciding which words are common, and how broad a query may be,
+    /// reads. For any of the words it is mostly a lookup of each word's row count.
+    pub fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+        let phrases = self.phrases(query)?;
+        let state = self.read();
+        let Some(inner) = state.as_ref() else {
+            return Ok(false);
+        };
+        let overlay = Overlay::none();
+        let mut per_phrase = Vec::with_capacity(phrases.len());
+        for phrase in &phrases {
+            per_phrase.push(match phrase.ids.as_deref() {
+                Some([one]) => inner.postings[*one as usize].len(),
+                _ => matches(inner, &overlay, phrase).len(),
+            });
+        }
+        let most = per_phrase.iter().copied().max().unwrap_or(0);
+        if !query.all {
+            // The union holds at least the commonest word's rows and at most all of
+            // every word's.
+            if most > cap || per_phrase.iter().sum::<usize>() <= cap {
+                return Ok(most > cap);
+            }
+        } else if per_phrase.iter().copied().min().unwrap_or(0) <= cap {
+            // Every word: at most the rarest word's rows.
+            return Ok(false);
+        }
+        let mut seen: FxHashMap<At, u32> = FxHashMap::default();
+        for (i, phrase) in phrases.iter().enumerate() {
+            for (at, _) in matches(inner, &overlay, phrase) {
+                *seen.entry(at).or_default() |= 1 << i;
+            }
+        }
+        let every = every_bit(phrases.len());
+        Ok(seen
+            .values()
+            .filter(|&&mask| !query.all || mask == every)
+            .count()
+            > cap)
+    }
+
+    /// About how many bytes of memory the index takes (0 before it is built).
+    pub fn heap_bytes(&self) -> usize {
+        self.read().as_ref().map_or(0, Inner::heap_bytes)
+    }
+
+    /// How many rows the table holds at most: its largest rowid (what deciding which
+    /// words are common reads, cheaply).
+    pub fn size(&self) -> i64 {
+        self.read()
+            .as_ref()
+            .and_then(|inner| inner.slots.last_key_value().map(|(rowid, _)| *rowid))
+            .unwrap_or(0)
+    }
+
+    /// `user`'s live memories matching `query`, best first, at most `limit`, with
+    /// their bm25 (negative; lower is better). The records come from `conn`.
+    pub fn search(
+        &self,
+        conn: &Connection,
+        user: &str,
+        query: &TextQuery,
+        limit: usize,
+    ) -> Result<Vec<TextMatch>, StoreError> {
+        // SAFETY: only the handle's address is read, to tell the writer's connection
+        // (which may be inside a transaction of its own) from a reader's.
+        let in_writer = self.writer.load(Ordering::SeqCst) == unsafe { conn.handle() } as usize;
+        if in_writer && !self.is_built() {
+            self.build(conn)?;
+        }
+        let overlay = if in_writer && !conn.is_autocommit() {
+            let mut rowids: Vec<i64> = self.changed().clone();
+            rowids.sort_unstable();
+            rowids.dedup();
+            let mut rows = Vec::new();
+            for &rowid in &rowids {
+                if let Some(row) = self.read_row(conn, rowid)? {
+                    rows.push((rowid, row));
+                }
+            }
+            Overlay {
+                rowids: rowids.into_iter().collect(),
+                rows,
+            }
+        } else {
+            Overlay::none()
+        };
+        let phrases = self.phrases(query)?;
+        let ranked = {
+            let state = self.read();
+            let Some(inner) = state.as_ref() else {
+                return Err(StoreError::Invalid {
+                    field: "search",
+                    reason: "the search index is not built".into(),
+                });
+            };
+            rank(inner, &overlay, &phrases, query.all, user)
+        };
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE rowid = ?1 AND user_id = ?2 AND superseded_by IS NULL AND dismissed_at IS NULL"
+        ))?;
+        let mut found = Vec::new();
+        for (score, rowid) in ranked {
+            if found.len() >= limit.clamp(1, 500) {
+                break;
+            }
+            // A row changed since this read began is skipped: the reader's snapshot
+            // decides what exists.
+            if let Some(record) = stmt
+                .query_row(params![rowid, user], record_from_row)
+                .optional()?
+            {
+                found.push(TextMatch {
+                    record,
+                    bm25: score,
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    fn phrases(&self, query: &TextQuery) -> Result<Vec<Phrase>, StoreError> {
+        let mut tokenizer = self.tokenizer();
+        let mut phrases = Vec::with_capacity(query.words.len());
+        for word in &query.words {
+            let mut tokens = Vec::new();
+            tokenizer
+                .tokens(word, true, &mut |t| tokens.push(Box::<[u8]>::from(t)))
+                .map_err(index_error)?;
+            phrases.push(Phrase { tokens, ids: None });
+        }
+        drop(tokenizer);
+        if let Some(inner) = self.read().as_ref() {
+            for phrase in &mut phrases {
+                phrase.ids = phrase
+                    .tokens
+                    .iter()
+                    .map(|t| inner.terms.get(t).copied())
+                    .collect();
+            }
+        }
+        Ok(phrases)
+    }
+
+    fn read_row(&self, conn: &Connection, rowid: i64) -> Result<Option<Row>, StoreError> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT user_id, superseded_by IS NULL AND dismissed_at IS NULL, summary, detail FROM memories WHERE rowid = ?1",
+        )?;
+        let mut rows = stmt.query([rowid])?;
+        let Some(r) = rows.next()? else {
+            return Ok(None);
+        };
+        let mut tokenizer = self.tokenizer();
+        Ok(Some(Row {
+            user: r.get(0)?,
+            live: r.get(1)?,
+            columns: [
+                tokens(&mut tokenizer, r.get::<_, Option<String>>(2)?.as_deref())?,
+                tokens(&mut tokenizer, r.get::<_, Option<String>>(3)?.as_deref())?,
+            ],
+        }))
+    }
+
+    fn tokenizer(&self) -> MutexGuard<'_, Tokenizer> {
+        // A tokenizer keeps no state between calls that a panic could tear.
+        self.tokenizer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn changed(&self) -> MutexGuard<'_, Vec<i64>> {
+        self.changed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Option<Inner>> {
+        // The index is changed whole row by row under the write lock; a panic there
+        // (a bug) could leave a row half-applied, which the next change of it mends.
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Option<Inner>> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Overlay {
+    fn none() -> Overlay {
+        Overlay {
+            rowids: HashSet::new(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+fn index_error(e: TokenizerError) -> StoreError {
+    StoreError::Index(IndexError::Tokenizer(e))
+}
+
+fn tokens(tokenizer: &mut Tokenizer, text: Option<&str>) -> Result<Vec<Box<[u8]>>, StoreError> {
+    let mut out = Vec::new();
+    if let Some(text) = text {
+        tokenizer
+            .tokens(text, false, &mut |t| out.push(t.into()))
+            .map_err(index_error)?;
+    }
+    Ok(out)
+}
+
+fn every_bit(phrases: usize) -> u32 {
+    if phrases >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << phrases) - 1
+    }
+}
+
+/// Every row (any user, live or not) where `phrase` occurs, with its occurrences.
+fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 2])> {
+    let mut out = Vec::new();
+    let replaced = |doc: &Doc| !overlay.rowids.is_empty() && overlay.rowids.contains(&doc.rowid);
+    if let Some(ids) = &phrase.ids {
+        match ids.as_slice() {
+            [] => {}
+            [one] => {
+                for p in &inner.postings[*one as usize] {
+                    if !replaced(inner.doc(p.slot)) {
+                        out.push((At::Slot(p.slot), p.tf));
+                    }
+                }
+            }
+            [first, ..] => {
+                for p in &inner.postings[*first as usize] {
+                    let doc = inner.doc(p.slot);
+                    if replaced(doc) {
+                        continue;
+                    }
+                    let tf = occurrences([&doc.columns[0], &doc.columns[1]], ids);
+                    if tf != [0, 0] {
+                        out.push((At::Slot(p.slot), tf));
+                    }
+                }
+            }
+        }
+    }
+    for (i, (_, row)) in overlay.rows.iter().enumerate() {
+        let tf = occurrences([&row.columns[0][..], &row.columns[1][..]], &phrase.tokens);
+        if tf != [0, 0] {
+            out.push((At::Pending(i), tf));
+        }
+    }
+    out
+}
+
+/// The ranked (bm25, rowid) of `user`'s live rows matching the phrases, best first.
+fn rank(
+    inner: &Inner,
+    overlay: &Overlay,
+    phrases: &[Phrase],
+    all: bool,
+    user: &str,
+) -> Vec<(f64, i64)> {
+    let user_id = inner.users.get(user).copied();
+    // N and the tokens of the table as the transaction sees it.
+    let mut rows = inner.slots.len() as u64;
+    let mut tokens = inner.tokens;
+    for rowid in &overlay.rowids {
+        if let Some(&slot) = inner.slots.get(rowid) {
+            rows -= 1;
+            tokens -= inner.doc(slot).size() as u64;
+        }
+    }
+    for (_, row) in &overlay.rows {
+        rows += 1;
+        tokens += row.size() as u64;
+    }
+    if rows == 0 {
+        return Vec::new();
+    }
+    let avgdl = tokens as f64 / rows as f64;
+    let mut scores: FxHashMap<At, (f64, u32)> = FxHashMap::default();
+    for (i, phrase) in phrases.iter().enumerate() {
+        let found = matches(inner, overlay, phrase);
+        let idf = idf(rows, found.len());
+        for (at, tf) in found {
+            let (size, ok) = match at {
+                At::Slot(slot) => {
+                    let doc = inner.doc(slot);
+                    (doc.size(), doc.live && Some(doc.user) == user_id)
+                }
+                At::Pending(i) => {
+                    let row = &overlay.rows[i].1;
+                    (row.size(), row.live && row.user == user)
+                }
+            };
+            if !ok {
+                continue;
+            }
+            let entry = scores.entry(at).or_insert((0.0, 0));
+            entry.0 += term(idf, frequency(tf), size, avgdl);
+            entry.1 |= 1 << i;
+        }
+    }
+    let every = every_bit(phrases.len());
+    let mut ranked: Vec<(f64, i64)> = scores
+        .into_iter()
+        .filter(|(_, (_, mask))| !all || *mask == every)
+        .map(|(at, (score, _))| {
+            let rowid = match at {
+                At::Slot(slot) => inner.doc(slot).rowid,
+                At::Pending(i) => overlay.rows[i].0,
+            };
+            (-score, rowid)
+        })
+        .collect();
+    ranked.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    ranked
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use engram_strategies::model::MemoryType;
+    use rusqlite::params;
+
+    use super::*;
+    use crate::brain::{Brain, MemoryEdit, NewMemory};
+    use crate::time::ManualClock;
+
+    /// Words with shared stems, diacritics, digits, and words that FTS5 reads as a
+    /// phrase of several tokens (a visarga splits `sun\u{903}set`).
+    const WORDS: &[&str] = &[
+        "tea",
+        "teas",
+        "green",
+        "garden",
+        "gardening",
+        "sister",
+        "anna",
+        "hiking",
+        "hike",
+        "running",
+        "runs",
+        "run",
+        "café",
+        "cafe",
+        "naïve",
+        "42",
+        "weekend",
+        "sushi",
+        "ramen",
+        "नमस्ते",
+        "book",
+        "booked",
+        "lisbon",
+        "flight",
+        "the",
+        "and",
+        "likes",
+        "dog",
+        "sun\u{903}set",
+        "sun",
+        "set",
+    ];
+    const USERS: &[&str] = &["default", "u2", "u3"];
+
+    /// A small deterministic generator (xorshift64*): the cases are the same on every
+    /// run, and a failure names its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn words(&mut self, most: usize) -> String {
+            let n = 1 + self.below(most);
+            (0..n)
+                .map(|_| WORDS[self.below(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+
+    fn memory(summary: String, detail: Option<String>) -> NewMemory {
+        NewMemory {
+            memory_type: MemoryType::Preference,
+            summary,
+            detail,
+            evidence: None,
+            scope: None,
+            confidence: None,
+            importance: None,
+        }
+    }
+
+    /// The FTS5 table search used to rank with (`memories_fts` until schema version
+    /// 3), as a temporary table of `conn` holding what `conn` sees of the memories.
+    fn fts5_reference(conn: &Connection) {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS temp.memories_fts;
+             CREATE VIRTUAL TABLE temp.memories_fts USING fts5(
+                 summary, detail, tokenize = 'porter unicode61 remove_diacritics 2'
+             );
+             INSERT INTO temp.memories_fts (rowid, summary, detail)
+                 SELECT rowid, summary, detail FROM main.memories;",
+        )
+        .expect("the FTS5 reference");
+    }
+
+    /// What `bm25(memories_fts, 1.0, 0.5)` ranked before this index: every live match
+    /// of the user, best first, ties in rowid order.
+    fn fts5_ranking(conn: &Connection, user: &str, query: &TextQuery) -> Vec<(String, f64)> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT m.id, bm25(memories_fts, 1.0, 0.5) AS score
+                 FROM temp.memories_fts JOIN main.memories m ON m.rowid = memories_fts.rowid
+                 WHERE memories_fts MATCH ?1 AND m.user_id = ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+                 ORDER BY score LIMIT 500",
+            )
+            .expect("reference");
+        stmt.query_map(params![query.fts5(), user], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    fn fts5_count(conn: &Connection, query: &TextQuery) -> usize {
+        conn.query_row(
+            "SELECT count(*) FROM temp.memories_fts WHERE memories_fts MATCH ?1",
+            [query.fts5()],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("count") as usize
+    }
+
+    fn assert_same(
+        conn: &Connection,
+        text: &TextIndex,
+        user: &str,
+        query: &TextQuery,
+        case: &str,
+    ) -> usize {
+        let expected = fts5_ranking(conn, user, query);
+        let got: Vec<(String, f64)> = text
+            .search(conn, user, query, 500)
+            .expect("search")
+            .into_iter()
+            .map(|m| (m.record.id, m.bm25))
+            .collect();
+        let ids = |v: &[(String, f64)]| v.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&got), ids(&expected), "{case}: {query:?} for {user}");
+        for ((_, a), (_, b)) in got.iter().zip(&expected) {
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs(),
+                "{case}: {query:?}: {a} against FTS5's {b}"
+            );
+        }
+        expected.len()
+    }
+
+    fn random_query(rng: &mut Rng) -> TextQuery {
+        let text = rng.words(4);
+        if rng.below(4) == 0 {
+            TextQuery::all(&text)
+        } else {
+            TextQuery::any(&text)
+        }
+        .expect("words")
+    }
+
+    /// On generated memories of several users, edited, superseded, dismissed and
+    /// deleted through every write path, the index ranks exactly as FTS5's bm25 did:
+    /// the same ids in the same order with the same scores, the same match counts;
+    /// and a search inside a write transaction sees that transaction's changes.
+    #[test]
+    fn ranks_as_fts5_bm25_through_every_kind_of_change() {
+        let index = TextIndex::new().expect("index");
+        let phrases = index
+            .phrases(&TextQuery::word("sun\u{903}set"))
+            .expect("phrases");
+        assert_eq!(phrases[0].tokens.len(), 2, "a phrase is exercised");
+        for seed in [1_u64, 7, 2024] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let brain = Brain::open(
+                &dir.path().join("b.db"),
+                Arc::new(ManualClock::new(1_000)),
+                crate::events::EventBus::default(),
+            )
+            .expect("open");
+            let store = brain.store();
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut ids: Vec<(String, String)> = Vec::new();
+            let mut compared = 0;
+            for step in 0..300 {
+                let roll = rng.below(10);
+                if roll < 5 || ids.len() < 5 {
+                    let user = USERS[rng.below(USERS.len())];
+                    let detail = (rng.below(2) == 0).then(|| rng.words(12));
+                    let added = brain.add(user, memory(rng.words(8), detail)).expect("add");
+                    ids.push((user.to_string(), added.id));
+                } else {
+                    let (user, id) = ids[rng.below(ids.len())].clone();
+                    match roll {
+                        5 => {
+                            let edit = MemoryEdit {
+                                summary: Some(rng.words(8)),
+                                ..Default::default()
+                            };
+                            brain.edit(&user, &id, edit).expect("edit");
+                        }
+                        6 => {
+                            brain.delete(&user, &id).expect("delete");
+                            ids.retain(|(_, other)| *other != id);
+                        }
+                        7 => {
+                            // Dismissed, or back: written in SQL, as no API does it.
+                            store
+                                .write(|tx| {
+                                    tx.execute(
+                                        "UPDATE memories SET dismissed_at = CASE WHEN dismissed_at IS NULL THEN 5 END WHERE id = ?1",
+                                        [&id],
+                                    )?;
+                                    Ok(())
+                                })
+                                .expect("dismiss");
+                        }
+                        8 => {
+                            let (_, winner) = ids[rng.below(ids.len())].clone();
+                            store
+                                .write(|tx| {
+                                    tx.execute(
+                                        "UPDATE memories SET superseded_by = ?2 WHERE id = ?1 AND id != ?2",
+                                        [&id, &winner],
+                                    )?;
+                                    Ok(())
+                                })
+                                .expect("supersede");
+                        }
+                        _ => {
+                            // A transaction that changes rows and is rolled back.
+                            let failed: Result<(), StoreError> = store.write(|tx| {
+                                tx.execute(
+                                    "UPDATE memories SET detail = 'tea tea tea garden' WHERE id = ?1",
+                                    [&id],
+                                )?;
+                                Err(StoreError::Invalid {
+                                    field: "test",
+                                    reason: "rolled back".into(),
+                                })
+                            });
+                            assert!(failed.is_err());
+                        }
+                    }
+                }
+                if step % 10 == 9 {
+                    let text = store.text_built().expect("index");
+                    let c = &Connection::open(store.path()).expect("a connection of the test's");
+                    fts5_reference(c);
+                    (|| -> Result<(), StoreError> {
+                        for _ in 0..20 {
+                            let query = random_query(&mut rng);
+                            let user = USERS[rng.below(USERS.len())];
+                            let case = format!("seed {seed}, step {step}");
+                            compared += assert_same(c, text, user, &query, &case);
+                            let cap = rng.below(40);
+                            assert_eq!(
+                                text.more_than(&query, cap)?,
+                                fts5_count(c, &query) > cap,
+                                "{case}: more than {cap} of {query:?}"
+                            );
+                        }
+                        let size: i64 =
+                            c.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
+                                r.get(0)
+                            })?;
+                        assert_eq!(text.size(), size);
+                        Ok(())
+                    })()
+                    .expect("compare");
+                }
+                if step % 50 == 49 {
+                    // Inside a write transaction: its own changes count.
+                    let (_, id) = ids[rng.below(ids.len())].clone();
+                    let summary = rng.words(8);
+                    store
+                        .write(|tx| {
+                            tx.execute(
+                                "UPDATE memories SET summary = ?2 WHERE id = ?1",
+                                [&id, &summary],
+                            )?;
+                            tx.execute(
+                                "DELETE FROM memories WHERE id = (SELECT id FROM memories WHERE id != ?1 LIMIT 1)",
+                                [&id],
+                            )?;
+                            fts5_reference(tx);
+                            for _ in 0..10 {
+                                let query = random_query(&mut rng);
+                                let user = USERS[rng.below(USERS.len())];
+                                assert_same(tx, store.text(), user, &query, "in a transaction");
+                            }
+                            Err::<(), _>(StoreError::Invalid {
+                                field: "test",
+                                reason: "rolled back".into(),
+                            })
+                        })
+                        .expect_err("rolled back");
+                }
+            }
+            assert!(
+                compared > 1_000,
+                "seed {seed}: only {compared} matches compared"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod read_your_writes {
+    use std::sync::Arc;
+
+    use engram_strategies::model::MemoryType;
+
+    use crate::brain::{Brain, MemoryEdit, NewMemory};
+    use crate::time::ManualClock;
+
+    fn found(brain: &Brain, word: &str) -> Vec<String> {
+        brain
+            .search("default", word, 10)
+            .expect("search")
+            .into_iter()
+            .map(|hit| hit.record.id)
+            .collect()
+    }
+
+    /// Writers in several threads add, edit and delete through group commit; each
+    /// searches right after its write is acknowledged and must see it, whichever
+    /// commit carried it.
+    #[test]
+    fn a_search_after_an_acknowledged_write_sees_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let brain = Brain::open(
+            &dir.path().join("b.db"),
+            Arc::new(ManualClock::new(1_000)),
+            crate::events::EventBus::default(),
+        )
+        .expect("open");
+        // Built before the writes, so that every change reaches it by the writer.
+        assert!(found(&brain, "nothing").is_empty());
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let brain = &brain;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let word = format!("zq{t}x{i}");
+                        let added = brain
+                            .add(
+                                "default",
+                                NewMemory {
+                                    memory_type: MemoryType::Preference,
+                                    summary: format!("likes {word}"),
+                                    detail: None,
+                                    evidence: None,
+                                    scope: None,
+                                    confidence: None,
+                                    importance: None,
+                                },
+                            )
+                            .expect("add");
+                        assert_eq!(found(brain, &word), [added.id.as_str()], "after the add");
+                        let edited = format!("{word}edited");
+                        brain
+                            .edit(
+                                "default",
+                                &added.id,
+                                MemoryEdit {
+                                    summary: Some(format!("likes {edited}")),
+                                    ..Default::default()
+                                },
+                            )
+                            .expect("edit");
+                        assert_eq!(found(brain, &edited), [added.id.as_str()], "after the edit");
+                        assert!(found(brain, &word).is_empty(), "the old text is gone");
+                        brain.delete("default", &added.id).expect("delete");
+                        assert!(found(brain, &edited).is_empty(), "after the delete");
+                    }
+                });
+            }
+        });
+    }
+}
