@@ -1,8 +1,8 @@
-//! FTS5's own tokenizer, `porter unicode61 remove_diacritics 2` (as `memories_fts`
-//! declares it in `schema.rs`), called through SQLite's `fts5_api`. The in-memory
-//! ranking (`text_index.rs`) reads text with it, so that it finds the same tokens FTS5
-//! does, by construction rather than by a second implementation of unicode61 and the
-//! Porter stemmer.
+//! FTS5's own tokenizer, `porter unicode61 remove_diacritics 2`, as `memories_fts`
+//! declared it in `schema.rs` until version 3 dropped that table; called through
+//! SQLite's `fts5_api`. The in-memory ranking (`text_index.rs`) reads text with it, so
+//! that it finds the same tokens FTS5 does, by construction rather than by a second
+//! implementation of unicode61 and the Porter stemmer.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
