@@ -24,6 +24,12 @@ use engram::events::EventBus;
 use engram::time::SystemClock;
 use engram_strategies::model::MemoryType;
 
+/// xorshift64*, seeded from the time: a different kill point each run, reproducible
+/// from the printed seed.
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
+
 /// Set in the child: the database to write to.
 const CHILD_ENV: &str = "ENGRAM_CRASH_CHILD";
 /// The user the child writes as.
@@ -112,31 +118,6 @@ fn write_until_killed(brain: &Brain, thread: usize) {
             return;
         }
         n += 1;
-    }
-}
-
-/// xorshift64*, seeded from the time: a different kill point each run, reproducible
-/// from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn from_time() -> Rng {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
-        Rng(nanos | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform enough in `low..high`.
-    fn range(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low)
     }
 }
 

@@ -10,25 +10,11 @@ use engram::skills::{Leniency, Origin, load_skill, parse_skill};
 
 mod support;
 
+use support::rng::Rng;
+
 const ITERATIONS: usize = 4000;
 /// Fixture bodies are cut to this, so the 2 MB fixture does not dominate the run.
 const MAX_SEED_BYTES: usize = 8 * 1024;
-
-/// xorshift64*: deterministic, no extra crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Bytes that mean something to YAML, to the delimiter scan or to UTF-8.
 const BYTES: &[u8] = b"\n\r-:'\"&*[{#!|> \t\x00\xff\xe2";

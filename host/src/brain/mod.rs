@@ -503,5 +503,9 @@ impl MemorySource for Brain {
     }
 }
 
+/// The integration tests' generator, for the unit tests here.
+#[cfg(test)]
+#[path = "../../tests/support/rng.rs"]
+mod test_rng;
 #[cfg(test)]
 mod tests;

@@ -28,18 +28,6 @@ fn fixture() -> Fixture {
     Fixture { dir, clock, brain }
 }
 
-fn new(memory_type: MemoryType, summary: &str) -> NewMemory {
-    NewMemory {
-        memory_type,
-        summary: summary.to_string(),
-        detail: None,
-        evidence: None,
-        scope: None,
-        confidence: None,
-        importance: None,
-    }
-}
-
 fn export(brain: &Brain, user: &str) -> String {
     let mut out = Vec::new();
     brain.export(user, &mut out).expect("export");
@@ -52,7 +40,7 @@ fn manual_memories_take_the_default_scope_of_their_type() {
     for t in MemoryType::ALL {
         let record = f
             .brain
-            .add("default", new(*t, &format!("a {t} fact")))
+            .add("default", NewMemory::new(*t, format!("a {t} fact")))
             .expect("add");
         assert_eq!(record.scope, t.default_scope(), "{t}");
         assert_eq!(record.evidence, Evidence::Manual);
@@ -72,7 +60,10 @@ fn edits_change_only_the_editable_fields_and_bad_values_change_nothing() {
     let f = fixture();
     let added = f
         .brain
-        .add("default", new(MemoryType::Preference, "User likes tea"))
+        .add(
+            "default",
+            NewMemory::new(MemoryType::Preference, "User likes tea"),
+        )
         .expect("add");
     f.clock.advance(1_000);
     let edited = f
@@ -147,11 +138,17 @@ fn delete_removes_the_row_its_search_entry_and_its_history_text() {
     let f = fixture();
     let kept = f
         .brain
-        .add("default", new(MemoryType::Preference, "User likes jazz"))
+        .add(
+            "default",
+            NewMemory::new(MemoryType::Preference, "User likes jazz"),
+        )
         .expect("add");
     let gone = f
         .brain
-        .add("default", new(MemoryType::Preference, "User likes opera"))
+        .add(
+            "default",
+            NewMemory::new(MemoryType::Preference, "User likes opera"),
+        )
         .expect("add");
     assert_eq!(
         f.brain
@@ -194,7 +191,10 @@ fn no_call_crosses_users() {
     let f = fixture();
     let anna = f
         .brain
-        .add("anna", new(MemoryType::Preference, "User likes coffee"))
+        .add(
+            "anna",
+            NewMemory::new(MemoryType::Preference, "User likes coffee"),
+        )
         .expect("add");
     assert!(matches!(
         f.brain.get("bob", &anna.id),
@@ -242,13 +242,13 @@ fn listing_pages_and_filters_by_tier_and_type() {
         f.brain
             .add(
                 "default",
-                new(MemoryType::Goal, &format!("User wants goal {i}")),
+                NewMemory::new(MemoryType::Goal, format!("User wants goal {i}")),
             )
             .expect("add");
     }
     let sleeping = f
         .brain
-        .add("default", new(MemoryType::Habit, "User swims"))
+        .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
         .expect("add");
     f.brain
         .edit(
@@ -336,9 +336,9 @@ fn search_finds_a_users_matches_when_other_users_crowd_the_index() {
         f.brain
             .add(
                 "crowd",
-                new(
+                NewMemory::new(
                     MemoryType::Preference,
-                    &format!("User likes tea and more tea {i}"),
+                    format!("User likes tea and more tea {i}"),
                 ),
             )
             .expect("add");
@@ -346,7 +346,7 @@ fn search_finds_a_users_matches_when_other_users_crowd_the_index() {
     f.brain
         .add(
             "me",
-            new(
+            NewMemory::new(
                 MemoryType::Preference,
                 "User likes tea sometimes, with a long and winding description",
             ),
@@ -367,14 +367,14 @@ fn search_merges_tiers_and_says_which_is_which() {
     f.brain
         .add(
             "default",
-            new(MemoryType::Preference, "User likes hiking in the Alps"),
+            NewMemory::new(MemoryType::Preference, "User likes hiking in the Alps"),
         )
         .expect("add");
     let old = f
         .brain
         .add(
             "default",
-            new(MemoryType::Habit, "User went hiking every Sunday"),
+            NewMemory::new(MemoryType::Habit, "User went hiking every Sunday"),
         )
         .expect("add");
     f.brain
@@ -404,14 +404,17 @@ fn export_and_import_round_trip_losslessly() {
     let f = fixture();
     let a = f
         .brain
-        .add("default", new(MemoryType::Identity, "User's name is Dana"))
+        .add(
+            "default",
+            NewMemory::new(MemoryType::Identity, "User's name is Dana"),
+        )
         .expect("add");
     f.clock.advance(DAY_MS);
     let b = f
         .brain
         .add(
             "default",
-            new(MemoryType::Goal, "User wants to run a marathon"),
+            NewMemory::new(MemoryType::Goal, "User wants to run a marathon"),
         )
         .expect("add");
     f.brain
@@ -471,7 +474,7 @@ fn an_import_cannot_link_another_users_memory_or_person() {
         .brain
         .add(
             "alice",
-            new(MemoryType::Relationship, "Anna is Alice's sister"),
+            NewMemory::new(MemoryType::Relationship, "Anna is Alice's sister"),
         )
         .expect("add");
     f.brain
@@ -497,7 +500,10 @@ fn an_import_cannot_link_another_users_memory_or_person() {
     };
     let bobs_memory = f
         .brain
-        .add("bob", new(MemoryType::Relationship, "Bob knows someone"))
+        .add(
+            "bob",
+            NewMemory::new(MemoryType::Relationship, "Bob knows someone"),
+        )
         .expect("add");
     for text in [
         link(&memory.id, "per_anna"),
@@ -522,7 +528,7 @@ fn a_bad_import_line_names_itself_and_imports_nothing() {
     let source = fixture();
     source
         .brain
-        .add("default", new(MemoryType::Habit, "User runs"))
+        .add("default", NewMemory::new(MemoryType::Habit, "User runs"))
         .expect("add");
     let good = export(&source.brain, "default");
     let bad_score = good.replace("\"confidence\":1.0", "\"confidence\":7.0");
@@ -560,12 +566,15 @@ fn clear_removes_every_memory_of_the_user() {
         f.brain
             .add(
                 "default",
-                new(MemoryType::Episode, &format!("User did thing {i}")),
+                NewMemory::new(MemoryType::Episode, format!("User did thing {i}")),
             )
             .expect("add");
     }
     f.brain
-        .add("other", new(MemoryType::Episode, "User did thing"))
+        .add(
+            "other",
+            NewMemory::new(MemoryType::Episode, "User did thing"),
+        )
         .expect("add");
     assert_eq!(f.brain.clear("default").expect("clear"), 5);
     assert_eq!(export(&f.brain, "default"), "");
@@ -589,16 +598,19 @@ mod retrieval {
             f.brain
                 .add(
                     "default",
-                    new(
+                    NewMemory::new(
                         MemoryType::Preference,
-                        &format!("User likes tea variety number {i}"),
+                        format!("User likes tea variety number {i}"),
                     ),
                 )
                 .expect("add");
         }
         let long = "User likes tea ".repeat(60);
         f.brain
-            .add("default", new(MemoryType::Preference, long.trim()))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, long.trim()),
+            )
             .expect("add");
         f.clock.advance(1_000);
         let got = f
@@ -636,7 +648,7 @@ mod retrieval {
             f.brain
                 .add(
                     "default",
-                    new(MemoryType::Preference, &format!("User likes tea blend {i}")),
+                    NewMemory::new(MemoryType::Preference, format!("User likes tea blend {i}")),
                 )
                 .expect("add");
         }
@@ -644,7 +656,7 @@ mod retrieval {
             .brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User likes matcha tea"),
+                NewMemory::new(MemoryType::Preference, "User likes matcha tea"),
             )
             .expect("add");
         let common = f.brain.retrieve("default", "tea").expect("retrieve");
@@ -667,7 +679,7 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(0.2),
                     importance: Some(0.1),
-                    ..new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
                 },
             )
             .expect("add");
@@ -678,12 +690,15 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(1.0),
                     importance: Some(0.9),
-                    ..new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
                 },
             )
             .expect("add");
         f.brain
-            .add("default", new(MemoryType::Habit, "User walks the dog"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Habit, "User walks the dog"),
+            )
             .expect("add");
         let got = f.brain.retrieve("default", "coffee").expect("retrieve");
         let ids: Vec<&str> = got.lines.iter().map(|m| m.id()).collect();
@@ -695,20 +710,23 @@ mod retrieval {
         let f = fixture();
         let loser = f
             .brain
-            .add("default", new(MemoryType::Preference, "User likes coffee"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes coffee"),
+            )
             .expect("add");
         let winner = f
             .brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User does not like coffee"),
+                NewMemory::new(MemoryType::Preference, "User does not like coffee"),
             )
             .expect("add");
         let hidden = f
             .brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User likes coffee beans"),
+                NewMemory::new(MemoryType::Preference, "User likes coffee beans"),
             )
             .expect("add");
         f.brain
@@ -745,14 +763,14 @@ mod retrieval {
             .brain
             .add(
                 "default",
-                new(MemoryType::Habit, "User plays the cello on Sundays"),
+                NewMemory::new(MemoryType::Habit, "User plays the cello on Sundays"),
             )
             .expect("add");
         let active = f
             .brain
             .add(
                 "default",
-                new(MemoryType::Project, "User restores a vintage sailboat"),
+                NewMemory::new(MemoryType::Project, "User restores a vintage sailboat"),
             )
             .expect("add");
         for id in [&durable.id, &active.id] {
@@ -768,7 +786,10 @@ mod retrieval {
                 .expect("sleep");
         }
         f.brain
-            .add("default", new(MemoryType::Preference, "User likes music"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes music"),
+            )
             .expect("add");
 
         let got = f
@@ -805,7 +826,7 @@ mod retrieval {
             .brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User likes green tea"),
+                NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
             .expect("add");
         f.brain
@@ -821,7 +842,7 @@ mod retrieval {
         f.brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User likes green tea with honey"),
+                NewMemory::new(MemoryType::Preference, "User likes green tea with honey"),
             )
             .expect("add");
         let got = f.brain.retrieve("default", "green tea").expect("retrieve");
@@ -852,7 +873,10 @@ mod lifecycle {
         let f = fixture();
         let goal = f
             .brain
-            .add("default", new(MemoryType::Goal, "User wants to learn Rust"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
+            )
             .expect("add");
         f.clock.advance(20 * DAY_MS);
         assert_eq!(prune(&f).staled, 0);
@@ -870,11 +894,17 @@ mod lifecycle {
         let f = fixture();
         let goal = f
             .brain
-            .add("default", new(MemoryType::Goal, "User wants to learn Rust"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
+            )
             .expect("add");
         let durable = f
             .brain
-            .add("default", new(MemoryType::Identity, "User is a nurse"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Identity, "User is a nurse"),
+            )
             .expect("add");
         f.clock.advance(30 * DAY_MS);
         assert_eq!(prune(&f).demoted, 1);
@@ -898,13 +928,16 @@ mod lifecycle {
                 "default",
                 NewMemory {
                     confidence: Some(0.2),
-                    ..new(MemoryType::Preference, "User likes jazz")
+                    ..NewMemory::new(MemoryType::Preference, "User likes jazz")
                 },
             )
             .expect("add");
         let sure = f
             .brain
-            .add("default", new(MemoryType::Preference, "User likes blues"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes blues"),
+            )
             .expect("add");
         f.clock.advance(119 * DAY_MS);
         assert_eq!(prune(&f).dismissed, 0);
@@ -944,7 +977,10 @@ mod lifecycle {
         let f = fixture();
         let episode = f
             .brain
-            .add("default", new(MemoryType::Episode, "User ran a 10k"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Episode, "User ran a 10k"),
+            )
             .expect("add");
         let mut current = episode.clone();
         for n in 1..=3 {
@@ -972,7 +1008,7 @@ mod lifecycle {
         let inferred = |summary: &str| NewMemory {
             evidence: Some(Evidence::Inferred),
             confidence: Some(0.8),
-            ..new(MemoryType::Habit, summary)
+            ..NewMemory::new(MemoryType::Habit, summary)
         };
         let decaying = f
             .brain
@@ -999,13 +1035,13 @@ mod lifecycle {
                 NewMemory {
                     evidence: Some(Evidence::Direct),
                     confidence: Some(0.8),
-                    ..new(MemoryType::Habit, "User cycles")
+                    ..NewMemory::new(MemoryType::Habit, "User cycles")
                 },
             )
             .expect("add");
         let manual = f
             .brain
-            .add("default", new(MemoryType::Habit, "User swims"))
+            .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
             .expect("add");
 
         f.clock.advance(45 * DAY_MS);
@@ -1217,7 +1253,10 @@ mod ingestion {
         let f = fixture();
         let sure = f
             .brain
-            .add("default", new(MemoryType::Preference, "User likes coffee"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes coffee"),
+            )
             .expect("add");
         assert_eq!(sure.confidence, 1.0);
         let ingested = say(&f, "c1", &[(Role::User, "I don't like coffee.")]);
@@ -1442,12 +1481,15 @@ mod consolidation {
     fn builds_summaries_and_merges_reflections_instead_of_duplicating() {
         let f = fixture();
         f.brain
-            .add("default", new(MemoryType::Identity, "User's name is Dana"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Identity, "User's name is Dana"),
+            )
             .expect("add");
         f.brain
             .add(
                 "default",
-                new(MemoryType::Goal, "User wants to run a marathon"),
+                NewMemory::new(MemoryType::Goal, "User wants to run a marathon"),
             )
             .expect("add");
         for habit in [
@@ -1456,7 +1498,7 @@ mod consolidation {
             "User reads the news every morning",
         ] {
             f.brain
-                .add("default", new(MemoryType::Habit, habit))
+                .add("default", NewMemory::new(MemoryType::Habit, habit))
                 .expect("add");
         }
         assert_eq!(f.brain.users_due().expect("due"), ["default"]);
@@ -1520,7 +1562,10 @@ mod consolidation {
     fn pruning_runs_with_consolidation() {
         let f = fixture();
         f.brain
-            .add("default", new(MemoryType::Project, "User builds a kayak"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Project, "User builds a kayak"),
+            )
             .expect("add");
         f.clock.advance(31 * DAY_MS);
         let run = f
@@ -1568,7 +1613,7 @@ mod persons_and_graph {
         f.brain
             .add(
                 "default",
-                new(MemoryType::Goal, "User wants to visit Anna in Lisbon"),
+                NewMemory::new(MemoryType::Goal, "User wants to visit Anna in Lisbon"),
             )
             .expect("add");
         let mut trip = candidate("User booked flights to Lisbon to visit Anna", 0.9);
@@ -1690,7 +1735,7 @@ mod persons_and_graph {
             f.brain
                 .add(
                     "default",
-                    new(MemoryType::Habit, &format!("Habit number {i}")),
+                    NewMemory::new(MemoryType::Habit, format!("Habit number {i}")),
                 )
                 .expect("add");
         }
@@ -2069,7 +2114,7 @@ mod transcript {
             .brain
             .add(
                 "default",
-                new(MemoryType::Preference, "User likes green tea"),
+                NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
             .expect("add");
         // Long messages about tea: each snippet is cut to fit.

@@ -733,6 +733,7 @@ mod tests {
     use rusqlite::params;
 
     use super::*;
+    use crate::brain::test_rng::Rng;
     use crate::brain::{Brain, MemoryEdit, NewMemory};
     use crate::time::ManualClock;
 
@@ -773,40 +774,19 @@ mod tests {
     ];
     const USERS: &[&str] = &["default", "u2", "u3"];
 
-    /// A small deterministic generator (xorshift64*): the cases are the same on every
-    /// run, and a failure names its seed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn words(&mut self, most: usize) -> String {
-            let n = 1 + self.below(most);
-            (0..n)
-                .map(|_| WORDS[self.below(WORDS.len())])
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+    /// `1..=most` words of [`WORDS`], at random.
+    fn words(rng: &mut Rng, most: usize) -> String {
+        let n = 1 + rng.below(most);
+        (0..n)
+            .map(|_| WORDS[rng.below(WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     fn memory(summary: String, detail: Option<String>) -> NewMemory {
         NewMemory {
-            memory_type: MemoryType::Preference,
-            summary,
             detail,
-            evidence: None,
-            scope: None,
-            confidence: None,
-            importance: None,
+            ..NewMemory::new(MemoryType::Preference, summary)
         }
     }
 
@@ -876,7 +856,7 @@ mod tests {
     }
 
     fn random_query(rng: &mut Rng) -> TextQuery {
-        let text = rng.words(4);
+        let text = words(rng, 4);
         if rng.below(4) == 0 {
             TextQuery::all(&text)
         } else {
@@ -912,15 +892,17 @@ mod tests {
                 let roll = rng.below(10);
                 if roll < 5 || ids.len() < 5 {
                     let user = USERS[rng.below(USERS.len())];
-                    let detail = (rng.below(2) == 0).then(|| rng.words(12));
-                    let added = brain.add(user, memory(rng.words(8), detail)).expect("add");
+                    let detail = (rng.below(2) == 0).then(|| words(&mut rng, 12));
+                    let added = brain
+                        .add(user, memory(words(&mut rng, 8), detail))
+                        .expect("add");
                     ids.push((user.to_string(), added.id));
                 } else {
                     let (user, id) = ids[rng.below(ids.len())].clone();
                     match roll {
                         5 => {
                             let edit = MemoryEdit {
-                                summary: Some(rng.words(8)),
+                                summary: Some(words(&mut rng, 8)),
                                 ..Default::default()
                             };
                             brain.edit(&user, &id, edit).expect("edit");
@@ -998,7 +980,7 @@ mod tests {
                 if step % 50 == 49 {
                     // Inside a write transaction: its own changes count.
                     let (_, id) = ids[rng.below(ids.len())].clone();
-                    let summary = rng.words(8);
+                    let summary = words(&mut rng, 8);
                     store
                         .write(|tx| {
                             tx.execute(

@@ -534,18 +534,6 @@ mod tests {
         (store, clock)
     }
 
-    fn new(memory_type: MemoryType, summary: &str) -> NewMemory {
-        NewMemory {
-            memory_type,
-            summary: summary.to_string(),
-            detail: None,
-            evidence: None,
-            scope: None,
-            confidence: None,
-            importance: None,
-        }
-    }
-
     fn summaries(records: &[MemoryRecord]) -> Vec<&str> {
         records.iter().map(|r| r.summary.as_str()).collect()
     }
@@ -575,7 +563,7 @@ mod tests {
         let added = facts
             .add(
                 "default",
-                new(MemoryType::Goal, "  User wants to run a marathon "),
+                NewMemory::new(MemoryType::Goal, "  User wants to run a marathon "),
             )
             .expect("add");
         assert!(added.id.starts_with("mem_"));
@@ -598,19 +586,22 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, _) = store(dir.path());
         for (memory, field) in [
-            (new(MemoryType::Preference, "   "), "summary"),
-            (new(MemoryType::Preference, &"x".repeat(1001)), "summary"),
+            (NewMemory::new(MemoryType::Preference, "   "), "summary"),
+            (
+                NewMemory::new(MemoryType::Preference, "x".repeat(1001)),
+                "summary",
+            ),
             (
                 NewMemory {
                     confidence: Some(1.5),
-                    ..new(MemoryType::Preference, "User likes tea")
+                    ..NewMemory::new(MemoryType::Preference, "User likes tea")
                 },
                 "confidence",
             ),
             (
                 NewMemory {
                     detail: Some("d".repeat(4001)),
-                    ..new(MemoryType::Preference, "User likes tea")
+                    ..NewMemory::new(MemoryType::Preference, "User likes tea")
                 },
                 "detail",
             ),
@@ -623,7 +614,10 @@ mod tests {
         assert!(!facts.path().exists());
         // 1000 characters (multi-byte ones included) is the limit, not over it.
         facts
-            .add("default", new(MemoryType::Preference, &"é".repeat(1000)))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "é".repeat(1000)),
+            )
             .expect("1000 chars");
     }
 
@@ -632,15 +626,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, clock) = store(dir.path());
         facts
-            .add("default", new(MemoryType::Preference, "first"))
+            .add("default", NewMemory::new(MemoryType::Preference, "first"))
             .expect("add");
         clock.advance(1_000);
         facts
-            .add("default", new(MemoryType::Goal, "second"))
+            .add("default", NewMemory::new(MemoryType::Goal, "second"))
             .expect("add");
         // Same millisecond: insertion order decides.
         facts
-            .add("default", new(MemoryType::Preference, "third"))
+            .add("default", NewMemory::new(MemoryType::Preference, "third"))
             .expect("add");
         let all = facts.list("default", None, 50).expect("list");
         assert_eq!(summaries(&all), ["third", "second", "first"]);
@@ -663,25 +657,31 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, clock) = store(dir.path());
         let coffee = facts
-            .add("default", new(MemoryType::Preference, "User likes COFFEE"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes COFFEE"),
+            )
             .expect("add");
         clock.advance(1);
         let both = facts
             .add(
                 "default",
-                new(MemoryType::Habit, "User drinks coffee every Morning"),
+                NewMemory::new(MemoryType::Habit, "User drinks coffee every Morning"),
             )
             .expect("add");
         clock.advance(1);
         let morning = facts
             .add(
                 "default",
-                new(MemoryType::Habit, "User runs in the morning"),
+                NewMemory::new(MemoryType::Habit, "User runs in the morning"),
             )
             .expect("add");
         clock.advance(1);
         facts
-            .add("default", new(MemoryType::Project, "User builds a boat"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Project, "User builds a boat"),
+            )
             .expect("add");
 
         let ids = |q: &str| -> Vec<String> {
@@ -712,7 +712,7 @@ mod tests {
                 "default",
                 NewMemory {
                     detail: Some("Sourdough, baked on Sundays".into()),
-                    ..new(MemoryType::Habit, "User bakes bread")
+                    ..NewMemory::new(MemoryType::Habit, "User bakes bread")
                 },
             )
             .expect("add");
@@ -728,10 +728,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, _) = store(dir.path());
         let alice = facts
-            .add("alice", new(MemoryType::Preference, "User likes tea"))
+            .add(
+                "alice",
+                NewMemory::new(MemoryType::Preference, "User likes tea"),
+            )
             .expect("add");
         let bob = facts
-            .add("bob", new(MemoryType::Preference, "User likes tea too"))
+            .add(
+                "bob",
+                NewMemory::new(MemoryType::Preference, "User likes tea too"),
+            )
             .expect("add");
         assert_eq!(
             facts.list("alice", None, 50).expect("list"),
@@ -763,10 +769,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, _) = store(dir.path());
         let keep = facts
-            .add("default", new(MemoryType::Preference, "User likes tea"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes tea"),
+            )
             .expect("add");
         let gone = facts
-            .add("default", new(MemoryType::Preference, "User likes cake"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes cake"),
+            )
             .expect("add");
         facts.delete("default", &gone.id).expect("delete");
         assert!(matches!(
@@ -794,7 +806,10 @@ mod tests {
         assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
         // Adding after a delete appends to the rewritten file.
         let later = facts
-            .add("default", new(MemoryType::Preference, "User likes pie"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes pie"),
+            )
             .expect("add");
         assert_eq!(
             facts.list("default", None, 50).expect("list"),
@@ -807,7 +822,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, _) = store(dir.path());
         let first = facts
-            .add("default", new(MemoryType::Preference, "User likes tea"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes tea"),
+            )
             .expect("add");
         // A crash in the middle of an append: half a record, no newline.
         let mut file = OpenOptions::new()
@@ -822,7 +840,10 @@ mod tests {
             std::slice::from_ref(&first)
         );
         let second = facts
-            .add("default", new(MemoryType::Preference, "User likes cake"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes cake"),
+            )
             .expect("add");
         assert_eq!(
             facts.list("default", None, 50).expect("list"),
@@ -841,7 +862,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (facts, _) = store(dir.path());
         let first = facts
-            .add("default", new(MemoryType::Preference, "User likes tea"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes tea"),
+            )
             .expect("add");
         let mut file = OpenOptions::new()
             .append(true)
@@ -852,7 +876,10 @@ mod tests {
         file.write_all(b"\nnot json\n\n").expect("write");
         drop(file);
         let second = facts
-            .add("default", new(MemoryType::Preference, "User likes cake"))
+            .add(
+                "default",
+                NewMemory::new(MemoryType::Preference, "User likes cake"),
+            )
             .expect("add");
         assert_eq!(
             facts.list("default", None, 50).expect("list"),
@@ -902,7 +929,7 @@ mod tests {
                             facts
                                 .add(
                                     "default",
-                                    new(MemoryType::Episode, &format!("event {t} {i}")),
+                                    NewMemory::new(MemoryType::Episode, format!("event {t} {i}")),
                                 )
                                 .expect("add")
                                 .id

@@ -132,15 +132,7 @@ mod tests {
     }
 
     fn fact(summary: &str) -> NewMemory {
-        NewMemory {
-            memory_type: MemoryType::Preference,
-            summary: summary.to_string(),
-            detail: None,
-            evidence: None,
-            scope: None,
-            confidence: None,
-            importance: None,
-        }
+        NewMemory::new(MemoryType::Preference, summary)
     }
 
     #[test]

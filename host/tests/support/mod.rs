@@ -15,6 +15,7 @@ use engram_strategies::model::{
 
 pub mod http;
 pub mod openai;
+pub mod rng;
 
 pub const NOW: i64 = 1_790_000_000_000;
 const DAY: i64 = 86_400_000;
