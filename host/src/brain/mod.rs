@@ -237,9 +237,19 @@ impl Brain {
         Ok(record)
     }
 
-    /// Any memory of the user, superseded ones included (their history matters).
+    /// Any memory of the user, superseded ones included (their history matters), as
+    /// last committed: from the in-memory index, without a read of the table.
     pub fn get(&self, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
-        self.store.read(|c| q::get(c, user, id))
+        self.store
+            .text_built()?
+            .get(user, id)
+            .ok_or_else(|| StoreError::NotFound(id.to_string()))
+    }
+
+    /// Builds what the first search or read by id would otherwise build (the in-memory
+    /// index of the memories), so that no request waits for it.
+    pub fn warm(&self) -> Result<(), StoreError> {
+        self.store.text_built().map(|_| ())
     }
 
     pub fn edit(&self, user: &str, id: &str, edit: MemoryEdit) -> Result<MemoryRecord, StoreError> {

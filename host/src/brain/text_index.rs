@@ -16,16 +16,24 @@
 //! acknowledged. A search inside a write transaction (ingestion's conflict sweep) sees
 //! that transaction's own changes: the rows changed since the last commit are re-read
 //! on the transaction's connection and ranked in place of their indexed versions.
-//! Nothing is durable: the index is built from the table on first use after opening.
-//! (It replaced the FTS5 table `memories_fts`, which schema version 3 drops.)
+//! It also holds each row's record as last committed, so that a search, and a read by
+//! id ([`TextIndex::get`]), answer without reading the table: a reader's page cache is
+//! dropped at its first read after any commit (WAL mode), so under steady writes every
+//! such read went back to the file, page by page.
+//!
+//! Nothing is durable: the index is built from the table on first use after opening
+//! (the daemon builds it as it starts, `Brain::warm`). (It replaced the FTS5 table
+//! `memories_fts`, which schema version 3 drops.)
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
+use super::record::MemoryRecord;
 use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
 use super::tokenizer::{Tokenizer, TokenizerError};
 
@@ -95,11 +103,11 @@ struct Posting {
     tf: [u32; 2],
 }
 
-/// An indexed row: its tokens in order, per column (phrases need the order).
+/// An indexed row: the record as committed (what a search returns, without reading
+/// the table again) and its tokens in order, per column (phrases need the order).
 struct Doc {
     rowid: i64,
-    user: u32,
-    live: bool,
+    record: Arc<MemoryRecord>,
     columns: [Box<[TermId]>; 2],
 }
 
@@ -109,16 +117,45 @@ impl Doc {
     }
 }
 
+/// What scoring needs of an indexed row.
+#[derive(Clone, Copy)]
+struct Scored {
+    /// Tokens in both columns.
+    size: u32,
+    /// The user's number when the row is live, [`Scored::HIDDEN`] otherwise (or when
+    /// the slot is free).
+    owner: u32,
+}
+
+impl Scored {
+    const HIDDEN: u32 = u32::MAX;
+}
+
 /// A row as the table holds it, tokenized.
 struct Row {
-    user: String,
-    live: bool,
+    record: Arc<MemoryRecord>,
     columns: [Vec<Box<[u8]>>; 2],
 }
 
 impl Row {
+    fn new(tokenizer: &mut Tokenizer, record: MemoryRecord) -> Result<Row, StoreError> {
+        let columns = [
+            tokens(tokenizer, Some(&record.summary))?,
+            tokens(tokenizer, record.detail.as_deref())?,
+        ];
+        Ok(Row {
+            record: Arc::new(record),
+            columns,
+        })
+    }
+
     fn size(&self) -> usize {
         self.columns[0].len() + self.columns[1].len()
+    }
+
+    /// Neither superseded nor dismissed: what search finds.
+    fn live(&self) -> bool {
+        self.record.superseded_by.is_none() && self.record.dismissed_at.is_none()
     }
 }
 
@@ -129,8 +166,13 @@ struct Inner {
     postings: Vec<Vec<Posting>>,
     /// By slot; freed slots are reused.
     docs: Vec<Option<Doc>>,
+    /// By slot, what scoring reads of each row, packed so that a search's walk over
+    /// thousands of postings stays in cache.
+    scored: Vec<Scored>,
     free: Vec<u32>,
     slots: BTreeMap<i64, u32>,
+    /// By memory id: what a read by id looks up.
+    ids: HashMap<Box<str>, u32>,
     users: HashMap<Box<str>, u32>,
     /// Tokens in every row, both columns.
     tokens: u64,
@@ -154,6 +196,8 @@ impl Inner {
         let Some(doc) = self.docs[slot as usize].take() else {
             return;
         };
+        self.ids.remove(doc.record.id.as_str());
+        self.scored[slot as usize].owner = Scored::HIDDEN;
         self.tokens -= doc.size() as u64;
         let mut terms: Vec<TermId> = doc.columns.iter().flat_map(|c| c.iter().copied()).collect();
         terms.sort_unstable();
@@ -170,7 +214,10 @@ impl Inner {
     fn insert(&mut self, rowid: i64, row: &Row) {
         self.remove(rowid);
         let users = self.users.len() as u32;
-        let user = *self.users.entry(row.user.as_str().into()).or_insert(users);
+        let user = *self
+            .users
+            .entry(row.record.user_id.as_str().into())
+            .or_insert(users);
         let columns = [0, 1].map(|c| {
             row.columns[c]
                 .iter()
@@ -190,6 +237,10 @@ impl Inner {
             Some(slot) => slot,
             None => {
                 self.docs.push(None);
+                self.scored.push(Scored {
+                    size: 0,
+                    owner: Scored::HIDDEN,
+                });
                 (self.docs.len() - 1) as u32
             }
         };
@@ -205,13 +256,17 @@ impl Inner {
             self.postings[term as usize].push(Posting { slot, tf });
         }
         self.tokens += row.size() as u64;
+        self.scored[slot as usize] = Scored {
+            size: row.size() as u32,
+            owner: if row.live() { user } else { Scored::HIDDEN },
+        };
         self.docs[slot as usize] = Some(Doc {
             rowid,
-            user,
-            live: row.live,
+            record: row.record.clone(),
             columns,
         });
         self.slots.insert(rowid, slot);
+        self.ids.insert(row.record.id.as_str().into(), slot);
     }
 
     /// About how many bytes of heap the index holds: its vectors and maps at their
@@ -232,15 +287,18 @@ impl Inner {
                 .docs
                 .iter()
                 .flatten()
-                .map(|d| d.size() * size_of::<TermId>())
+                .map(|d| d.size() * size_of::<TermId>() + record_bytes(&d.record))
                 .sum::<usize>()
-            + self.free.capacity() * size_of::<u32>();
+            + self.free.capacity() * size_of::<u32>()
+            + self.scored.capacity() * size_of::<Scored>();
         // A B-tree node holds up to 11 entries; count each entry at about 1.5 times
         // its size.
         let slots = self.slots.len() * size_of::<(i64, u32)>() * 3 / 2;
+        let ids = self.ids.capacity() * (size_of::<(Box<str>, u32)>() + 1)
+            + self.ids.keys().map(|id| id.len()).sum::<usize>();
         let users = self.users.capacity() * (size_of::<(Box<str>, u32)>() + 1)
             + self.users.keys().map(|u| u.len()).sum::<usize>();
-        terms + postings + docs + slots + users
+        terms + postings + docs + slots + ids + users
     }
 
     fn doc(&self, slot: u32) -> &Doc {
@@ -352,21 +410,14 @@ impl TextIndex {
             return Ok(());
         }
         let mut inner = Inner::default();
-        let mut stmt = conn.prepare(
-            "SELECT rowid, user_id, superseded_by IS NULL AND dismissed_at IS NULL, summary, detail FROM memories",
-        )?;
+        // The rowid after the record's columns, which `record_from_row` reads from 0.
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS}, rowid FROM memories"))?;
+        let rowid_at = COLUMNS.split(',').count();
         let mut rows = stmt.query([])?;
         let mut tokenizer = self.tokenizer();
         while let Some(r) = rows.next()? {
-            let row = Row {
-                user: r.get(1)?,
-                live: r.get(2)?,
-                columns: [
-                    tokens(&mut tokenizer, r.get::<_, Option<String>>(3)?.as_deref())?,
-                    tokens(&mut tokenizer, r.get::<_, Option<String>>(4)?.as_deref())?,
-                ],
-            };
-            inner.insert(r.get(0)?, &row);
+            let row = Row::new(&mut tokenizer, record_from_row(r)?)?;
+            inner.insert(r.get(rowid_at)?, &row);
         }
         *self.write() = Some(inner);
         Ok(())
@@ -450,6 +501,15 @@ impl TextIndex {
             > cap)
     }
 
+    /// `user`'s memory `id` as last committed, superseded and dismissed ones included;
+    /// `None` when there is no such memory of `user` (or the index is not built).
+    pub fn get(&self, user: &str, id: &str) -> Option<MemoryRecord> {
+        let state = self.read();
+        let inner = state.as_ref()?;
+        let doc = inner.doc(*inner.ids.get(id)?);
+        (doc.record.user_id == user).then(|| MemoryRecord::clone(&doc.record))
+    }
+
     /// About how many bytes of memory the index takes (0 before it is built).
     pub fn heap_bytes(&self) -> usize {
         self.read().as_ref().map_or(0, Inner::heap_bytes)
@@ -465,7 +525,9 @@ impl TextIndex {
     }
 
     /// `user`'s live memories matching `query`, best first, at most `limit`, with
-    /// their bm25 (negative; lower is better). The records come from `conn`.
+    /// their bm25 (negative; lower is better). The records are the index's, as last
+    /// committed; `conn` matters only when it is the writer's inside a transaction, whose
+    /// own changes are then read from it.
     pub fn search(
         &self,
         conn: &Connection,
@@ -497,37 +559,29 @@ impl TextIndex {
             Overlay::none()
         };
         let phrases = self.phrases(query)?;
-        let ranked = {
-            let state = self.read();
-            let Some(inner) = state.as_ref() else {
-                return Err(StoreError::Invalid {
-                    field: "search",
-                    reason: "the search index is not built".into(),
-                });
-            };
-            rank(inner, &overlay, &phrases, query.all, user)
+        let state = self.read();
+        let Some(inner) = state.as_ref() else {
+            return Err(StoreError::Invalid {
+                field: "search",
+                reason: "the search index is not built".into(),
+            });
         };
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE rowid = ?1 AND user_id = ?2 AND superseded_by IS NULL AND dismissed_at IS NULL"
-        ))?;
-        let mut found = Vec::new();
-        for (score, rowid) in ranked {
-            if found.len() >= limit.clamp(1, 500) {
-                break;
-            }
-            // A row changed since this read began is skipped: the reader's snapshot
-            // decides what exists.
-            if let Some(record) = stmt
-                .query_row(params![rowid, user], record_from_row)
-                .optional()?
-            {
-                found.push(TextMatch {
-                    record,
-                    bm25: score,
-                });
-            }
-        }
-        Ok(found)
+        let ranked = rank(
+            inner,
+            &overlay,
+            &phrases,
+            query.all,
+            user,
+            limit.clamp(1, 500),
+        );
+        drop(state);
+        Ok(ranked
+            .into_iter()
+            .map(|(bm25, record)| TextMatch {
+                record: MemoryRecord::clone(&record),
+                bm25,
+            })
+            .collect())
     }
 
     fn phrases(&self, query: &TextQuery) -> Result<Vec<Phrase>, StoreError> {
@@ -554,22 +608,12 @@ impl TextIndex {
     }
 
     fn read_row(&self, conn: &Connection, rowid: i64) -> Result<Option<Row>, StoreError> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT user_id, superseded_by IS NULL AND dismissed_at IS NULL, summary, detail FROM memories WHERE rowid = ?1",
-        )?;
-        let mut rows = stmt.query([rowid])?;
-        let Some(r) = rows.next()? else {
+        let mut stmt =
+            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE rowid = ?1"))?;
+        let Some(record) = stmt.query_row([rowid], record_from_row).optional()? else {
             return Ok(None);
         };
-        let mut tokenizer = self.tokenizer();
-        Ok(Some(Row {
-            user: r.get(0)?,
-            live: r.get(1)?,
-            columns: [
-                tokens(&mut tokenizer, r.get::<_, Option<String>>(2)?.as_deref())?,
-                tokens(&mut tokenizer, r.get::<_, Option<String>>(3)?.as_deref())?,
-            ],
-        }))
+        Ok(Some(Row::new(&mut self.tokenizer(), record)?))
     }
 
     fn tokenizer(&self) -> MutexGuard<'_, Tokenizer> {
@@ -626,23 +670,24 @@ fn every_bit(phrases: usize) -> u32 {
 /// Every row (any user, live or not) where `phrase` occurs, with its occurrences.
 fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 2])> {
     let mut out = Vec::new();
-    let replaced = |doc: &Doc| !overlay.rowids.is_empty() && overlay.rowids.contains(&doc.rowid);
+    let replaced =
+        |slot: u32| !overlay.rowids.is_empty() && overlay.rowids.contains(&inner.doc(slot).rowid);
     if let Some(ids) = &phrase.ids {
         match ids.as_slice() {
             [] => {}
             [one] => {
                 for p in &inner.postings[*one as usize] {
-                    if !replaced(inner.doc(p.slot)) {
+                    if !replaced(p.slot) {
                         out.push((At::Slot(p.slot), p.tf));
                     }
                 }
             }
             [first, ..] => {
                 for p in &inner.postings[*first as usize] {
-                    let doc = inner.doc(p.slot);
-                    if replaced(doc) {
+                    if replaced(p.slot) {
                         continue;
                     }
+                    let doc = inner.doc(p.slot);
                     let tf = occurrences([&doc.columns[0], &doc.columns[1]], ids);
                     if tf != [0, 0] {
                         out.push((At::Slot(p.slot), tf));
@@ -660,14 +705,37 @@ fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 
     out
 }
 
-/// The ranked (bm25, rowid) of `user`'s live rows matching the phrases, best first.
+/// Per-thread scratch of [`rank`]: a score and a mask of the phrases found, per slot,
+/// and the slots touched, so that ranking costs the matches, not the table's size (and
+/// no hash map is grown per search).
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<(f64, u32)>,
+    touched: Vec<u32>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        for slot in self.touched.drain(..) {
+            self.scores[slot as usize] = (0.0, 0);
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// The best `limit` of `user`'s live rows matching the phrases, best first: their bm25
+/// (negative; lower is better) and their records.
 fn rank(
     inner: &Inner,
     overlay: &Overlay,
     phrases: &[Phrase],
     all: bool,
     user: &str,
-) -> Vec<(f64, i64)> {
+    limit: usize,
+) -> Vec<(f64, Arc<MemoryRecord>)> {
     let user_id = inner.users.get(user).copied();
     // N and the tokens of the table as the transaction sees it.
     let mut rows = inner.slots.len() as u64;
@@ -686,43 +754,113 @@ fn rank(
         return Vec::new();
     }
     let avgdl = tokens as f64 / rows as f64;
-    let mut scores: FxHashMap<At, (f64, u32)> = FxHashMap::default();
-    for (i, phrase) in phrases.iter().enumerate() {
-        let found = matches(inner, overlay, phrase);
-        let idf = idf(rows, found.len());
-        for (at, tf) in found {
-            let (size, ok) = match at {
-                At::Slot(slot) => {
-                    let doc = inner.doc(slot);
-                    (doc.size(), doc.live && Some(doc.user) == user_id)
-                }
-                At::Pending(i) => {
-                    let row = &overlay.rows[i].1;
-                    (row.size(), row.live && row.user == user)
-                }
-            };
-            if !ok {
-                continue;
-            }
-            let entry = scores.entry(at).or_insert((0.0, 0));
-            entry.0 += term(idf, frequency(tf), size, avgdl);
-            entry.1 |= 1 << i;
-        }
-    }
     let every = every_bit(phrases.len());
-    let mut ranked: Vec<(f64, i64)> = scores
-        .into_iter()
-        .filter(|(_, (_, mask))| !all || *mask == every)
-        .map(|(at, (score, _))| {
-            let rowid = match at {
-                At::Slot(slot) => inner.doc(slot).rowid,
-                At::Pending(i) => overlay.rows[i].0,
+    let mut pending = vec![(0.0, 0u32); overlay.rows.len()];
+    let mut ranked: Vec<(f64, i64, At)> =
+        SCRATCH.with_borrow_mut(|scratch| {
+            // Left dirty only by a panic in an earlier search on this thread.
+            scratch.clear();
+            if scratch.scores.len() < inner.docs.len() {
+                scratch.scores.resize(inner.docs.len(), (0.0, 0));
+            }
+            let add = |scratch: &mut Scratch, slot: u32, idf: f64, tf: [u32; 2], bit: u32| {
+                let row = inner.scored[slot as usize];
+                if Some(row.owner) != user_id {
+                    return;
+                }
+                let entry = &mut scratch.scores[slot as usize];
+                if entry.1 == 0 {
+                    scratch.touched.push(slot);
+                }
+                entry.0 += term(idf, frequency(tf), row.size as usize, avgdl);
+                entry.1 |= bit;
             };
-            (-score, rowid)
-        })
-        .collect();
-    ranked.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let no_overlay = overlay.rowids.is_empty() && overlay.rows.is_empty();
+            for (i, phrase) in phrases.iter().enumerate() {
+                // The common case, one token and no transaction of its own: its postings
+                // are its matches.
+                if let (Some([one]), true) = (phrase.ids.as_deref(), no_overlay) {
+                    let postings = &inner.postings[*one as usize];
+                    let idf = idf(rows, postings.len());
+                    for p in postings {
+                        add(scratch, p.slot, idf, p.tf, 1 << i);
+                    }
+                    continue;
+                }
+                let found = matches(inner, overlay, phrase);
+                let idf = idf(rows, found.len());
+                for (at, tf) in found {
+                    let entry = match at {
+                        At::Slot(slot) => {
+                            add(scratch, slot, idf, tf, 1 << i);
+                            continue;
+                        }
+                        At::Pending(p) => {
+                            let row = &overlay.rows[p].1;
+                            if !(row.live() && row.record.user_id == user) {
+                                continue;
+                            }
+                            let entry = &mut pending[p];
+                            entry.0 += term(idf, frequency(tf), row.size(), avgdl);
+                            entry
+                        }
+                    };
+                    entry.1 |= 1 << i;
+                }
+            }
+            let found =
+                scratch
+                    .touched
+                    .iter()
+                    .map(|&slot| {
+                        let (score, mask) = scratch.scores[slot as usize];
+                        (score, mask, inner.doc(slot).rowid, At::Slot(slot))
+                    })
+                    .chain(pending.iter().enumerate().map(|(p, &(score, mask))| {
+                        (score, mask, overlay.rows[p].0, At::Pending(p))
+                    }))
+                    .filter(|&(_, mask, _, _)| mask != 0 && (!all || mask == every))
+                    .map(|(score, _, rowid, at)| (-score, rowid, at))
+                    .collect();
+            scratch.clear();
+            found
+        });
+    // Ties in rowid order, as SQLite's sort left them; only the best `limit` are sorted.
+    let order = |a: &(f64, i64, At), b: &(f64, i64, At)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_unstable_by(order);
     ranked
+        .into_iter()
+        .map(|(score, _, at)| {
+            let record = match at {
+                At::Slot(slot) => &inner.doc(slot).record,
+                At::Pending(p) => &overlay.rows[p].1.record,
+            };
+            (score, record.clone())
+        })
+        .collect()
+}
+
+/// About the heap a record holds: the struct and its strings.
+fn record_bytes(record: &MemoryRecord) -> usize {
+    std::mem::size_of::<MemoryRecord>()
+        + record.id.capacity()
+        + record.user_id.capacity()
+        + record.summary.capacity()
+        + record.detail.as_ref().map_or(0, String::capacity)
+        + record.superseded_by.as_ref().map_or(0, String::capacity)
+        + record
+            .source_conversation
+            .as_ref()
+            .map_or(0, String::capacity)
+        + record
+            .source_turns
+            .iter()
+            .map(|t| std::mem::size_of::<String>() + t.capacity())
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -838,14 +976,32 @@ mod tests {
         case: &str,
     ) -> usize {
         let expected = fts5_ranking(conn, user, query);
-        let got: Vec<(String, f64)> = text
-            .search(conn, user, query, 500)
-            .expect("search")
-            .into_iter()
-            .map(|m| (m.record.id, m.bm25))
-            .collect();
+        let found = text.search(conn, user, query, 500).expect("search");
+        // The records returned are the rows as `conn` reads them, not older copies.
+        let mut table = conn
+            .prepare(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))
+            .expect("prepare");
+        for m in &found {
+            let row = table
+                .query_row([&m.record.id], record_from_row)
+                .expect("the row");
+            assert_eq!(m.record, row, "{case}: {query:?}: a record unlike its row");
+        }
+        let got: Vec<(String, f64)> = found.into_iter().map(|m| (m.record.id, m.bm25)).collect();
         let ids = |v: &[(String, f64)]| v.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&got), ids(&expected), "{case}: {query:?} for {user}");
+        // The best few alone are the same as the head of the whole ranking.
+        let few: Vec<String> = text
+            .search(conn, user, query, 3)
+            .expect("search")
+            .into_iter()
+            .map(|m| m.record.id)
+            .collect();
+        assert_eq!(
+            few,
+            ids(&expected)[..expected.len().min(3)],
+            "{case}: {query:?}, best 3"
+        );
         for ((_, a), (_, b)) in got.iter().zip(&expected) {
             assert!(
                 (a - b).abs() <= 1e-9 * b.abs(),
@@ -887,6 +1043,7 @@ mod tests {
             let store = brain.store();
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut ids: Vec<(String, String)> = Vec::new();
+            let mut deleted: Vec<(String, String)> = Vec::new();
             let mut compared = 0;
             for step in 0..300 {
                 let roll = rng.below(10);
@@ -910,6 +1067,7 @@ mod tests {
                         6 => {
                             brain.delete(&user, &id).expect("delete");
                             ids.retain(|(_, other)| *other != id);
+                            deleted.push((user.clone(), id.clone()));
                         }
                         7 => {
                             // Dismissed, or back: written in SQL, as no API does it.
@@ -973,6 +1131,17 @@ mod tests {
                                 r.get(0)
                             })?;
                         assert_eq!(text.size(), size);
+                        // A read by id gives every row as the table holds it, to its
+                        // own user only.
+                        let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM memories"))?;
+                        for row in stmt.query_map([], record_from_row)? {
+                            let row = row?;
+                            assert_eq!(text.get(&row.user_id, &row.id).as_ref(), Some(&row));
+                            assert_eq!(text.get("nobody", &row.id), None);
+                        }
+                        for (user, id) in &deleted {
+                            assert_eq!(text.get(user, id), None, "seed {seed}: deleted {id}");
+                        }
                         Ok(())
                     })()
                     .expect("compare");
