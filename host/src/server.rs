@@ -200,11 +200,16 @@ async fn maintain(app: Arc<App>) {
     if app.memory.brain().is_err() {
         return;
     }
+    let warm = app.clone();
+    let built = crate::background::run(move || warm.memory.brain().map(|b| b.warm())).await;
+    if let Ok(Ok(Err(e))) = built {
+        tracing::error!("building the Second Brain's memory index: {e}");
+    }
     let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
     loop {
         ticker.tick().await;
         let app = app.clone();
-        let pass = tokio::task::spawn_blocking(move || {
+        let pass = crate::background::run(move || {
             let settings = crate::brain::maintenance::Settings::from_config(
                 &app.config.current().memory.second_brain,
             );
@@ -235,7 +240,7 @@ async fn run_schedules(app: Arc<App>) {
     loop {
         ticker.tick().await;
         let app = app.clone();
-        let pass = tokio::task::spawn_blocking(move || {
+        let pass = crate::background::run(move || {
             use crate::schedule::runner::{open_run, run_due};
             run_due(&app.schedules, &app.events, |schedule| {
                 open_run(&app.turns, schedule)

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lock",
             "credentials",
             "connections",
+            "background",
             "logging",
             "events",
             "config",

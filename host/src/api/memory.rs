@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
@@ -214,7 +214,7 @@ pub async fn list_memories(
 pub async fn search_memories(
     State(app): State<Arc<App>>,
     ApiQuery(query): ApiQuery<SearchQuery>,
-) -> Result<Json<SearchPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let user = user_id(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     if query.q.trim().is_empty() {
@@ -227,10 +227,12 @@ pub async fn search_memories(
         let items =
             app.memory
                 .search_hits(&user, &query.q, limit, query.scope.unwrap_or_default())?;
+        // Serialized here, on the search lane, not on the async workers.
         Ok(Json(SearchPage {
             items,
             next_cursor: None,
-        }))
+        })
+        .into_response())
     })
     .await
 }

@@ -16,12 +16,11 @@ pub mod schedules;
 pub mod skills;
 pub mod turns;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::{Extension, Json, Router};
-use tokio::sync::Semaphore;
 use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -138,41 +137,23 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Runs a service call on the blocking pool: SQLite and plugins must not stall the
-/// async workers that serve other requests.
+/// Runs a service call off the async workers ([`crate::background::run`]): SQLite and
+/// plugins must not stall the workers that serve other requests.
 pub async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
+    crate::background::run(f)
         .await
         .map_err(|e| ApiError::internal("request task", &e))?
 }
 
-/// As [`blocking`], for a read whose cost grows with the data (a full-text search): at
-/// most one runs per two cores (one on a 2-core machine), the others wait their turn
-/// here, first come first served, without holding a thread. More at once only share
-/// the cores: each takes longer, and so do the point reads and the writes that need
-/// the same cores. Under the mixed REST load on 2 cores, 32 searches at once made an
-/// add wait 29 ms at p50 and a GET by id 3.3 ms. Once search ranked in memory, two
-/// at once still made a GET by id wait 0.83 to 0.87 ms and an add 7.6 to 9.2 ms; one
-/// at once, 0.36 to 0.41 ms and 2.8 to 3.4 ms, for about 10% less throughput.
+/// As [`blocking`], for a read whose cost grows with the data (a full-text search): on
+/// a search lane ([`crate::background::heavy`]), one per two cores, the others waiting
+/// their turn there, first come first served, without holding a thread.
 pub async fn blocking_heavy<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    static LANES: LazyLock<Arc<Semaphore>> = LazyLock::new(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Arc::new(Semaphore::new((cores / 2).max(1)))
-    });
-    let permit = LANES
-        .clone()
-        .acquire_owned()
+    crate::background::heavy(f)
         .await
-        .map_err(|e| ApiError::internal("search lane", &e))?;
-    // The permit goes with the work: a client that hangs up does not free the lane
-    // before the search it started has finished.
-    blocking(move || {
-        let _permit = permit;
-        f()
-    })
-    .await
+        .map_err(|e| ApiError::internal("search lane", &e))?
 }

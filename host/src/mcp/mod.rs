@@ -70,7 +70,7 @@ fn session_user(app: &App) -> Result<String, Failure> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
 ) -> Result<T, ErrorData> {
-    tokio::task::spawn_blocking(f)
+    crate::background::run(f)
         .await
         .map_err(|e| catalog::error(Failure::internal("request task", &e)))?
 }
@@ -112,7 +112,7 @@ impl ServerHandler for McpServer {
             ));
         };
         let app = self.app.clone();
-        let ran = tokio::task::spawn_blocking(move || {
+        let ran = crate::background::run(move || {
             let user = session_user(&app)?;
             tool.run(&app, &user, request.arguments)
         })

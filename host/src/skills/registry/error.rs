@@ -108,7 +108,7 @@ where
     T: Send + 'static,
     E: Into<RegistryError> + Send + 'static,
 {
-    match tokio::task::spawn_blocking(work).await {
+    match crate::background::run(work).await {
         Ok(result) => result.map_err(Into::into),
         Err(e) => Err(RegistryError::Internal(e.to_string())),
     }
