@@ -120,6 +120,8 @@ impl Doc {
 /// What scoring needs of an indexed row.
 #[derive(Clone, Copy)]
 struct Scored {
+    /// Ties are ranked by rowid.
+    rowid: i64,
     /// Tokens in both columns.
     size: u32,
     /// The user's number when the row is live, [`Scored::HIDDEN`] otherwise (or when
@@ -238,6 +240,7 @@ impl Inner {
             None => {
                 self.docs.push(None);
                 self.scored.push(Scored {
+                    rowid: 0,
                     size: 0,
                     owner: Scored::HIDDEN,
                 });
@@ -257,6 +260,7 @@ impl Inner {
         }
         self.tokens += row.size() as u64;
         self.scored[slot as usize] = Scored {
+            rowid,
             size: row.size() as u32,
             owner: if row.live() { user } else { Scored::HIDDEN },
         };
@@ -814,7 +818,12 @@ fn rank(
                     .iter()
                     .map(|&slot| {
                         let (score, mask) = scratch.scores[slot as usize];
-                        (score, mask, inner.doc(slot).rowid, At::Slot(slot))
+                        (
+                            score,
+                            mask,
+                            inner.scored[slot as usize].rowid,
+                            At::Slot(slot),
+                        )
                     })
                     .chain(pending.iter().enumerate().map(|(p, &(score, mask))| {
                         (score, mask, overlay.rows[p].0, At::Pending(p))
