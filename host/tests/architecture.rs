@@ -305,3 +305,29 @@ fn the_reader_sees_grouped_and_plain_imports_but_not_prose() {
     let names: Vec<String> = imports_of(text).into_iter().map(|(_, m)| m).collect();
     assert_eq!(names, ["brain", "gate", "net"]);
 }
+
+/// Work leaves the async workers one way: `background.rs` (which lowers its threads'
+/// priority); a bare `spawn_blocking` elsewhere would run at the workers' priority.
+#[test]
+fn only_background_rs_spawns_blocking_work() {
+    let root = src_dir();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut found = Vec::new();
+    for path in files {
+        let relative = path.strip_prefix(&root).expect("under src");
+        if relative == Path::new("background.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read a source file");
+        for (number, code) in code_lines(&text) {
+            if code.contains("spawn_blocking") {
+                found.push(format!("{}:{number}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "spawn_blocking outside background.rs: {found:?}"
+    );
+}

@@ -669,11 +669,11 @@ fn one_line(text: &str, max: usize) -> String {
     out
 }
 
-/// Runs blocking service work (SQLite, files, plugins) off the async workers.
+/// Runs blocking service work (SQLite, files, plugins) off the async workers
+/// ([`crate::background::run`]); its panic is the chat loop's.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(work).await {
+    match crate::background::run(work).await {
         Ok(value) => value,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => panic!("blocking chat work was cancelled: {e}"),
+        Err(e) => panic!("blocking chat work failed: {e}"),
     }
 }

@@ -284,7 +284,7 @@ async fn library_call<T: Send + 'static>(
 ) -> Result<T, LibraryError> {
     let library = library.clone();
     let root = library.root().to_path_buf();
-    tokio::task::spawn_blocking(move || work(&library))
+    crate::background::run(move || work(&library))
         .await
         .unwrap_or_else(|e| {
             Err(LibraryError::Io {

@@ -428,13 +428,12 @@ impl Bot {
     /// confirmation whose buttons must not be pressed twice) or is sent anew.
     async fn memory(&self, chat: i64, edit: Option<i64>, user: String, action: Action) {
         let memory = self.app.memory.clone();
-        let reply =
-            tokio::task::spawn_blocking(move || memory_command::run(&memory, &user, action))
-                .await
-                .unwrap_or_else(|e| memory_command::MemoryReply {
-                    text: format!("/memory failed: {e}"),
-                    confirm: false,
-                });
+        let reply = crate::background::run(move || memory_command::run(&memory, &user, action))
+            .await
+            .unwrap_or_else(|e| memory_command::MemoryReply {
+                text: format!("/memory failed: {e}"),
+                confirm: false,
+            });
         let buttons: Buttons = if reply.confirm {
             vec![vec![
                 ("Yes, clear everything".into(), "m:clear-yes".into()),

@@ -253,11 +253,10 @@ impl Session {
     fn memory_action(&self, action: Action) -> memory_command::MemoryReply {
         let memory = self.app.memory.clone();
         let user = self.chat.user().to_string();
-        let handle = self
-            .runtime
-            .spawn_blocking(move || memory_command::run(&memory, &user, action));
         self.runtime
-            .block_on(handle)
+            .block_on(crate::background::run(move || {
+                memory_command::run(&memory, &user, action)
+            }))
             .unwrap_or_else(|e| memory_command::MemoryReply {
                 text: format!("/memory failed: {e}"),
                 confirm: false,

@@ -101,7 +101,7 @@ impl Mirror {
     /// The bytes of `rel` under the root, if it is a file inside it.
     async fn read(self: &Arc<Self>, rel: PathBuf) -> Option<Vec<u8>> {
         let mirror = self.clone();
-        tokio::task::spawn_blocking(move || {
+        crate::background::run(move || {
             let path = mirror.root.join(rel).canonicalize().ok()?;
             if !path.starts_with(&mirror.root) || !path.is_file() {
                 return None;
