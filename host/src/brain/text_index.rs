@@ -96,9 +96,10 @@ pub enum IndexError {
     Tokenizer(#[from] TokenizerError),
 }
 
-/// A term's occurrences in one row.
+/// A term's occurrences in one row: the row in its slot's `uses`-th use.
 struct Posting {
     slot: u32,
+    uses: u32,
     /// In the summary, in the detail.
     tf: [u32; 2],
 }
@@ -127,6 +128,8 @@ struct Scored {
     /// The user's number when the row is live, [`Scored::HIDDEN`] otherwise (or when
     /// the slot is free).
     owner: u32,
+    /// How many rows the slot has held and lost: a posting of an earlier one is stale.
+    uses: u32,
 }
 
 impl Scored {
@@ -161,11 +164,22 @@ impl Row {
     }
 }
 
+/// A term's postings. Removing a row only counts its postings out of `live`: they
+/// stay in the list, known to be stale by their slot's use count, until the stale
+/// ones outnumber the live ones and the list is compacted. So removing (or editing) a
+/// row costs its own terms, not a walk through each term's list, thousands of rows
+/// long for a common word.
+#[derive(Default)]
+struct Postings {
+    list: Vec<Posting>,
+    live: u32,
+}
+
 #[derive(Default)]
 struct Inner {
     terms: HashMap<Box<[u8]>, TermId>,
     /// By term id; a posting list's order means nothing.
-    postings: Vec<Vec<Posting>>,
+    postings: Vec<Postings>,
     /// By slot; freed slots are reused.
     docs: Vec<Option<Doc>>,
     /// By slot, what scoring reads of each row, packed so that a search's walk over
@@ -187,8 +201,21 @@ impl Inner {
         }
         let id = self.postings.len() as TermId;
         self.terms.insert(token.into(), id);
-        self.postings.push(Vec::new());
+        self.postings.push(Postings::default());
         id
+    }
+
+    /// Whether `posting` is of the row in its slot now, not of one removed from it.
+    fn current(&self, posting: &Posting) -> bool {
+        self.scored[posting.slot as usize].uses == posting.uses
+    }
+
+    /// The rows where `term` occurs.
+    fn postings(&self, term: TermId) -> impl Iterator<Item = &Posting> {
+        self.postings[term as usize]
+            .list
+            .iter()
+            .filter(|p| self.current(p))
     }
 
     fn remove(&mut self, rowid: i64) {
@@ -199,15 +226,21 @@ impl Inner {
             return;
         };
         self.ids.remove(doc.record.id.as_str());
-        self.scored[slot as usize].owner = Scored::HIDDEN;
+        let scored = &mut self.scored[slot as usize];
+        scored.owner = Scored::HIDDEN;
+        scored.uses = scored.uses.wrapping_add(1);
         self.tokens -= doc.size() as u64;
         let mut terms: Vec<TermId> = doc.columns.iter().flat_map(|c| c.iter().copied()).collect();
         terms.sort_unstable();
         terms.dedup();
         for term in terms {
-            let list = &mut self.postings[term as usize];
-            if let Some(at) = list.iter().position(|p| p.slot == slot) {
-                list.swap_remove(at);
+            let postings = &mut self.postings[term as usize];
+            postings.live -= 1;
+            if postings.list.len() > 2 * postings.live as usize + 16 {
+                let scored = &self.scored;
+                postings
+                    .list
+                    .retain(|p| scored[p.slot as usize].uses == p.uses);
             }
         }
         self.free.push(slot);
@@ -243,6 +276,7 @@ impl Inner {
                     rowid: 0,
                     size: 0,
                     owner: Scored::HIDDEN,
+                    uses: 0,
                 });
                 (self.docs.len() - 1) as u32
             }
@@ -256,13 +290,17 @@ impl Inner {
                 tf[1] += counts[i].1[1];
                 i += 1;
             }
-            self.postings[term as usize].push(Posting { slot, tf });
+            let uses = self.scored[slot as usize].uses;
+            let postings = &mut self.postings[term as usize];
+            postings.list.push(Posting { slot, uses, tf });
+            postings.live += 1;
         }
         self.tokens += row.size() as u64;
         self.scored[slot as usize] = Scored {
             rowid,
             size: row.size() as u32,
             owner: if row.live() { user } else { Scored::HIDDEN },
+            ..self.scored[slot as usize]
         };
         self.docs[slot as usize] = Some(Doc {
             rowid,
@@ -280,11 +318,11 @@ impl Inner {
         use std::mem::size_of;
         let terms = self.terms.capacity() * (size_of::<(Box<[u8]>, TermId)>() + 1)
             + self.terms.keys().map(|t| t.len()).sum::<usize>();
-        let postings = self.postings.capacity() * size_of::<Vec<Posting>>()
+        let postings = self.postings.capacity() * size_of::<Postings>()
             + self
                 .postings
                 .iter()
-                .map(|p| p.capacity() * size_of::<Posting>())
+                .map(|p| p.list.capacity() * size_of::<Posting>())
                 .sum::<usize>();
         let docs = self.docs.capacity() * size_of::<Option<Doc>>()
             + self
@@ -476,7 +514,7 @@ impl TextIndex {
         let mut per_phrase = Vec::with_capacity(phrases.len());
         for phrase in &phrases {
             per_phrase.push(match phrase.ids.as_deref() {
-                Some([one]) => inner.postings[*one as usize].len(),
+                Some([one]) => inner.postings[*one as usize].live as usize,
                 _ => matches(inner, &overlay, phrase).len(),
             });
         }
@@ -680,14 +718,14 @@ fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 
         match ids.as_slice() {
             [] => {}
             [one] => {
-                for p in &inner.postings[*one as usize] {
+                for p in inner.postings(*one) {
                     if !replaced(p.slot) {
                         out.push((At::Slot(p.slot), p.tf));
                     }
                 }
             }
             [first, ..] => {
-                for p in &inner.postings[*first as usize] {
+                for p in inner.postings(*first) {
                     if replaced(p.slot) {
                         continue;
                     }
@@ -784,9 +822,8 @@ fn rank(
                 // The common case, one token and no transaction of its own: its postings
                 // are its matches.
                 if let (Some([one]), true) = (phrase.ids.as_deref(), no_overlay) {
-                    let postings = &inner.postings[*one as usize];
-                    let idf = idf(rows, postings.len());
-                    for p in postings {
+                    let idf = idf(rows, inner.postings[*one as usize].live as usize);
+                    for p in inner.postings(*one) {
                         add(scratch, p.slot, idf, p.tf, 1 << i);
                     }
                     continue;
@@ -1028,6 +1065,78 @@ mod tests {
             TextQuery::any(&text)
         }
         .expect("words")
+    }
+
+    /// Edits leave stale postings behind (a removal only counts them out); they never
+    /// count, and a term's list is compacted before they outnumber the live ones.
+    #[test]
+    fn stale_postings_never_count_and_lists_stay_compact() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let brain = Brain::open(
+            &dir.path().join("b.db"),
+            Arc::new(ManualClock::new(1_000)),
+            crate::events::EventBus::default(),
+        )
+        .expect("open");
+        // Built first, so that the edits below go through it.
+        brain.warm().expect("index");
+        for i in 0..20 {
+            let summary = format!("tea garden kept {}", WORDS[i % WORDS.len()]);
+            brain.add("default", memory(summary, None)).expect("add");
+        }
+        let edited = brain
+            .add("default", memory("tea garden".into(), None))
+            .expect("add")
+            .id;
+        for round in 0..300 {
+            let summary = if round % 2 == 0 {
+                "tea sushi"
+            } else {
+                "tea garden ramen"
+            };
+            let edit = MemoryEdit {
+                summary: Some(summary.into()),
+                ..Default::default()
+            };
+            brain.edit("default", &edited, edit).expect("edit");
+        }
+        let gone = brain
+            .add("default", memory("tea".into(), None))
+            .expect("add")
+            .id;
+        brain.delete("default", &gone).expect("delete");
+        let store = brain.store();
+        let text = store.text_built().expect("index");
+        {
+            let state = text.read();
+            let inner = state.as_ref().expect("built");
+            for word in ["tea", "garden"] {
+                let term = inner.terms[word.as_bytes()] as usize;
+                let postings = &inner.postings[term];
+                assert_eq!(
+                    postings.live as usize,
+                    inner.postings(term as TermId).count(),
+                    "{word}: live count"
+                );
+                assert!(
+                    postings.list.len() <= 2 * postings.live as usize + 16,
+                    "{word}: {} postings for {} live rows",
+                    postings.list.len(),
+                    postings.live
+                );
+            }
+        }
+        let c = &Connection::open(store.path()).expect("a connection of the test's");
+        fts5_reference(c);
+        for words in ["tea", "garden", "sushi", "tea garden", "ramen kept"] {
+            let query = TextQuery::any(words).expect("words");
+            let compared = assert_same(c, text, "default", &query, "after 300 edits");
+            assert!(compared > 0, "{words} matches something");
+            assert_eq!(
+                text.more_than(&query, 21).expect("count"),
+                fts5_count(c, &query) > 21
+            );
+        }
     }
 
     /// On generated memories of several users, edited, superseded, dismissed and
