@@ -4,9 +4,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
+
+use crate::api::Json;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 

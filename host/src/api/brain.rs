@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::Json;
+use super::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use engram_strategies::model::Role;

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
+
+use super::Json;
 use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

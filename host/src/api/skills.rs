@@ -15,10 +15,12 @@
 use std::path::Path as FsPath;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::{Extension, Json};
+
+use super::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
