@@ -9,9 +9,11 @@
 //!
 //! Both run at [`NICE`] (Linux): when the cores are busy, the workers go first, so a
 //! GET by id does not queue behind searches and commits. Under the mixed REST load on
-//! 2 cores (`--bench api_load`), the lanes and the pool at nice 5 gave a GET by id
-//! 0.47 ms at p50 where nice 0 gave 0.65 to 0.73 ms, at the same throughput. Only the
-//! threads doing this work are lowered; the process's own priority is left alone.
+//! 2 cores (`--bench api_load`, runs alternating in the same minutes, before the last
+//! CPU cuts), a GET by id took 0.65 to 0.84 ms at p50 with everything at nice 0 and
+//! 0.47 to 0.64 ms with the lanes and the pool at nice 5, at about the same
+//! throughput; nice 10 cost throughput for no better GET. Only the threads doing this
+//! work are lowered; the process's own priority is left alone.
 
 use std::any::Any;
 use std::cell::Cell;
