@@ -10,13 +10,15 @@ use crate::time::{DAY_MS, ManualClock};
 
 const START: i64 = 1_790_000_000_000;
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    clock: ManualClock,
-    brain: Brain,
+/// A Second Brain on a fresh file, its clock at [`START`] (the other test modules of
+/// the brain open theirs here too).
+pub(super) struct Fixture {
+    pub(super) dir: tempfile::TempDir,
+    pub(super) clock: ManualClock,
+    pub(super) brain: Brain,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = ManualClock::new(START);
     let brain = Brain::open(

@@ -911,15 +911,12 @@ fn record_bytes(record: &MemoryRecord) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use engram_strategies::model::MemoryType;
     use rusqlite::params;
 
     use super::*;
     use crate::brain::test_rng::Rng;
-    use crate::brain::{Brain, MemoryEdit, NewMemory};
-    use crate::time::ManualClock;
+    use crate::brain::{MemoryEdit, NewMemory};
 
     /// Words with shared stems, diacritics, digits, and words that FTS5 reads as a
     /// phrase of several tokens (a visarga splits `sun\u{903}set`).
@@ -1071,13 +1068,8 @@ mod tests {
     /// count, and a term's list is compacted before they outnumber the live ones.
     #[test]
     fn stale_postings_never_count_and_lists_stay_compact() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let brain = Brain::open(
-            &dir.path().join("b.db"),
-            Arc::new(ManualClock::new(1_000)),
-            crate::events::EventBus::default(),
-        )
-        .expect("open");
+        let fixture = crate::brain::tests::fixture();
+        let brain = &fixture.brain;
         // Built first, so that the edits below go through it.
         brain.warm().expect("index");
         for i in 0..20 {
@@ -1151,13 +1143,8 @@ mod tests {
             .expect("phrases");
         assert_eq!(phrases[0].tokens.len(), 2, "a phrase is exercised");
         for seed in [1_u64, 7, 2024] {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let brain = Brain::open(
-                &dir.path().join("b.db"),
-                Arc::new(ManualClock::new(1_000)),
-                crate::events::EventBus::default(),
-            )
-            .expect("open");
+            let fixture = crate::brain::tests::fixture();
+            let brain = &fixture.brain;
             let store = brain.store();
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut ids: Vec<(String, String)> = Vec::new();
@@ -1302,12 +1289,9 @@ mod tests {
 
 #[cfg(test)]
 mod read_your_writes {
-    use std::sync::Arc;
-
     use engram_strategies::model::MemoryType;
 
     use crate::brain::{Brain, MemoryEdit, NewMemory};
-    use crate::time::ManualClock;
 
     fn found(brain: &Brain, word: &str) -> Vec<String> {
         brain
@@ -1323,15 +1307,10 @@ mod read_your_writes {
     /// commit carried it.
     #[test]
     fn a_search_after_an_acknowledged_write_sees_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let brain = Brain::open(
-            &dir.path().join("b.db"),
-            Arc::new(ManualClock::new(1_000)),
-            crate::events::EventBus::default(),
-        )
-        .expect("open");
+        let fixture = crate::brain::tests::fixture();
+        let brain = &fixture.brain;
         // Built before the writes, so that every change reaches it by the writer.
-        assert!(found(&brain, "nothing").is_empty());
+        assert!(found(brain, "nothing").is_empty());
         std::thread::scope(|s| {
             for t in 0..4 {
                 let brain = &brain;
