@@ -53,7 +53,7 @@ pub async fn run<T: Send + 'static>(
 type Job = Box<dyn FnOnce() + Send>;
 
 /// The search lanes' queue; the lane threads start with the first job.
-static LANES: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
+static LANES: LazyLock<Sender<Job>> = LazyLock::new(|| {
     let (send, receive) = std::sync::mpsc::channel::<Job>();
     let receive: &'static Mutex<Receiver<Job>> = Box::leak(Box::new(Mutex::new(receive)));
     for n in 0..lanes() {
@@ -75,7 +75,7 @@ static LANES: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
             tracing::error!("starting search lane {n}: {e}");
         }
     }
-    Mutex::new(send)
+    send
 });
 
 /// How many searches run at once: one per two cores. More at once only share the
@@ -96,11 +96,7 @@ pub async fn heavy<T: Send + 'static>(
         // The caller may have hung up; the work is done either way.
         let _ = answer.send(outcome);
     });
-    LANES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .send(job)
-        .map_err(|_| BackgroundError::Cancelled)?;
+    LANES.send(job).map_err(|_| BackgroundError::Cancelled)?;
     match answered.await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(panic)) => Err(BackgroundError::Panicked(panic)),

@@ -107,7 +107,6 @@ struct Posting {
 /// An indexed row: the record as committed (what a search returns, without reading
 /// the table again) and its tokens in order, per column (phrases need the order).
 struct Doc {
-    rowid: i64,
     record: Arc<MemoryRecord>,
     columns: [Box<[TermId]>; 2],
 }
@@ -303,7 +302,6 @@ impl Inner {
             ..self.scored[slot as usize]
         };
         self.docs[slot as usize] = Some(Doc {
-            rowid,
             record: row.record.clone(),
             columns,
         });
@@ -712,8 +710,9 @@ fn every_bit(phrases: usize) -> u32 {
 /// Every row (any user, live or not) where `phrase` occurs, with its occurrences.
 fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 2])> {
     let mut out = Vec::new();
-    let replaced =
-        |slot: u32| !overlay.rowids.is_empty() && overlay.rowids.contains(&inner.doc(slot).rowid);
+    let replaced = |slot: u32| {
+        !overlay.rowids.is_empty() && overlay.rowids.contains(&inner.scored[slot as usize].rowid)
+    };
     if let Some(ids) = &phrase.ids {
         match ids.as_slice() {
             [] => {}

@@ -150,7 +150,7 @@ impl Memory {
         })
     }
 
-    /// Whether [`Memory::get`] is a lookup by primary key (the Second Brain), cheap
+    /// Whether [`Memory::get`] is a lookup in memory (the Second Brain's index), cheap
     /// enough to run on an async worker, rather than a scan of the fact store's file.
     pub fn get_is_point_read(&self) -> bool {
         matches!(self.backend, Backend::Brain(_))
