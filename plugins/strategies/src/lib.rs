@@ -5,6 +5,7 @@
 //! the baseline of its benchmarks. The types in [`model`] mirror `wit/types.wit` one to
 //! one, so that the adapters are field-by-field conversions and nothing else.
 
+pub mod about;
 pub mod analyser;
 pub mod consolidate;
 pub mod extract;

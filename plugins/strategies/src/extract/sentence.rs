@@ -89,6 +89,16 @@ pub(super) struct Token {
 }
 
 impl Token {
+    /// A word the context supplies ("I" for an elided subject).
+    pub fn word(text: &str) -> Token {
+        Token {
+            text: text.to_owned(),
+            lower: text.to_lowercase(),
+            comma_after: false,
+            break_after: false,
+        }
+    }
+
     pub fn is_capitalised(&self) -> bool {
         self.text.chars().next().is_some_and(char::is_uppercase)
     }
@@ -158,19 +168,38 @@ pub(super) fn tokenize(sentence: &str) -> Vec<Token> {
 pub(super) fn split_clauses(tokens: Vec<Token>) -> Vec<Vec<Token>> {
     let mut clauses = Vec::new();
     let mut current: Vec<Token> = Vec::new();
-    let mut iter = tokens.into_iter().peekable();
-    while let Some(token) = iter.next() {
-        let next_lower = iter.peek().map(|t| t.lower.as_str());
+    let tokens: Vec<Token> = tokens;
+    let mut index = 0;
+    while index < tokens.len() {
+        let token = tokens[index].clone();
+        index += 1;
+        let lower_at = |i: usize| tokens.get(i).map(|t| t.lower.as_str());
+        let next_lower = lower_at(index);
         let is_conjunction = matches!(token.lower.as_str(), "and" | "but" | "so" | "because");
-        let has_statement = current.iter().any(|t| t.lower == "i") || current.len() > 4;
+        let has_statement = current.iter().any(|t| t.lower == "i") || current.len() > 3;
         let pause_before = current.last().is_some_and(|t| t.comma_after);
         let starts_i_clause = next_lower == Some("i") && has_statement;
-        let starts_my_clause = next_lower == Some("my")
-            && current.iter().any(|t| t.lower == "i")
+        let starts_my_clause = matches!(next_lower, Some("my" | "our"))
+            && has_statement
             && (pause_before || token.lower == "but");
-        if is_conjunction && (starts_i_clause || starts_my_clause) {
+        // "..., so he's away", "..., and deadlines are brutal": a subject of its own
+        // with its own verb.
+        let starts_other_clause = pause_before
+            && has_statement
+            && (matches!(next_lower, Some("he" | "she" | "they" | "we" | "it"))
+                || matches!(lower_at(index + 1), Some("is" | "are" | "was" | "were")));
+        if is_conjunction && (starts_i_clause || starts_my_clause || starts_other_clause) {
             clauses.push(std::mem::take(&mut current));
             continue;
+        }
+        // A comma splice or a colon: "I'm allergic to bee stings, I carry an
+        // EpiPen", "Saturdays are chaos: our son plays hockey".
+        let splice = pause_before
+            && has_statement
+            && current.len() > 2
+            && matches!(token.lower.as_str(), "i" | "my" | "our");
+        if splice {
+            clauses.push(std::mem::take(&mut current));
         }
         let ends_clause = token.break_after;
         current.push(token);
