@@ -105,7 +105,7 @@ fn write_until_killed(brain: &Brain, thread: usize) {
                 confidence: None,
                 importance: None,
             };
-            let record = brain.add(USER, memory).expect("child: add");
+            let record = brain.add(USER, memory).expect("child: add").record;
             mine.push((record.id.clone(), 0));
             format!("add {}", record.id)
         };

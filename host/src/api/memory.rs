@@ -21,7 +21,7 @@ use super::{blocking, blocking_heavy};
 use crate::app::App;
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
-use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
+use crate::brain::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
 use crate::credentials::{PersonAct, Principal};
 
 /// Page size when `limit` is not given, and the largest accepted.
@@ -267,10 +267,12 @@ pub async fn get_memory(
 
 #[utoipa::path(post, path = "/api/brain/memory", tag = "memory",
     summary = "Add a memory manually",
+    description = "Stored by the rules of what is true now: a memory that restates a live one reinforces it instead (200, `outcome: reinforced`); a new value of a single-valued attribute of the same holder (phone, employer, city, favourite X, ...) supersedes the live one (listed in `superseded`); a negation supersedes what it negates.",
     params(UserQuery),
     request_body = NewMemory,
     responses(
-        (status = 201, body = MemoryRecord, links(
+        (status = 200, description = "It restated a live memory, which was reinforced instead (`outcome: reinforced`)", body = Stored),
+        (status = 201, description = "Stored (`outcome: added`, or `outvoted` when a live memory with higher confidence keeps the attribute); `superseded` lists the memories it replaced", body = Stored, links(
             ("GetMemory" = (operation_id = "get_memory", parameters(("id" = "$response.body#/id")))),
             ("EditMemory" = (operation_id = "edit_memory", parameters(("id" = "$response.body#/id")))),
             ("DeleteMemory" = (operation_id = "delete_memory", parameters(("id" = "$response.body#/id")))),
@@ -285,11 +287,15 @@ pub async fn add_memory(
     State(app): State<Arc<App>>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(new): ApiJson<NewMemory>,
-) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
+) -> Result<(StatusCode, Json<Stored>), ApiError> {
     let user = user_id(query.user.as_deref())?;
     blocking(move || {
-        let record = app.memory.add(&user, new)?;
-        Ok((StatusCode::CREATED, Json(record)))
+        let stored = app.memory.add(&user, new)?;
+        let status = match stored.outcome {
+            Outcome::Reinforced => StatusCode::OK,
+            Outcome::Added | Outcome::Outvoted => StatusCode::CREATED,
+        };
+        Ok((status, Json(stored)))
     })
     .await
 }

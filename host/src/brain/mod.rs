@@ -3,6 +3,7 @@
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
 pub mod consolidate;
+mod focus;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
@@ -11,6 +12,7 @@ pub mod persons;
 pub mod record;
 pub mod retrieve;
 mod schema;
+pub mod settle;
 pub mod snippet;
 pub mod store;
 mod text_index;
@@ -121,6 +123,94 @@ impl NewMemory {
     }
 }
 
+/// What storing a memory did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A new memory.
+    Added,
+    /// It restated a live memory, which was reinforced instead (and is the one
+    /// returned).
+    Reinforced,
+    /// A live memory outranks it (higher confidence): it was stored superseded.
+    Outvoted,
+}
+
+/// A stored memory and what storing it did to the others: the answer of
+/// `POST /api/brain/memory`, MCP `memory_add` and `save_memory`, the memory's fields
+/// with `outcome` and `superseded` beside them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stored {
+    #[serde(flatten)]
+    pub record: MemoryRecord,
+    pub outcome: Outcome,
+    /// Live memories it replaced (now superseded by it).
+    pub superseded: Vec<String>,
+}
+
+/// The record's schema with `outcome` and `superseded` added: written out because the
+/// record refuses unknown fields, so a derived `allOf` would admit no answer.
+impl utoipa::PartialSchema for Stored {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+        let record = <MemoryRecord as utoipa::PartialSchema>::schema();
+        let RefOr::T(Schema::Object(mut object)) = record else {
+            return record;
+        };
+        object
+            .properties
+            .insert("outcome".to_string(), Outcome::schema());
+        object.properties.insert(
+            "superseded".to_string(),
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(SchemaType::Type(Type::String)))
+                .description(Some("Ids of the live memories this one replaced."))
+                .into(),
+        );
+        object.required.push("outcome".to_string());
+        object.required.push("superseded".to_string());
+        object.description = Some(
+            "A stored memory (its fields) and what storing it did: `outcome` added, reinforced (it restated a live memory, which is returned) or outvoted (a live memory with higher confidence keeps the attribute; this one is stored superseded), and the ids it superseded.".to_string(),
+        );
+        RefOr::T(Schema::Object(object))
+    }
+}
+
+impl utoipa::ToSchema for Stored {}
+
+/// Stores `record` by the rules of `settle.rs`, inside a write.
+pub(crate) fn store_settled(
+    conn: &rusqlite::Connection,
+    text: &text_index::TextIndex,
+    mut record: MemoryRecord,
+    now: i64,
+    actor: &str,
+) -> Result<Stored, StoreError> {
+    settle::resolve_attribute(conn, &mut record)?;
+    if let Some(existing) = settle::restated(conn, text, &record)? {
+        let reinforced = lifecycle::reinforce(&existing, now);
+        q::update(conn, &existing, &reinforced, "REINFORCE", actor)?;
+        return Ok(Stored {
+            record: reinforced,
+            outcome: Outcome::Reinforced,
+            superseded: Vec::new(),
+        });
+    }
+    q::insert(conn, &record, actor)?;
+    let settled = settle::settle(conn, text, &record, now, actor)?;
+    let record = q::get(conn, &record.user_id, &record.id)?;
+    Ok(Stored {
+        outcome: if settled.outvoted_by.is_some() {
+            Outcome::Outvoted
+        } else {
+            Outcome::Added
+        },
+        record,
+        superseded: settled.superseded,
+    })
+}
+
 /// The fields of a memory that may change; `None` keeps a field. (The body of
 /// `PUT /api/brain/memory/{id}` is `api::memory::EditMemory`: a person edits every field
 /// but `validated`.)
@@ -229,12 +319,15 @@ impl Brain {
         self.clock.now_ms()
     }
 
-    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, StoreError> {
+    /// Stores a memory written by hand, by the rules of `settle.rs`: one that restates a
+    /// live memory reinforces it instead; one that replaces live memories supersedes
+    /// them.
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, StoreError> {
         let now = self.now();
         let record = new.into_record(user, now);
+        let text = self.store.text();
         self.store
-            .write_grouped(|conn| q::insert(conn, &record, ACTOR_USER))?;
-        Ok(record)
+            .write_grouped(|conn| store_settled(conn, text, record, now, ACTOR_USER))
     }
 
     /// Any memory of the user, superseded ones included (their history matters), as
@@ -260,6 +353,7 @@ impl Brain {
             if let Some(summary) = edit.summary {
                 new.negated = engram_strategies::text::is_negated(&summary);
                 new.summary = summary.trim().to_string();
+                new = new.with_about_read();
             }
             if let Some(t) = edit.memory_type {
                 new.memory_type = t;
@@ -285,8 +379,12 @@ impl Brain {
                 new.validated = v;
             }
             new.updated_at = now;
+            settle::resolve_attribute(tx, &mut new)?;
             q::update(tx, &old, &new, "UPDATE", ACTOR_USER)?;
-            Ok(new)
+            if new.is_live() {
+                settle::settle(tx, self.store.text(), &new, now, ACTOR_USER)?;
+            }
+            q::get(tx, user, id)
         })
     }
 
@@ -450,11 +548,21 @@ impl Brain {
         self.store.read(|c| q::export(c, user, out))
     }
 
-    /// Imports an export, all or nothing; returns the number of records.
+    /// Imports an export, all or nothing; returns the number of records. Each live
+    /// memory imported is settled against the others as any write is (`settle.rs`).
     pub fn import(&self, user: &str, input: &mut dyn BufRead) -> Result<usize, StoreError> {
         let now = self.now();
-        self.store
-            .write(|tx| q::import(tx, user, input, ACTOR_USER, now))
+        let text = self.store.text();
+        self.store.write(|tx| {
+            let (count, memories) = q::import(tx, user, input, ACTOR_USER, now)?;
+            for id in memories {
+                let record = q::get(tx, user, &id)?;
+                if record.is_live() {
+                    settle::settle(tx, text, &record, now, ACTOR_USER)?;
+                }
+            }
+            Ok(count)
+        })
     }
 
     fn model_of(&self, record: &MemoryRecord) -> engram_strategies::model::Memory {

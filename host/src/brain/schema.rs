@@ -166,6 +166,42 @@ const MIGRATIONS: &[&str] = &[
     DROP TRIGGER memories_fts_update;
     DROP TABLE memories_fts;
     "#,
+    // 4: what a memory is about (`engram_strategies::about`): its holder (NULL for the
+    // user, else a person's name or relation) and the attribute it states, which the
+    // store reads from every memory it writes and supersedes by. Rows written before
+    // are read once when the store opens (`Store::open`, `about_backfilled` in meta).
+    r#"
+    ALTER TABLE memories ADD COLUMN holder TEXT;
+    ALTER TABLE memories ADD COLUMN attribute TEXT;
+    CREATE INDEX memories_by_attribute ON memories (user_id, attribute, holder) WHERE attribute IS NOT NULL;
+    -- A user's latest messages, which retrieval reads for meaning when words find
+    -- too little.
+    CREATE INDEX messages_by_user_time ON messages (user_id, at);
+
+    -- Which messages each memory was learned from (`source_turns`), indexed by message:
+    -- retrieval leaves out a message whose fact was superseded, and forgetting a
+    -- memory finds the messages to redact. Kept by triggers, so that every path that
+    -- writes `source_turns` keeps it.
+    CREATE TABLE memory_turns (
+        turn_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        user_id     TEXT NOT NULL,
+        PRIMARY KEY (turn_id, memory_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_turns_by_memory ON memory_turns (memory_id);
+    INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+        SELECT j.value, m.id, m.user_id FROM memories m, json_each(m.source_turns) j WHERE j.type = 'text';
+    CREATE TRIGGER memory_turns_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+            SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
+    END;
+    CREATE TRIGGER memory_turns_update AFTER UPDATE OF source_turns ON memories
+        WHEN old.source_turns IS NOT new.source_turns BEGIN
+        DELETE FROM memory_turns WHERE memory_id = old.id;
+        INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+            SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
+    END;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;

@@ -150,7 +150,7 @@ pub struct Store {
     path: PathBuf,
 }
 
-pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
+pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
 
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
@@ -194,6 +194,8 @@ pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         source_conversation: row.get(21)?,
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
         confidence_at: row.get(23)?,
+        holder: row.get(24)?,
+        attribute: row.get(25)?,
     })
 }
 
@@ -227,6 +229,8 @@ fn values(r: &MemoryRecord) -> Vec<SqlValue> {
         opt_text(r.source_conversation.as_deref()),
         SqlValue::Text(serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into())),
         SqlValue::Integer(r.confidence_at),
+        opt_text(r.holder.as_deref()),
+        opt_text(r.attribute.as_deref()),
     ]
 }
 
@@ -263,6 +267,50 @@ pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
     if r.prior_scope == Some(Scope::Subconscious) {
         return invalid("prior_scope", "must be durable or active".into());
     }
+    for (field, value, most) in [("holder", &r.holder, 100), ("attribute", &r.attribute, 64)] {
+        if let Some(value) = value
+            && (value.trim().is_empty()
+                || value.chars().count() > most
+                || value.chars().any(char::is_control))
+        {
+            return invalid(
+                field,
+                format!("must be 1 to {most} characters without control characters"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Meta key (user `""`) set once every memory written before schema version 4 has had
+/// its holder and attribute read.
+const ABOUT_READ: &str = "about_read";
+
+/// Reads the holder and attribute of memories stored before they existed, once.
+fn read_about_once(conn: &mut Connection) -> Result<(), StoreError> {
+    if q::meta(conn, "", ABOUT_READ)?.is_some() {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    {
+        let mut select = tx.prepare(
+            "SELECT id, summary FROM memories WHERE holder IS NULL AND attribute IS NULL",
+        )?;
+        let rows = select
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut update =
+            tx.prepare("UPDATE memories SET holder = ?2, attribute = ?3 WHERE id = ?1")?;
+        for (id, summary) in rows {
+            let about = engram_strategies::about::of_summary(&summary);
+            let holder = about.holder_key();
+            if holder.is_some() || about.attribute.is_some() {
+                update.execute(params![id, holder, about.attribute])?;
+            }
+        }
+    }
+    q::set_meta(&tx, "", ABOUT_READ, "1")?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -278,6 +326,7 @@ impl Store {
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn)?;
+        read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
             writer: Writer::new(conn, events, text.clone()),
@@ -728,14 +777,16 @@ pub mod q {
     /// Imports an export into `user`, all or nothing: records keep their ids and
     /// timestamps; an existing record with the same id is replaced. A line that does
     /// not parse, a record of another user's id space, or a person link naming
-    /// another user's memory or person fails the whole import.
+    /// another user's memory or person fails the whole import. Returns the lines
+    /// imported and the ids of the memories among them.
     pub fn import(
         tx: &Transaction,
         user: &str,
         input: &mut dyn BufRead,
         actor: &str,
         now: i64,
-    ) -> Result<usize, StoreError> {
+    ) -> Result<(usize, Vec<String>), StoreError> {
+        let mut memories = Vec::new();
         // Records may name others further down the file (superseded_by, links).
         tx.pragma_update(None, "defer_foreign_keys", true)?;
         let mut count = 0;
@@ -789,9 +840,13 @@ pub mod q {
                         }
                         tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
                     }
+                    if record.holder.is_none() && record.attribute.is_none() {
+                        record = record.with_about_read();
+                    }
                     validate_record(&record).map_err(|e| fail(e.to_string()))?;
                     insert_without_history(tx, &record)?;
                     history(tx, user, &record.id, "ADD", None, Some(&record), actor, now)?;
+                    memories.push(record.id.clone());
                 }
                 ExportLine::Person(mut person) => {
                     person.user_id = user.to_string();
@@ -919,7 +974,7 @@ pub mod q {
                 "a record of `{table}` names one of `{parent}` that neither the import nor the store has"
             )));
         }
-        Ok(count)
+        Ok((count, memories))
     }
 
     fn insert_without_history(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {

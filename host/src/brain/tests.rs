@@ -43,7 +43,8 @@ fn manual_memories_take_the_default_scope_of_their_type() {
         let record = f
             .brain
             .add("default", NewMemory::new(*t, format!("a {t} fact")))
-            .expect("add");
+            .expect("add")
+            .record;
         assert_eq!(record.scope, t.default_scope(), "{t}");
         assert_eq!(record.evidence, Evidence::Manual);
         assert!(record.id.starts_with("mem_"));
@@ -66,7 +67,8 @@ fn edits_change_only_the_editable_fields_and_bad_values_change_nothing() {
             "default",
             NewMemory::new(MemoryType::Preference, "User likes tea"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.clock.advance(1_000);
     let edited = f
         .brain
@@ -144,14 +146,16 @@ fn delete_removes_the_row_its_search_entry_and_its_history_text() {
             "default",
             NewMemory::new(MemoryType::Preference, "User likes jazz"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     let gone = f
         .brain
         .add(
             "default",
             NewMemory::new(MemoryType::Preference, "User likes opera"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     assert_eq!(
         f.brain
             .search("default", "opera", 10)
@@ -197,7 +201,8 @@ fn no_call_crosses_users() {
             "anna",
             NewMemory::new(MemoryType::Preference, "User likes coffee"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     assert!(matches!(
         f.brain.get("bob", &anna.id),
         Err(StoreError::NotFound(_))
@@ -251,7 +256,8 @@ fn listing_pages_and_filters_by_tier_and_type() {
     let sleeping = f
         .brain
         .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -378,7 +384,8 @@ fn search_merges_tiers_and_says_which_is_which() {
             "default",
             NewMemory::new(MemoryType::Habit, "User went hiking every Sunday"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -410,7 +417,8 @@ fn export_and_import_round_trip_losslessly() {
             "default",
             NewMemory::new(MemoryType::Identity, "User's name is Dana"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.clock.advance(DAY_MS);
     let b = f
         .brain
@@ -418,7 +426,8 @@ fn export_and_import_round_trip_losslessly() {
             "default",
             NewMemory::new(MemoryType::Goal, "User wants to run a marathon"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -478,7 +487,8 @@ fn an_import_cannot_link_another_users_memory_or_person() {
             "alice",
             NewMemory::new(MemoryType::Relationship, "Anna is Alice's sister"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .store()
         .write(|tx| {
@@ -506,7 +516,8 @@ fn an_import_cannot_link_another_users_memory_or_person() {
             "bob",
             NewMemory::new(MemoryType::Relationship, "Bob knows someone"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     for text in [
         link(&memory.id, "per_anna"),
         link(&bobs_memory.id, "per_anna"),
@@ -629,8 +640,11 @@ mod retrieval {
         );
         assert_eq!(got.block.lines().count(), MAX_INJECTED);
         for m in &got.lines {
-            assert_eq!(m.line, render_line(m.memory().expect("a memory")));
-            assert!(m.line.starts_with("- [preference] User likes tea"));
+            assert_eq!(
+                m.line,
+                render_line(m.memory().expect("a memory"), START + 1_000)
+            );
+            assert!(m.line.starts_with("- [preference, today] User likes tea"));
             let stored = f.brain.get("default", m.id()).expect("get");
             assert_eq!(stored.last_used_at, Some(START + 1_000));
         }
@@ -660,7 +674,8 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes matcha tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let common = f.brain.retrieve("default", "tea").expect("retrieve");
         assert_eq!(
             common.lines.len(),
@@ -681,10 +696,11 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(0.2),
                     importance: Some(0.1),
-                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee at dawn")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let strong = f
             .brain
             .add(
@@ -692,10 +708,11 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(1.0),
                     importance: Some(0.9),
-                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee at noon")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .add(
                 "default",
@@ -716,21 +733,24 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let winner = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User does not like coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let hidden = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee beans"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .store()
             .write(|tx| {
@@ -767,14 +787,16 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Habit, "User plays the cello on Sundays"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let active = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Project, "User restores a vintage sailboat"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         for id in [&durable.id, &active.id] {
             f.brain
                 .edit(
@@ -830,7 +852,8 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .edit(
                 "default",
@@ -879,7 +902,8 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(20 * DAY_MS);
         assert_eq!(prune(&f).staled, 0);
         f.clock.advance(DAY_MS);
@@ -900,14 +924,16 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let durable = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Identity, "User is a nurse"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(30 * DAY_MS);
         assert_eq!(prune(&f).demoted, 1);
         let moved = f.brain.get("default", &goal.id).expect("get");
@@ -933,14 +959,16 @@ mod lifecycle {
                     ..NewMemory::new(MemoryType::Preference, "User likes jazz")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let sure = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes blues"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(119 * DAY_MS);
         assert_eq!(prune(&f).dismissed, 0);
         f.clock.advance(DAY_MS);
@@ -983,7 +1011,8 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Episode, "User ran a 10k"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let mut current = episode.clone();
         for n in 1..=3 {
             f.clock.advance(DAY_MS);
@@ -1015,11 +1044,13 @@ mod lifecycle {
         let decaying = f
             .brain
             .add("default", inferred("User naps after lunch"))
-            .expect("add");
+            .expect("add")
+            .record;
         let sleeping = f
             .brain
             .add("default", inferred("User jogs at night"))
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .edit(
                 "default",
@@ -1040,11 +1071,13 @@ mod lifecycle {
                     ..NewMemory::new(MemoryType::Habit, "User cycles")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let manual = f
             .brain
             .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
-            .expect("add");
+            .expect("add")
+            .record;
 
         f.clock.advance(45 * DAY_MS);
         prune(&f);
@@ -1259,7 +1292,8 @@ mod ingestion {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         assert_eq!(sure.confidence, 1.0);
         let ingested = say(&f, "c1", &[(Role::User, "I don't like coffee.")]);
         let Applied::Outvoted { id, by } = &ingested.applied[0] else {
@@ -2118,7 +2152,8 @@ mod transcript {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         // Long messages about tea: each snippet is cut to fit.
         for i in 0..8 {
             say(
@@ -2128,8 +2163,8 @@ mod transcript {
                 Some("Anna"),
                 &format!(
                     "{} Then we drank green tea number {i} in the garden. {}",
-                    "We walked a long way through the hills and the old town first.".repeat(3),
-                    "Afterwards everyone went home tired but happy.".repeat(3)
+                    "We walked a long way through the hills and the old town first. ".repeat(3),
+                    "Afterwards everyone went home tired but happy. ".repeat(3)
                 ),
             );
         }
@@ -2137,12 +2172,15 @@ mod transcript {
         assert_eq!(got.lines.len(), MAX_INJECTED);
         assert!(got.block.chars().count() <= BUDGET_CHARS, "{}", got.block);
         assert_eq!(got.lines[0].id(), tea.id, "the stated preference first");
-        assert_eq!(got.lines[0].line, "- [preference] User likes green tea");
+        assert_eq!(
+            got.lines[0].line,
+            "- [preference, today] User likes green tea"
+        );
         for line in &got.lines[1..] {
             let Source::Message(message) = &line.source else {
                 panic!("a snippet: {line:?}");
             };
-            let prefix = format!("- [said {}] Anna: ", crate::time::date(message.at));
+            let prefix = format!("- [said {}, today] Anna: ", crate::time::date(message.at));
             let text = line.line.strip_prefix(&prefix).expect(&line.line);
             assert!(text.chars().count() <= MAX_SNIPPET);
             assert!(text.contains("green tea"), "{text}");
@@ -2163,7 +2201,10 @@ mod transcript {
             .end_conversation("default", "c2", strategies())
             .expect("end");
         let got = g.brain.retrieve("default", "peanuts").expect("retrieve");
-        assert_eq!(got.block, "- [constraint] User is allergic to peanuts");
+        assert_eq!(
+            got.block,
+            "- [constraint, today] User is allergic to peanuts"
+        );
     }
 
     #[test]

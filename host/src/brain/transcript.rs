@@ -295,6 +295,21 @@ pub(super) fn search(
     Ok(joined)
 }
 
+/// The user's latest `limit` messages of their own (role `user`), newest first.
+pub(super) fn latest(
+    conn: &Connection,
+    user: &str,
+    limit: usize,
+) -> Result<Vec<MessageRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 AND role = 'user' ORDER BY at DESC LIMIT ?2"
+    ))?;
+    let rows = stmt
+        .query_map(params![user, limit as i64], message_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
 /// How many messages (any user) match `query`, counting no further than `cap + 1`.
 pub(super) fn match_count(
     conn: &Connection,

@@ -19,7 +19,7 @@ use engram_strategies::model::Role;
 use crate::brain::record::MemoryRecord;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::store::{Counts, ListFilter, Page, StoreError};
-use crate::brain::{Brain, NewMemory, SearchHit, SearchResult, SearchScope};
+use crate::brain::{Brain, NewMemory, Outcome, SearchHit, SearchResult, SearchScope, Stored};
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
 
@@ -143,10 +143,16 @@ impl Memory {
         }
     }
 
-    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, MemoryError> {
+    /// Stores a memory; with the Second Brain, by its rules for what a memory restates
+    /// or replaces (`brain/settle.rs`).
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, MemoryError> {
         Ok(match &self.backend {
             Backend::Brain(brain) => brain.add(user, new)?,
-            Backend::Facts { store, .. } => store.add(user, new)?,
+            Backend::Facts { store, .. } => Stored {
+                record: store.add(user, new)?,
+                outcome: Outcome::Added,
+                superseded: Vec::new(),
+            },
         })
     }
 

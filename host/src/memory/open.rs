@@ -200,7 +200,10 @@ mod tests {
         // Nothing is created by opening ...
         assert!(!dir.path().join("memory").exists());
         // ... and using the fact store creates its file only.
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(
             facts.search("default", "tea", 5).expect("search")[0].record,
             added
@@ -259,7 +262,10 @@ mod tests {
         assert!(reason.contains("not a database"), "{reason}");
         // Writes still land somewhere durable ...
         let facts = &memory;
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(facts.get("default", &added.id).expect("get"), added);
         // ... and the broken database is not "repaired" by overwriting it.
         drop(memory);
@@ -289,7 +295,10 @@ mod tests {
             "{reason}"
         );
         let facts = &memory;
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(
             facts.list("default", &list(5)).expect("list").items,
             [added]

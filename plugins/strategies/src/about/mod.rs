@@ -146,7 +146,7 @@ const CHANGE_WORDS: &[&str] = &[
 
 /// Words inside a value that say nothing about it.
 const VALUE_NOISE: &[&str] = &[
-    "days", "time", "week", "month", "year", "today", "there", "again", "still", "only",
+    "week", "month", "year", "today", "there", "again", "still", "only",
 ];
 
 /// Multi-word change markers.
@@ -277,5 +277,10 @@ mod tests {
             Values::Different
         );
         assert_eq!(compare_values("now", "Seattle"), Values::Unknown);
+        // "day" is a value, not a time word: day shifts are not night shifts.
+        assert_eq!(
+            compare_values("day shifts from this week", "night shifts at the warehouse"),
+            Values::Different
+        );
     }
 }
