@@ -69,6 +69,20 @@ pub(super) fn at_word(scan: &mut Scan<'_>, word: &Word<'_>) -> Option<usize> {
             return basic_credentials(scan, word);
         }
     }
+    if core.eq_ignore_ascii_case("pass") && word.introduces_value(scan.text) {
+        // "pass:" is short for "password:" only with its colon, and only before letters
+        // with digits: "First pass: outline" is a pass of a process.
+        let value = scan::ahead(scan.text, word.raw_end, 1).next()?;
+        let letters_and_digits = value.core.bytes().any(|b| b.is_ascii_digit())
+            && value.core.bytes().any(|b| b.is_ascii_alphabetic());
+        if !letters_and_digits {
+            return None;
+        }
+        return named_value(scan, word, Expected::Password, Naming::Prose);
+    }
+    if matches!(core, "-u" | "--user") {
+        return command_line_credentials(scan, word);
+    }
     if word.holds & scan::HAS_IDENTIFIER_MARK != 0
         && is_identifier(core)
         && context::of(core) & context::PASSWORD != 0
@@ -117,34 +131,34 @@ fn named_value(
     if word.ends_sentence(text) && !word.introduces_value(text) {
         return None;
     }
-    let name_end = word.end;
     let mut ahead = scan::ahead(text, word.raw_end, MAX_PHRASE_WORDS + 8);
+    let mut name = *word;
     let mut next = ahead.next()?;
-    // "seed phrase", "recovery words": the naming word is the pair ("mnemonic" alone
-    // will do).
-    if expected == Expected::SeedPhrase && !word.core.eq_ignore_ascii_case("mnemonic") {
-        if !matches!(
-            next.core.to_ascii_lowercase().as_str(),
-            "phrase" | "words" | "phrases"
-        ) {
-            return None;
+    // A name of two words: "seed phrase", "recovery words" ("mnemonic" alone will do),
+    // "PIN code", "PIN number".
+    let second = next.core.to_ascii_lowercase();
+    let second_word = match expected {
+        Expected::SeedPhrase if !word.core.eq_ignore_ascii_case("mnemonic") => {
+            if !matches!(second.as_str(), "phrase" | "phrases" | "words") {
+                return None;
+            }
+            true
         }
+        Expected::Password | Expected::Digits => {
+            !word.introduces_value(text)
+                && matches!(second.as_str(), "code" | "number" | "no" | "#")
+        }
+        _ => false,
+    };
+    if second_word {
         if next.ends_sentence(text) && !next.introduces_value(text) {
             return None;
         }
-        let named = next;
+        name = next;
         next = ahead.next()?;
-        if named.introduces_value(text) {
-            return take_value(
-                scan,
-                name_end,
-                next,
-                &mut ahead,
-                expected,
-                Linked::Yes(naming),
-            );
-        }
-    } else if word.introduces_value(text) {
+    }
+    let name_end = name.end;
+    if name.introduces_value(text) {
         return take_value(
             scan,
             name_end,
@@ -220,7 +234,7 @@ fn named_value(
         }
         return None;
     }
-    if word.ends_clause(text) {
+    if name.ends_clause(text) {
         return None;
     }
     take_value(scan, name_end, next, &mut ahead, expected, Linked::No)
@@ -344,6 +358,17 @@ fn basic_credentials(scan: &mut Scan<'_>, word: &Word<'_>) -> Option<usize> {
         return None;
     }
     scan.report(SecretKind::ApiKey, value.start, value.end)
+}
+
+/// `curl -u user:password`: the password after the user's name.
+fn command_line_credentials(scan: &mut Scan<'_>, word: &Word<'_>) -> Option<usize> {
+    let credentials = scan::ahead(scan.text, word.raw_end, 1).next()?;
+    let (_, password) = credentials.core.split_once(':')?;
+    if credentials.marker || !password_value(password, Linked::Yes(Naming::Prose), false) {
+        return None;
+    }
+    let start = credentials.end - password.len();
+    scan.report(SecretKind::Password, start, credentials.end)
 }
 
 /// "BlueMoose#77 is my wifi password": a strong-looking value, a link, and at most

@@ -76,14 +76,28 @@ impl Word<'_> {
     /// Whether a sentence or clause ends after this word (`.`, `!`, `?`, `;`, or a line
     /// break), so that context before it no longer applies.
     pub fn ends_sentence(&self, text: &str) -> bool {
-        self.trailing(text).contains(['.', '!', '?', ';'])
-            || line_break_at(text.as_bytes(), self.raw_end)
+        let trailing = self.trailing(text);
+        let stop = if trailing == "." {
+            !is_abbreviation(self.core)
+        } else {
+            trailing.contains(['.', '!', '?', ';'])
+        };
+        stop || line_break_at(text.as_bytes(), self.raw_end)
     }
 
     /// [`Word::ends_sentence`], or a comma.
     pub fn ends_clause(&self, text: &str) -> bool {
         self.ends_sentence(text) || self.trailing(text).contains(',')
     }
+}
+
+/// Abbreviations whose dot ends no sentence: "passport no. 123456789".
+fn is_abbreviation(word: &str) -> bool {
+    const ABBREVIATIONS: &[&str] = &[
+        "acct", "approx", "dr", "e.g", "ext", "i.e", "mr", "mrs", "ms", "no", "nr", "num", "st",
+        "tel", "vs",
+    ];
+    word.len() <= 6 && ABBREVIATIONS.contains(&word.to_ascii_lowercase().as_str())
 }
 
 /// Whether `text` can hold a finding at all, from one pass over its bytes: every
