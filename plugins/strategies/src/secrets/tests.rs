@@ -477,6 +477,8 @@ fn only_secret() {
     ));
     assert!(is_only_secret("my card 4716 2035 9981 0042", all));
     assert!(is_only_secret("The 2FA code is 318552.", all));
+    assert!(is_only_secret("User's Visa is 4111 1111 1111 1111", all));
+    assert!(is_only_secret("User's passport number is 533380006", all));
     assert!(!is_only_secret(
         "My parents want the Netflix login. The password is BlueMoose#77",
         all
