@@ -75,8 +75,11 @@ pub enum SecretKind {
     /// Never phone numbers (303-555-0176, 555-0101), dates, zip codes.
     NationalId,
     /// `card`: payment card numbers of 13 to 19 digits, whole or grouped by spaces or
-    /// dashes, Luhn-valid with an issuer's prefix and length; a CVV/CVC given as such.
-    /// The expiry date is left alone (a date alone is no secret).
+    /// dashes, Luhn-valid with an issuer's prefix and length; 16 digits in fours with
+    /// an issuer's prefix but failing Luhn (a mistyped card) only next to a card word
+    /// or followed by an expiry or CVV; a CVV/CVC given as such. The expiry date is
+    /// left alone (a date alone is no secret). Never a Luhn-invalid number otherwise,
+    /// nor one without an issuer's prefix (order and tracking numbers, timestamps).
     Card,
     /// `iban`: IBANs (country code, check digits, the country's length, mod 97 == 1),
     /// whole or in groups of four.
