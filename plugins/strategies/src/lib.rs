@@ -11,6 +11,7 @@ pub mod consolidate;
 pub mod extract;
 pub mod model;
 pub mod resolve;
+pub mod secrets;
 pub mod text;
 
 /// Builders shared by the unit tests of the strategies.
