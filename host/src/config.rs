@@ -106,6 +106,32 @@ pub struct MemoryConfig {
     pub second_brain: SecondBrainConfig,
     #[serde(default)]
     pub strategies: StrategyConfig,
+    /// The kinds of secret every write redacts (`api-key`, `password`,
+    /// `one-time-code`, `national-id`, `card`, `iban`, `private-key`); all of them
+    /// when absent, none for `[]`.
+    pub redact: Option<Vec<String>>,
+}
+
+impl MemoryConfig {
+    /// `redact` as a set of kinds; an unknown kind is an error naming it.
+    pub fn redact_kinds(&self) -> Result<engram_strategies::secrets::KindSet, String> {
+        use engram_strategies::secrets::{KindSet, SecretKind};
+        let Some(names) = &self.redact else {
+            return Ok(KindSet::all());
+        };
+        names
+            .iter()
+            .map(|name| {
+                SecretKind::parse(name).ok_or_else(|| {
+                    let known: Vec<&str> = SecretKind::ALL.iter().map(|k| k.as_str()).collect();
+                    format!(
+                        "memory.redact: unknown kind `{name}`; expected some of: {}",
+                        known.join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -139,6 +165,7 @@ impl Config {
         }
         let config: Config = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         config.plugins.validate()?;
+        config.memory.redact_kinds()?;
         Ok(config)
     }
 }

@@ -212,9 +212,12 @@ async fn maintain(app: Arc<App>) {
         ticker.tick().await;
         let app = app.clone();
         let pass = crate::background::run(move || {
-            let settings = crate::brain::maintenance::Settings::from_config(
-                &app.config.current().memory.second_brain,
-            );
+            let config = app.config.current();
+            if let Ok(kinds) = config.memory.redact_kinds() {
+                app.memory.set_redaction(kinds);
+            }
+            let settings =
+                crate::brain::maintenance::Settings::from_config(&config.memory.second_brain);
             app.memory
                 .brain()
                 .ok()

@@ -15,8 +15,17 @@ fn daemon() -> (tempfile::TempDir, Daemon) {
     (data, daemon)
 }
 
+/// POSTs `body` for a 201; a new memory is returned as `GET /api/brain/memory/{id}`
+/// will show it: the answer without what storing it did (`outcome` added, nothing
+/// superseded).
 fn add(daemon: &Daemon, path: &str, body: Value) -> Value {
-    ok(daemon.call("POST", path, &body.to_string()), 201)
+    let mut created = ok(daemon.call("POST", path, &body.to_string()), 201);
+    if path.starts_with("/api/brain/memory") {
+        let fields = created.as_object_mut().expect("an object");
+        assert_eq!(fields.remove("outcome"), Some(json!("added")), "{body}");
+        assert_eq!(fields.remove("superseded"), Some(json!([])), "{body}");
+    }
+    created
 }
 
 /// `(METHOD, path)` of every operation in the OpenAPI document.
@@ -55,6 +64,8 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/api/brain/memory/{id}"),
     ("DELETE", "/api/brain/memory/{id}"),
     ("GET", "/api/brain/memory/{id}/history"),
+    ("GET", "/api/brain/forgotten"),
+    ("POST", "/api/brain/redact"),
     ("GET", "/api/brain/persons"),
     ("GET", "/api/brain/persons/{id}"),
     ("GET", "/api/brain/persons/{id}/memories"),

@@ -42,6 +42,8 @@ pub struct BrainStatus {
     #[schema(format = DateTime)]
     pub next_consolidation_at: Option<String>,
     pub strategies: Vec<StrategyStatus>,
+    /// Secrets redacted from what this user's writes brought, by kind (`memory.redact`).
+    pub redacted: std::collections::BTreeMap<String, usize>,
 }
 
 /// The plugin configured for one strategy.
@@ -131,6 +133,7 @@ pub async fn status(
                 last_consolidation_at: None,
                 next_consolidation_at: None,
                 strategies,
+                redacted: Default::default(),
             }));
         }
         let brain = app.memory.brain()?;
@@ -147,6 +150,7 @@ pub async fn status(
             last_consolidation_at: time(summaries.last_consolidation_at),
             next_consolidation_at: time(summaries.next_consolidation_at),
             strategies,
+            redacted: brain.redaction_counts(&user)?,
         }))
     })
     .await

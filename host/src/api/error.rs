@@ -168,6 +168,12 @@ impl From<StoreError> for ApiError {
                 ),
             ),
             StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            StoreError::SecretRefused(e) => ApiError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                code: "secret-refused",
+                detail: e.to_string(),
+                field: Some("summary".to_string()),
+            },
             StoreError::Import { line, reason } => ApiError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 code: "invalid-import",
@@ -212,6 +218,7 @@ impl From<FactsError> for ApiError {
         match e {
             FactsError::NotFound(id) => ApiError::not_found(format!("no memory `{id}`")),
             FactsError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            FactsError::SecretRefused(e) => StoreError::SecretRefused(e).into(),
             FactsError::Io { ref source, .. }
                 if source.kind() == std::io::ErrorKind::StorageFull =>
             {

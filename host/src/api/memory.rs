@@ -19,7 +19,9 @@ use super::error::{ApiError, Problem};
 use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
+use crate::brain::forget::{ForgetEntry, Forgetter};
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
+use crate::brain::redact::RedactionReport;
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
 use crate::credentials::{PersonAct, Principal};
@@ -320,21 +322,48 @@ pub async fn edit_memory(
     ApiJson(body): ApiJson<EditMemory>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
     let user = user_id(query.user.as_deref())?;
-    let edit = MemoryEdit {
-        summary: body.summary,
-        memory_type: body.memory_type,
-        importance: body.importance,
-        confidence: body.confidence,
-        scope: body.scope,
-        validated: None,
-    };
+    let edit = MemoryEdit::from(body);
     blocking(move || Ok(Json(app.memory.brain()?.edit(&user, &id, edit)?))).await
+}
+
+/// A person edits every field but `validated` (REST and MCP `memory_update` alike).
+impl From<EditMemory> for MemoryEdit {
+    fn from(body: EditMemory) -> MemoryEdit {
+        MemoryEdit {
+            summary: body.summary,
+            memory_type: body.memory_type,
+            importance: body.importance,
+            confidence: body.confidence,
+            scope: body.scope,
+            validated: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteQuery {
+    /// `true` keeps the transcript text the memory was learned from (by default it is
+    /// redacted with the memory).
+    #[serde(default)]
+    pub keep_messages: bool,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+/// Who asks, for the forget log.
+pub fn forgetter(principal: &Principal) -> Forgetter {
+    match principal {
+        Principal::Agent => Forgetter::Agent,
+        Principal::Person(_) => Forgetter::Person,
+    }
 }
 
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Dismiss a memory item",
-    description = "Removes the memory, its search entry and its person links for good; its history keeps only the event.",
-    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
+    description = "Removes the memory, its search entry and its person links for good (its history keeps only the event), and redacts the transcript text it was learned from and the sentences that state its value, unless `keep_messages=true`. The forget log (`GET /api/brain/forgotten`) records it, without the text.",
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), DeleteQuery),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -342,13 +371,91 @@ pub async fn edit_memory(
     ))]
 pub async fn delete_memory(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
-    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
     let user = user_id(query.user.as_deref())?;
+    let by = forgetter(&principal);
     blocking(move || {
-        app.memory.delete(&user, &id)?;
+        app.memory.delete(&user, &id, query.keep_messages, by)?;
         Ok(StatusCode::NO_CONTENT)
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgetPage {
+    /// Newest first.
+    pub items: Vec<ForgetEntry>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ForgottenQuery {
+    /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
+    pub limit: Option<usize>,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/brain/forgotten", tag = "memory",
+    summary = "What was forgotten, when and by whom",
+    description = "The forget log: each deletion of a memory, each request to forget made in a conversation, each redaction pass; the ids of the memories deleted and of the messages redacted, never their text.",
+    params(ForgottenQuery),
+    responses(
+        (status = 200, body = ForgetPage),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn forgotten(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<ForgottenQuery>,
+) -> Result<Json<ForgetPage>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    let limit = page_limit(query.limit)?;
+    blocking(move || {
+        Ok(Json(ForgetPage {
+            items: app.memory.brain()?.forget_log(&user, limit)?,
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RedactQuery {
+    /// `true` reports what would be redacted and changes nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/brain/redact", tag = "memory",
+    summary = "Redact the secrets already stored",
+    description = "Applies the secret detector (`memory.redact`) to everything the user has stored: messages, memories (a memory that is nothing but a secret is deleted) and the history's copies. `dry_run=true` only reports. The report names ids and kinds, never the secrets.",
+    params(RedactQuery),
+    responses(
+        (status = 200, body = RedactionReport),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was changed", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn redact(
+    State(app): State<Arc<App>>,
+    ApiQuery(query): ApiQuery<RedactQuery>,
+) -> Result<Json<RedactionReport>, ApiError> {
+    let user = user_id(query.user.as_deref())?;
+    blocking(move || {
+        Ok(Json(
+            app.memory.brain()?.redact_stored(&user, query.dry_run)?,
+        ))
     })
     .await
 }

@@ -60,6 +60,8 @@ fn routes() -> OpenApiRouter<Arc<App>> {
             memory::delete_memory
         ))
         .routes(routes!(memory::memory_history))
+        .routes(routes!(memory::forgotten))
+        .routes(routes!(memory::redact))
         .routes(routes!(memory::export))
         .routes(routes!(memory::import).layer(DefaultBodyLimit::max(memory::MAX_IMPORT_BYTES)))
         .routes(routes!(brain::list_persons))

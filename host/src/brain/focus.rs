@@ -33,11 +33,35 @@ pub struct Focus {
 impl Focus {
     /// Whether `record` is the asked holder's fact on an asked attribute.
     pub fn matches(&self, record: &MemoryRecord) -> bool {
-        self.holds(record)
-            && record
-                .attribute
-                .as_deref()
-                .is_some_and(|a| self.attributes.contains(a))
+        self.strength(record) > 0.0
+    }
+
+    /// How well `record` answers: 1 for the asked holder's fact on an asked attribute,
+    /// half of that for another favourite of theirs ("my favorite artist" and "the
+    /// favorite band") or for a fact that denies a value ("no longer works at"), 0
+    /// otherwise.
+    pub fn strength(&self, record: &MemoryRecord) -> f64 {
+        let Some(attribute) = record.attribute.as_deref() else {
+            return 0.0;
+        };
+        if !self.holds(record) {
+            return 0.0;
+        }
+        let favorite = engram_strategies::about::catalog::FAVORITE;
+        let strength = if self.attributes.contains(attribute) {
+            1.0
+        } else if attribute.starts_with(favorite)
+            && self.attributes.iter().any(|a| a.starts_with(favorite))
+        {
+            0.5
+        } else {
+            return 0.0;
+        };
+        if record.negated {
+            strength / 2.0
+        } else {
+            strength
+        }
     }
 
     /// Whether `record` is a fact of an asked holder.
@@ -193,7 +217,13 @@ pub fn candidates(
     sql.push(')');
     if !focus.attributes.is_empty() {
         let marks = vec!["?"; focus.attributes.len()].join(", ");
-        sql.push_str(&format!(" AND attribute IN ({marks})"));
+        let favorite = engram_strategies::about::catalog::FAVORITE;
+        let any_favorite = if focus.attributes.iter().any(|a| a.starts_with(favorite)) {
+            " OR attribute LIKE 'favorite%'"
+        } else {
+            ""
+        };
+        sql.push_str(&format!(" AND (attribute IN ({marks}){any_favorite})"));
         values.extend(focus.attributes.iter().map(|a| a.clone().into()));
     }
     sql.push_str(&format!(

@@ -4,12 +4,14 @@
 
 pub mod consolidate;
 mod focus;
+pub mod forget;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
 mod meaning;
 pub mod persons;
 pub mod record;
+pub mod redact;
 pub mod retrieve;
 mod schema;
 pub mod settle;
@@ -301,6 +303,8 @@ impl From<SearchResult> for SearchHit {
 pub struct Brain {
     store: Store,
     clock: Arc<dyn Clock>,
+    /// Which secrets every write redacts (`redact.rs`).
+    redaction: redact::Redaction,
 }
 
 impl Brain {
@@ -308,6 +312,7 @@ impl Brain {
         Ok(Brain {
             store: Store::open(path, events)?,
             clock,
+            redaction: redact::Redaction::default(),
         })
     }
 
@@ -324,10 +329,13 @@ impl Brain {
     /// them.
     pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, StoreError> {
         let now = self.now();
+        let (new, found) = new.redacted(self.redaction.kinds())?;
         let record = new.into_record(user, now);
         let text = self.store.text();
-        self.store
-            .write_grouped(|conn| store_settled(conn, text, record, now, ACTOR_USER))
+        self.store.write_grouped(|conn| {
+            redact::count_found(conn, user, &found)?;
+            store_settled(conn, text, record, now, ACTOR_USER)
+        })
     }
 
     /// Any memory of the user, superseded ones included (their history matters), as
@@ -347,10 +355,20 @@ impl Brain {
 
     pub fn edit(&self, user: &str, id: &str, edit: MemoryEdit) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
+        let kinds = self.redaction.kinds();
+        let (summary, found) = match edit.summary {
+            Some(summary) => {
+                let (checked, found) =
+                    NewMemory::new(MemoryType::Preference, summary).redacted(kinds)?;
+                (Some(checked.summary), found)
+            }
+            None => (None, Vec::new()),
+        };
         self.store.write_grouped(|tx| {
+            redact::count_found(tx, user, &found)?;
             let old = q::get(tx, user, id)?;
             let mut new = old.clone();
-            if let Some(summary) = edit.summary {
+            if let Some(summary) = summary {
                 new.negated = engram_strategies::text::is_negated(&summary);
                 new.summary = summary.trim().to_string();
                 new = new.with_about_read();
@@ -554,7 +572,8 @@ impl Brain {
         let now = self.now();
         let text = self.store.text();
         self.store.write(|tx| {
-            let (count, memories) = q::import(tx, user, input, ACTOR_USER, now)?;
+            let (count, memories) =
+                q::import(tx, user, input, ACTOR_USER, now, self.redaction.kinds())?;
             for id in memories {
                 let record = q::get(tx, user, &id)?;
                 if record.is_live() {

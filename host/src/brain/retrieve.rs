@@ -522,7 +522,8 @@ impl Focused {
     ) -> f64 {
         match source {
             Source::Memory { record, .. } => {
-                if self.focus.matches(record) {
+                let strength = self.focus.strength(record);
+                if strength > 0.0 {
                     // Newer statements of the same attribute first: the newest of each
                     // attribute gets the whole bonus, older ones a little less.
                     let newest_at = record
@@ -536,7 +537,7 @@ impl Focused {
                     } else {
                         0.0
                     };
-                    score + FOCUS_BONUS - older
+                    score + FOCUS_BONUS * strength - older
                 } else if self.focus.named && self.focus.holds(record) {
                     score + HOLDER_BONUS
                 } else {

@@ -195,6 +195,25 @@ const MIGRATIONS: &[&str] = &[
         INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
             SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
     END;
+    -- How many secrets of each kind were redacted from what a user's writes brought.
+    CREATE TABLE redactions (
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        count       INTEGER NOT NULL,
+        PRIMARY KEY (user_id, kind)
+    ) WITHOUT ROWID;
+
+    -- What was forgotten, when and by whom: ids and counts, never the text.
+    CREATE TABLE forget_log (
+        id          INTEGER PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        actor       TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        memories    TEXT NOT NULL,
+        messages    TEXT NOT NULL
+    );
+    CREATE INDEX forget_log_by_user ON forget_log (user_id, id);
     CREATE TRIGGER memory_turns_update AFTER UPDATE OF source_turns ON memories
         WHEN old.source_turns IS NOT new.source_turns BEGIN
         DELETE FROM memory_turns WHERE memory_id = old.id;

@@ -34,8 +34,10 @@ use super::record::MemoryRecord;
 use super::store::{COLUMNS, StoreError, q, record_from_row};
 use super::text_index::TextIndex;
 
-/// Confidences closer than this are equal.
-const CONFIDENCE_EPSILON: f32 = 1e-6;
+/// Confidences closer than this are equal: what the user said (0.9) and what they
+/// wrote down by hand (1.0) are as certain as each other, and the later one is what is
+/// true now; a hedged (0.6) or inferred statement still loses to either.
+const CONFIDENCE_EPSILON: f32 = 0.1 + 1e-6;
 /// Memories checked for a restatement or an opposite statement by their words.
 const TEXT_SWEEP: usize = 20;
 

@@ -46,6 +46,8 @@ pub enum StoreError {
     OtherUsers { what: &'static str, id: String },
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    #[error(transparent)]
+    SecretRefused(#[from] super::redact::SecretRefused),
     #[error("import line {line}: {reason}")]
     Import { line: usize, reason: String },
     /// An import whose records name others that are nowhere: depends on what is
@@ -148,6 +150,8 @@ pub struct Store {
     /// `word_counts.rs`).
     word_counts: WordCounts,
     path: PathBuf,
+    /// Set when forgotten text may still be in the file (`forget.rs`).
+    purge_requested: std::sync::atomic::AtomicBool,
 }
 
 pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
@@ -325,6 +329,8 @@ impl Store {
         // FULL: a committed write survives a power cut, not only a process crash.
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)?;
+        // Deleted and redacted text is overwritten where it lay, not left in free pages.
+        conn.pragma_update(None, "secure_delete", true)?;
         schema::migrate(&mut conn)?;
         read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
@@ -334,7 +340,41 @@ impl Store {
             text,
             word_counts: WordCounts::default(),
             path: path.to_path_buf(),
+            purge_requested: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Asks for a purge of forgotten text (`forget.rs`) at the next chance.
+    pub fn request_purge(&self) {
+        self.purge_requested
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Merges the transcript's full-text index into one segment (old segments keep the
+    /// words of redacted messages until they are merged away) and checkpoints the WAL,
+    /// if a purge was asked for. The request stays when the checkpoint could not
+    /// reach the end of the WAL (a reader held it), for the next maintenance pass.
+    pub fn purge_if_requested(&self) -> Result<(), StoreError> {
+        use std::sync::atomic::Ordering;
+        if !self.purge_requested.swap(false, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let complete = self.writer.exclusive(|conn| -> Result<bool, StoreError> {
+            conn.execute_batch("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');")?;
+            let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+            Ok(busy == 0)
+        });
+        match complete {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.request_purge();
+                Ok(())
+            }
+            Err(e) => {
+                self.request_purge();
+                Err(e)
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -785,6 +825,7 @@ pub mod q {
         input: &mut dyn BufRead,
         actor: &str,
         now: i64,
+        kinds: engram_strategies::secrets::KindSet,
     ) -> Result<(usize, Vec<String>), StoreError> {
         let mut memories = Vec::new();
         // Records may name others further down the file (superseded_by, links).
@@ -839,6 +880,21 @@ pub mod q {
                             });
                         }
                         tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
+                    }
+                    let summary = engram_strategies::secrets::redact(&record.summary, kinds);
+                    let detail = record
+                        .detail
+                        .as_deref()
+                        .map(|d| engram_strategies::secrets::redact(d, kinds));
+                    crate::brain::redact::count_found(tx, user, &summary.found)?;
+                    if let Some(detail) = &detail {
+                        crate::brain::redact::count_found(tx, user, &detail.found)?;
+                    }
+                    let summary = summary.text.into_owned();
+                    record.detail = detail.map(|d| d.text.into_owned());
+                    if summary != record.summary {
+                        record.summary = summary;
+                        record = record.with_about_read();
                     }
                     if record.holder.is_none() && record.attribute.is_none() {
                         record = record.with_about_read();
@@ -918,6 +974,9 @@ pub mod q {
                             message.id
                         )));
                     }
+                    let content = engram_strategies::secrets::redact(&message.content, kinds);
+                    crate::brain::redact::count_found(tx, user, &content.found)?;
+                    message.content = content.text.into_owned();
                     tx.execute(
                         "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                          ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, seq = excluded.seq,

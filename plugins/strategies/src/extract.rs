@@ -133,7 +133,9 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
 
 /// Reads a clause, or its part after a pause that starts a first-person statement
 /// ("For the first-aid form: I'm allergic to penicillin").
-/// Returns the part read and what it says.
+/// Returns the part read and what it says. A subordinate phrase before the subject
+/// ("Since the knee surgery I take the bus") ends the summary: it often says when
+/// the fact began.
 fn read_with_pause(clause: &[Token]) -> (&[Token], Option<patterns::Reading>) {
     if let Some(reading) = patterns::read_clause(clause) {
         return (clause, Some(reading));
@@ -141,11 +143,35 @@ fn read_with_pause(clause: &[Token]) -> (&[Token], Option<patterns::Reading>) {
     let after_pause = (1..clause.len()).find(|&i| {
         clause[i - 1].comma_after && matches!(clause[i].lower.as_str(), "i" | "my" | "our")
     });
-    match after_pause {
-        Some(at) => (&clause[at..], patterns::read_clause(&clause[at..])),
-        None => (clause, None),
+    if let Some(at) = after_pause {
+        return (&clause[at..], patterns::read_clause(&clause[at..]));
+    }
+    let subordinate = SUBORDINATORS.contains(&clause[0].lower.as_str());
+    let subject = (1..clause.len().min(9)).find(|&i| clause[i].lower == "i");
+    match subject {
+        Some(at) if subordinate => {
+            let reading = patterns::read_clause(&clause[at..]).map(|mut reading| {
+                let phrase = grammar::render(&clause[..at]).to_lowercase();
+                reading.summary = format!("{} {phrase}", reading.summary);
+                reading
+            });
+            (&clause[at..], reading)
+        }
+        _ => (clause, None),
     }
 }
+
+/// Words that open a phrase before the subject: "Since the knee surgery I ...",
+/// "After the move I ...".
+const SUBORDINATORS: &[&str] = &[
+    "since",
+    "after",
+    "ever",
+    "now",
+    "until",
+    "once",
+    "following",
+];
 
 /// Builds a candidate with its type's default importance and durability and its
 /// negation read from the summary.

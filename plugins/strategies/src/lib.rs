@@ -9,6 +9,7 @@ pub mod about;
 pub mod analyser;
 pub mod consolidate;
 pub mod extract;
+pub mod forget;
 pub mod model;
 pub mod resolve;
 pub mod secrets;

@@ -226,6 +226,11 @@ fn digits(text: &str) -> usize {
 
 /// Adverbs between the subject and the verb that say nothing of the attribute.
 const SKIPPED_ADVERBS: &[&str] = &[
+    "fully",
+    "strictly",
+    "officially",
+    "basically",
+    "happily",
     "now",
     "currently",
     "still",
@@ -245,8 +250,37 @@ const SKIPPED_ADVERBS: &[&str] = &[
     "again",
 ];
 
+/// Adverbs dropped from inside a verb phrase.
+const INNER_ADVERBS: &[&str] = &[
+    "now",
+    "fully",
+    "completely",
+    "totally",
+    "strictly",
+    "officially",
+    "finally",
+    "recently",
+    "mostly",
+    "mainly",
+    "basically",
+    "currently",
+    "still",
+    "already",
+    "just",
+    "also",
+];
+
 /// A verb phrase: "lives in Seattle", "is a nurse in the ER", "takes the train to work".
 fn read_predicate(words: &[Word], about: &mut About) {
+    // Adverbs inside the verb phrase say nothing of the attribute: "went fully vegan",
+    // "is now a team lead".
+    let kept: Vec<Word> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| *i == 0 || !INNER_ADVERBS.contains(&w.lower.as_str()))
+        .map(|(_, w)| w.clone())
+        .collect();
+    let words = &kept[..];
     let mut start = 0;
     while let Some(word) = words.get(start) {
         match word.lower.as_str() {
@@ -258,7 +292,22 @@ fn read_predicate(words: &[Word], about: &mut About) {
             _ => break,
         }
     }
-    let words = &words[start..];
+    let mut words = words[start..].to_vec();
+    // "has been living in Manchester" states what "is living in Manchester" does.
+    if words.len() > 2
+        && matches!(words[0].lower.as_str(), "has" | "have")
+        && words[1].lower == "been"
+    {
+        words.splice(
+            0..2,
+            [Word {
+                text: "is".to_owned(),
+                lower: "is".to_owned(),
+                possessive: false,
+            }],
+        );
+    }
+    let words = &words[..];
     let lower: Vec<&str> = words.iter().map(|w| w.lower.as_str()).collect();
     if let Some((attribute, value_start)) = verbal(&lower) {
         let value = &words[value_start.min(words.len())..];
@@ -275,7 +324,36 @@ fn read_predicate(words: &[Word], about: &mut About) {
     } else if let ["got", "rid", "of", ..] | ["gave", "away", ..] = &lower[..] {
         about.negated = true;
         about.value = joined(&words[if lower[1] == "rid" { 3 } else { 2 }..]);
+    } else if let Some((attribute, value)) = shaped_value(words) {
+        // However it is said ("switched carriers and got a new number: 617-555-0188"),
+        // a phone number or an email address is that attribute's value.
+        about.attribute = Some(attribute.to_owned());
+        about.value = value;
     }
+}
+
+/// A phone number (seven digits or more, with a word for a phone nearby) or an email
+/// address among `words`: `(attribute, value)`.
+fn shaped_value(words: &[Word]) -> Option<(&'static str, String)> {
+    let lower: Vec<&str> = words.iter().map(|w| w.lower.as_str()).collect();
+    if let Some(email) = words.iter().find(|w| {
+        w.text.contains('@') && w.text.rsplit('@').next().is_some_and(|d| d.contains('.'))
+    }) {
+        return Some((EMAIL, email.text.clone()));
+    }
+    let phone_word = lower.iter().any(|w| {
+        matches!(
+            *w,
+            "number" | "phone" | "cell" | "mobile" | "reach" | "call" | "text" | "telephone"
+        )
+    });
+    let number = words.iter().find(|w| {
+        w.text.chars().filter(char::is_ascii_digit).count() >= 7
+            && w.text
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '(' | ')' | '.'))
+    })?;
+    phone_word.then(|| (PHONE, number.text.clone()))
 }
 
 /// The stored attribute name: `preferred <noun>` takes the head noun of its value.
@@ -429,9 +507,7 @@ fn work(m: &[&str]) -> Option<(&'static str, usize)> {
         }
         ["was" | "got", "hired", "by" | "at", ..] => (EMPLOYER, 3),
         ["works" | "work", "as", ..] => (OCCUPATION, 2 + det(m, 2)),
-        ["is" | "became" | "becomes" | "was", "a" | "an", job, ..]
-            if lexicon::is_occupation(job) =>
-        {
+        ["is" | "became" | "becomes" | "was", "a" | "an", ..] if occupation_named(&m[2..]) => {
             (OCCUPATION, 2)
         }
         [
@@ -447,6 +523,24 @@ fn work(m: &[&str]) -> Option<(&'static str, usize)> {
         ["attends" | "attend", ..] => (SCHOOL, 1 + det(m, 1)),
         _ => return None,
     })
+}
+
+/// Whether a noun phrase names an occupation by its head, the last noun before a
+/// preposition: "a junior developer at a small agency", "a team lead", "a retired
+/// firefighter".
+fn occupation_named(noun_phrase: &[&str]) -> bool {
+    let end = noun_phrase
+        .iter()
+        .position(|w| {
+            matches!(
+                *w,
+                "in" | "at" | "for" | "with" | "on" | "and" | "so" | "but" | "of" | "who" | "that"
+            )
+        })
+        .unwrap_or(noun_phrase.len());
+    noun_phrase[..end]
+        .last()
+        .is_some_and(|head| lexicon::is_occupation(head))
 }
 
 /// Where the words naming a shift start ("works night shifts", "is on day shifts"):
@@ -507,6 +601,7 @@ fn health_and_diet(m: &[&str]) -> Option<(&'static str, usize)> {
         ["is" | "are" | "was", "on", ..] if any_from(m, 2, lexicon::is_medicine) => (MEDICATION, 2),
         ["takes" | "take", ..] if any_from(m, 1, lexicon::is_medicine) => (MEDICATION, 1),
         ["is" | "are" | "went" | "became", diet, ..] if lexicon::is_diet(diet) => (DIET, 1),
+        ["is" | "are" | "went", "on", rest @ ..] if rest.contains(&"diet") => (DIET, 2),
         ["is" | "are" | "went" | "became", "a" | "an", diet, ..] if lexicon::is_diet(diet) => {
             (DIET, 2)
         }

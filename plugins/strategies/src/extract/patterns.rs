@@ -794,10 +794,27 @@ fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
         .take(5)
         .position(|w| *w == "is")
         .filter(|&i| i > 0)?;
-    if matches!(
-        words[0],
-        "that" | "this" | "it" | "he" | "she" | "they" | "there" | "what" | "which" | "who" | "i"
-    ) || body[..is_at].iter().any(|t| t.comma_after)
+    // The value runs from the last pause before "is": "new obsession: Phoebe
+    // Bridgers is my favorite now".
+    let value_start = body[..is_at]
+        .iter()
+        .rposition(|t| t.comma_after)
+        .map_or(0, |i| i + 1);
+    if value_start == is_at
+        || matches!(
+            words[value_start],
+            "that"
+                | "this"
+                | "it"
+                | "he"
+                | "she"
+                | "they"
+                | "there"
+                | "what"
+                | "which"
+                | "who"
+                | "i"
+        )
     {
         return None;
     }
@@ -805,7 +822,7 @@ fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
         return None;
     };
     let favorite = matches!(noun_words.first(), Some(&("favorite" | "favourite")));
-    let value = render(&body[..is_at]);
+    let value = render(&body[value_start..is_at]);
     // The noun phrase runs to a pause or a word marking time ("now").
     let noun_start = is_at + 2 + usize::from(favorite);
     let mut noun_end = noun_start;
@@ -819,11 +836,18 @@ fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
         }
     }
     let noun = render(&body[noun_start..noun_end]);
-    let after: Vec<&str> = words[noun_end..]
+    // What follows the noun is kept when it says the value changed ("now", "these
+    // days"): that decides what the fact replaces.
+    let rest: Vec<&str> = words[noun_end..]
         .iter()
         .copied()
-        .take_while(|w| crate::about::marks_change(&[w]))
+        .take_while(|w| !matches!(*w, "but" | "and" | "so" | "because"))
         .collect();
+    let after: Vec<&str> = if crate::about::marks_change(&rest) {
+        rest
+    } else {
+        Vec::new()
+    };
     let (attribute, memory_type) = if favorite {
         let attribute = if noun.is_empty() {
             "favorite".to_owned()
@@ -834,7 +858,7 @@ fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
     } else {
         // Only a value worth keeping: a date, a number, a name ("Mondays is my day"
         // says less than "September 30 is our anniversary").
-        let names_something = body[..is_at]
+        let names_something = body[value_start..is_at]
             .iter()
             .any(|t| t.text.chars().any(|c| c.is_ascii_digit()) || t.is_capitalised());
         let noun_words: Vec<&str> = words[noun_start..noun_end].to_vec();
@@ -1019,7 +1043,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         if first_person {
             return None;
         }
-        let summary = format!("{subject} {}{time_suffix}", render(predicate));
+        let summary = format!("{subject} {}{time_suffix}", render(clause_end(predicate)));
         if let Some(memory_type) = attribute_type(&summary) {
             return Some(Reading {
                 memory_type,
@@ -1042,11 +1066,14 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     if let Some(reading) = named_subject(body, &time_suffix) {
         return Some(reading);
     }
+    // "We moved to Denver": where "we" live, the user lives; other facts of "we" are
+    // not the user's alone.
+    let we = body_words.first() == Some(&"we");
     let (subject, predicate_start, plural) = match body_words {
-        ["i", ..] => ("User".to_owned(), 1, false),
+        ["i" | "we", ..] => ("User".to_owned(), 1, false),
         _ => joint_subject(body)?,
     };
-    let predicate = &body[predicate_start..];
+    let predicate = clause_end(&body[predicate_start..]);
     if predicate
         .iter()
         .any(|t| ADDRESSEE_WORDS.contains(&t.lower.as_str()))
@@ -1068,6 +1095,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         None if !plural && let Some(memory_type) = attribute_type(&rendered) => {
             (memory_type, Certainty::Stated)
         }
+        _ if we => return None,
         None if read_plan(&m, capitalised, &phrases) => {
             dated = true;
             (MemoryType::Goal, Certainty::Stated)
@@ -1088,6 +1116,21 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         activity,
         dated,
     })
+}
+
+/// Words that, after a pause, open a clause of their own: "I live in Portland, the
+/// rain never stops", "I'm vegetarian, so no meat".
+const CLAUSE_OPENERS: &[&str] = &[
+    "the", "it", "its", "that", "this", "so", "which", "who", "he", "she", "they", "there", "but",
+    "though", "although", "because", "since",
+];
+
+/// `predicate` up to the pause after which another clause begins.
+fn clause_end(predicate: &[Token]) -> &[Token] {
+    let end = (1..predicate.len()).find(|&i| {
+        predicate[i - 1].comma_after && CLAUSE_OPENERS.contains(&predicate[i].lower.as_str())
+    });
+    &predicate[..end.unwrap_or(predicate.len())]
 }
 
 /// "My sister and I ...", "Tom and I ...": a short person mention joined with the

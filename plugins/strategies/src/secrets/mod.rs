@@ -160,6 +160,16 @@ impl KindSet {
         self.0 == 0
     }
 
+    /// The set as bits, for a caller that keeps it in an atomic.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The set [`KindSet::bits`] gave (unknown bits are dropped).
+    pub fn from_bits(bits: u8) -> KindSet {
+        KindSet(bits & KindSet::all().0)
+    }
+
     /// The kinds in the set, in [`SecretKind::ALL`] order.
     pub fn iter(self) -> impl Iterator<Item = SecretKind> {
         SecretKind::ALL
