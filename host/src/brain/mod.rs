@@ -646,3 +646,5 @@ impl MemorySource for Brain {
 mod test_rng;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod truth_tests;

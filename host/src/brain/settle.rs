@@ -140,7 +140,7 @@ pub(super) fn restated(
         for other in live_with_attribute(conn, record, attribute)? {
             let other_value = about::of_summary(&other.summary).value;
             if other.negated == record.negated
-                && about::compare_values(&value, &other_value) == Values::Same
+                && about::compare_values_of(Some(attribute), &value, &other_value) == Values::Same
             {
                 return Ok(Some(other));
             }
@@ -172,7 +172,8 @@ pub(super) fn new_value(old: &str, new: &str) -> bool {
         && same_attribute
         && old.holder_key() == new.holder_key()
         && (old.negated != new.negated
-            || about::compare_values(&old.value, &new.value) == Values::Different)
+            || about::compare_values_of(old.attribute.as_deref(), &old.value, &new.value)
+                == Values::Different)
 }
 
 /// Applies the rules of the module docs after `record` was stored live.
@@ -190,7 +191,7 @@ pub(super) fn settle(
         let single = catalog::is_single(attribute);
         for other in live_with_attribute(conn, record, attribute)? {
             let other_value = about::of_summary(&other.summary).value;
-            let values = about::compare_values(&about.value, &other_value);
+            let values = about::compare_values_of(Some(attribute), &about.value, &other_value);
             let replaces = match values {
                 // A negation replaces what it negates (and a value stated again
                 // replaces its negation).
@@ -201,7 +202,7 @@ pub(super) fn settle(
                 rivals.push(other);
             }
         }
-    } else if record.negated && !about.value.is_empty() {
+    } else if about.negated && !about.value.is_empty() {
         // "sold the Vespa": the live single-valued facts of the holder whose value
         // it names.
         let negated = about::value_terms(&about.value);

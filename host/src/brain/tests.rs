@@ -8,7 +8,7 @@ use super::store::{ListFilter, StoreError};
 use super::*;
 use crate::time::{DAY_MS, ManualClock};
 
-const START: i64 = 1_790_000_000_000;
+pub(super) const START: i64 = 1_790_000_000_000;
 
 /// A Second Brain on a fresh file, its clock at [`START`] (the other test modules of
 /// the brain open theirs here too).
@@ -1110,7 +1110,7 @@ mod lifecycle {
     }
 }
 
-mod ingestion {
+pub(super) mod ingestion {
     use super::*;
     use std::sync::OnceLock;
 
@@ -1124,7 +1124,7 @@ mod ingestion {
     use crate::time::MINUTE_MS;
 
     /// The real built-in strategies, compiled once per test binary.
-    pub(super) fn strategies() -> &'static Strategies {
+    pub(in crate::brain) fn strategies() -> &'static Strategies {
         static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
         STRATEGIES.get_or_init(|| {
             let services = HostServices::new(

@@ -287,9 +287,15 @@ const HEDGE_WORDS: &[&str] = &[
 ];
 
 /// The clause without its opening greetings, fillers and hedges, and whether it is
-/// hedged.
+/// hedged. A few words before a pause that a first-person statement follows are a
+/// preamble too: "Heads up: my number ...", "Quick update, I ...".
 fn strip_preamble(clause: &[Token]) -> (&[Token], bool) {
     let mut rest = clause;
+    if let Some(at) = (1..clause.len().min(4)).find(|&i| {
+        clause[i - 1].comma_after && matches!(clause[i].lower.as_str(), "i" | "my" | "our" | "we")
+    }) {
+        rest = &clause[at..];
+    }
     let mut hedged = false;
     loop {
         let words: Vec<&str> = rest.iter().take(5).map(|t| t.lower.as_str()).collect();

@@ -92,13 +92,40 @@ impl About {
     }
 }
 
-/// See [`About::value_terms`].
+/// See [`About::value_terms`]. A marker word written with a capital is part of the
+/// value ("New York").
 pub fn value_terms(value: &str) -> BTreeSet<String> {
-    let mut terms = crate::text::content_words(value);
-    for marker in CHANGE_WORDS.iter().chain(VALUE_NOISE) {
-        terms.remove(&crate::analyser::stem(marker));
+    let kept: Vec<&str> = value
+        .split_whitespace()
+        .filter(|word| {
+            let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+            !(CHANGE_WORDS.contains(&bare) || VALUE_NOISE.contains(&bare))
+        })
+        .collect();
+    crate::text::content_words(&kept.join(" "))
+}
+
+/// Compares two values of `attribute`: a phone number by its digits, an email address
+/// as written (any case); anything else by [`compare_values`].
+pub fn compare_values_of(attribute: Option<&str>, a: &str, b: &str) -> Values {
+    let key = |value: &str| -> Option<String> {
+        match attribute {
+            Some(catalog::PHONE) => {
+                let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+                (digits.len() >= 7).then_some(digits)
+            }
+            Some(catalog::EMAIL) => value
+                .split_whitespace()
+                .find(|w| w.contains('@'))
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()),
+            _ => None,
+        }
+    };
+    match (key(a), key(b)) {
+        (Some(a), Some(b)) if a == b => Values::Same,
+        (Some(_), Some(_)) => Values::Different,
+        _ => compare_values(a, b),
     }
-    terms
 }
 
 /// How two values of one attribute relate.
