@@ -1,8 +1,8 @@
 //! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
 //! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section; `-- e2e`, or
-//! `-- locomo e2e`, for b alone without the calibration grid, a few minutes instead of
-//! the hour the grid takes). One run measures, and prints as one table, every figure
-//! next to its baseline:
+//! `-- locomo e2e`, for b alone without the calibration grid: about a minute on 2
+//! cores, where `-- locomo` takes about 17). One run measures, and prints as one table,
+//! every figure next to its baseline:
 //!
 //! a. Facts only, on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA, default
 //!    `../shared/data`; question categories 1-4): each conversation's shipped
