@@ -104,6 +104,8 @@ fn write_until_killed(brain: &Brain, thread: usize) {
                 scope: None,
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             };
             let record = brain.add(USER, memory).expect("child: add").record;
             mine.push((record.id.clone(), 0));

@@ -142,6 +142,8 @@ async fn a_turn_carries_memory_and_skills_records_both_sides_and_is_learned_from
                 scope: None,
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             },
         )
         .unwrap();

@@ -192,6 +192,8 @@ fn remember(data: &Path, summary: &str, scope: Scope) {
                 scope: Some(scope),
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             },
         )
         .unwrap();

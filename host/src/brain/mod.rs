@@ -85,6 +85,17 @@ pub struct NewMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
+    /// Whose fact it is, when not the user's: a person's name or relation ("Ben",
+    /// "mother"). Read from the summary when absent ("User's husband Ben is a pilot").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 100)]
+    pub holder: Option<String>,
+    /// What the fact states: `phone`, `email`, `address`, `residence`, `employer`,
+    /// `occupation`, `vehicle`, `diet`, `favorite <noun>`, ... (a single-valued one
+    /// replaces the holder's live value). Read from the summary when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub attribute: Option<String>,
 }
 
 impl NewMemory {
@@ -99,13 +110,21 @@ impl NewMemory {
             scope: None,
             confidence: None,
             importance: None,
+            holder: None,
+            attribute: None,
         }
     }
 
     /// The record a manual memory becomes, whichever store keeps it.
     pub fn into_record(self, user: &str, now: i64) -> MemoryRecord {
         let evidence = self.evidence.unwrap_or(Evidence::Manual);
-        MemoryRecord {
+        let named = |value: Option<String>| {
+            value
+                .map(|v| v.trim().to_lowercase())
+                .filter(|v| !v.is_empty() && v != "user")
+        };
+        let (holder, attribute) = (named(self.holder), named(self.attribute));
+        let record = MemoryRecord {
             detail: self.detail.filter(|d| !d.trim().is_empty()),
             scope: self.scope.unwrap_or(self.memory_type.default_scope()),
             importance: self
@@ -121,6 +140,12 @@ impl NewMemory {
                 self.confidence.unwrap_or(1.0),
                 now,
             )
+        };
+        // What the writer named wins over what the summary reads as.
+        MemoryRecord {
+            holder: holder.or(record.holder),
+            attribute: attribute.or(record.attribute),
+            ..record
         }
     }
 }

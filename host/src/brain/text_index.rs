@@ -1330,6 +1330,8 @@ mod read_your_writes {
                                     scope: None,
                                     confidence: None,
                                     importance: None,
+                                    holder: None,
+                                    attribute: None,
                                 },
                             )
                             .expect("add")

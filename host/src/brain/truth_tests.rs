@@ -84,17 +84,32 @@ mod settle {
     #[test]
     fn a_new_value_of_a_single_valued_attribute_supersedes_the_live_one() {
         let f = fixture();
-        let old = add(&f, "u", MemoryType::Identity, "User's email is ana@old.example");
+        let old = add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's email is ana@old.example",
+        );
         f.clock.advance(1_000);
-        let new = add(&f, "u", MemoryType::Identity, "User's email is ana@new.example");
+        let new = add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's email is ana@new.example",
+        );
         assert_eq!(new.record.attribute.as_deref(), Some("email"));
-        assert_eq!(new.superseded, [old.record.id.clone()]);
+        assert_eq!(new.superseded, std::slice::from_ref(&old.record.id));
         let old = f.brain.get("u", &old.record.id).expect("kept");
         assert_eq!(old.superseded_by.as_deref(), Some(new.record.id.as_str()));
         let history = f.brain.history("u", &old.id).expect("history");
         assert_eq!(history.last().map(|h| h.event.as_str()), Some("SUPERSEDE"));
         // A many-valued attribute keeps both.
-        add(&f, "u", MemoryType::Constraint, "User is allergic to walnuts");
+        add(
+            &f,
+            "u",
+            MemoryType::Constraint,
+            "User is allergic to walnuts",
+        );
         add(&f, "u", MemoryType::Constraint, "User is allergic to kiwi");
         assert_eq!(live(&f, "u").len(), 3);
     }
@@ -145,24 +160,59 @@ mod settle {
     fn a_negation_ends_what_it_negates_and_another_holders_fact_is_untouched() {
         let f = fixture();
         add(&f, "u", MemoryType::Identity, "User works at Initech");
-        add(&f, "u", MemoryType::Identity, "User's brother Tom works at Globex");
-        let quit = add(&f, "u", MemoryType::Identity, "User no longer works at Initech");
+        add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's brother Tom works at Globex",
+        );
+        let quit = add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User no longer works at Initech",
+        );
         assert_eq!(quit.superseded.len(), 1);
         let summaries = live(&f, "u");
         assert!(summaries.contains(&"User's brother Tom works at Globex".to_string()));
         assert!(!summaries.contains(&"User works at Initech".to_string()));
         // "sold the bike" ends the vehicle it names.
-        add(&f, "u", MemoryType::Identity, "User's ride is a blue Brompton bike");
-        let sold = add(&f, "u", MemoryType::Episode, "User sold the Brompton last week");
+        add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's ride is a blue Brompton bike",
+        );
+        let sold = add(
+            &f,
+            "u",
+            MemoryType::Episode,
+            "User sold the Brompton last week",
+        );
         assert_eq!(sold.superseded.len(), 1, "{:?}", live(&f, "u"));
     }
 
     #[test]
     fn a_bare_favourite_replaces_the_favourite_it_is_closest_to() {
         let f = fixture();
-        add(&f, "u", MemoryType::Preference, "User's favorite color is teal");
-        let old = add(&f, "u", MemoryType::Preference, "User's favorite language is Go");
-        let new = add(&f, "u", MemoryType::Preference, "User's favorite is Zig now");
+        add(
+            &f,
+            "u",
+            MemoryType::Preference,
+            "User's favorite color is teal",
+        );
+        let old = add(
+            &f,
+            "u",
+            MemoryType::Preference,
+            "User's favorite language is Go",
+        );
+        let new = add(
+            &f,
+            "u",
+            MemoryType::Preference,
+            "User's favorite is Zig now",
+        );
         assert_eq!(new.record.attribute.as_deref(), Some("favorite language"));
         assert_eq!(new.superseded, [old.record.id]);
     }
@@ -228,10 +278,18 @@ mod settle {
                 .record_message("u", "g1", Role::User, Some(name), text)
                 .expect("record");
         }
-        f.brain.end_conversation("u", "g1", strategies()).expect("end");
+        f.brain
+            .end_conversation("u", "g1", strategies())
+            .expect("end");
         let summaries = live(&f, "u");
-        assert!(summaries.contains(&"Ines is allergic to mold".to_string()), "{summaries:?}");
-        assert!(summaries.contains(&"Femi is allergic to dust".to_string()), "{summaries:?}");
+        assert!(
+            summaries.contains(&"Ines is allergic to mold".to_string()),
+            "{summaries:?}"
+        );
+        assert!(
+            summaries.contains(&"Femi is allergic to dust".to_string()),
+            "{summaries:?}"
+        );
     }
 }
 
@@ -256,13 +314,13 @@ mod focus {
     #[test]
     fn the_current_value_comes_first_and_the_superseded_line_stays_out() {
         let f = fixture();
-        converse(&f, "u", "c1", &["Text me at 415-555-0131 if the plans change."]);
         converse(
             &f,
             "u",
-            "c2",
-            &["Heads up: my number is 415-555-0177 now."],
+            "c1",
+            &["Text me at 415-555-0131 if the plans change."],
         );
+        converse(&f, "u", "c2", &["Heads up: my number is 415-555-0177 now."]);
         let got = block(&f, "u", "What number should the school call?");
         assert!(got.contains("555-0177"), "{got}");
         assert!(!got.contains("555-0131"), "{got}");
@@ -271,7 +329,12 @@ mod focus {
     #[test]
     fn the_asked_attribute_is_found_without_a_shared_word() {
         let f = fixture();
-        add(&f, "u", MemoryType::Identity, "User's address is 9 Quay Road");
+        add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's address is 9 Quay Road",
+        );
         let got = block(&f, "u", "Where should the couriers deliver the parcel?");
         assert!(got.contains("9 Quay Road"), "{got}");
     }
@@ -279,12 +342,20 @@ mod focus {
     #[test]
     fn meaning_fills_in_only_when_words_find_nothing() {
         let f = fixture();
-        add(&f, "u", MemoryType::Preference, "User likes espresso at noon");
+        add(
+            &f,
+            "u",
+            MemoryType::Preference,
+            "User likes espresso at noon",
+        );
         add(&f, "u", MemoryType::Habit, "User walks the dog");
         let got = f.brain.retrieve("u", "espresso").expect("retrieve");
         assert_eq!(got.lines.len(), 1, "{}", got.block);
         // No word in common: the closest memories in meaning are offered.
-        let got = f.brain.retrieve("u", "What's my puppy up to?").expect("retrieve");
+        let got = f
+            .brain
+            .retrieve("u", "What's my puppy up to?")
+            .expect("retrieve");
         assert!(got.block.contains("dog"), "{}", got.block);
     }
 
@@ -346,9 +417,17 @@ mod forgetting {
         let f = fixture();
         converse(&f, "u", "c1", &["I'm on lisinopril for my blood pressure."]);
         converse(&f, "u", "c2", &["I'm learning the cello this year."]);
-        converse(&f, "u", "c3", &["Oh, and please forget about my medication."]);
+        converse(
+            &f,
+            "u",
+            "c3",
+            &["Oh, and please forget about my medication."],
+        );
         assert_eq!(messages(&f, "u", "c1"), [FORGOTTEN]);
-        assert_eq!(messages(&f, "u", "c2"), ["I'm learning the cello this year."]);
+        assert_eq!(
+            messages(&f, "u", "c2"),
+            ["I'm learning the cello this year."]
+        );
         let got = block(&f, "u", "What am I learning?");
         assert!(got.contains("cello"), "{got}");
         assert!(!block(&f, "u", "What pills do I take?").contains("lisinopril"));
@@ -365,7 +444,13 @@ mod forgetting {
         );
         let memory = f
             .brain
-            .list("u", &ListFilter { limit: 10, ..ListFilter::default() })
+            .list(
+                "u",
+                &ListFilter {
+                    limit: 10,
+                    ..ListFilter::default()
+                },
+            )
             .expect("list")
             .items
             .into_iter()
@@ -375,7 +460,7 @@ mod forgetting {
             .brain
             .forget_memory("u", &memory.id, false, Forgetter::Person)
             .expect("forget");
-        assert_eq!(forgotten.memories, [memory.id.clone()]);
+        assert_eq!(forgotten.memories, std::slice::from_ref(&memory.id));
         assert_eq!(messages(&f, "u", "c1"), [FORGOTTEN]);
         assert!(f.brain.persons("u").expect("persons").is_empty());
 
@@ -383,7 +468,13 @@ mod forgetting {
         converse(&g, "u", "c1", &["I grew up in Tartu."]);
         let memory = g
             .brain
-            .list("u", &ListFilter { limit: 10, ..ListFilter::default() })
+            .list(
+                "u",
+                &ListFilter {
+                    limit: 10,
+                    ..ListFilter::default()
+                },
+            )
             .expect("list")
             .items
             .remove(0);
@@ -397,14 +488,26 @@ mod forgetting {
     #[test]
     fn a_forgotten_word_is_gone_from_the_database_file() {
         let f = fixture();
-        converse(&f, "u", "c1", &["The spare key is under the zanzibarish flowerpot."]);
-        converse(&f, "u", "c2", &["Please delete what I said about the flowerpot."]);
+        converse(
+            &f,
+            "u",
+            "c1",
+            &["The spare key is under the zanzibarish flowerpot."],
+        );
+        converse(
+            &f,
+            "u",
+            "c2",
+            &["Please delete what I said about the flowerpot."],
+        );
         f.brain.store().checkpoint().expect("checkpoint");
         let dir = f.brain.store().path().parent().expect("dir").to_path_buf();
         for entry in std::fs::read_dir(&dir).expect("dir") {
             let bytes = std::fs::read(entry.expect("entry").path()).expect("read");
             assert!(
-                !bytes.windows(14).any(|w| w == b"zanzibarish fl" || w.starts_with(b"zanzibarish")),
+                !bytes
+                    .windows(14)
+                    .any(|w| w == b"zanzibarish fl" || w.starts_with(b"zanzibarish")),
                 "the word is still in the file"
             );
         }
@@ -432,8 +535,17 @@ mod secrets {
             said[0].content,
             "The router password is [redacted: password], and my card is [redacted: card]."
         );
-        let stored = add(&f, "u", MemoryType::Identity, "User's IBAN is GB82 WEST 1234 5698 7654 32 for rent");
-        assert!(stored.record.summary.contains("[redacted: iban]"), "{}", stored.record.summary);
+        let stored = add(
+            &f,
+            "u",
+            MemoryType::Identity,
+            "User's IBAN is GB82 WEST 1234 5698 7654 32 for rent",
+        );
+        assert!(
+            stored.record.summary.contains("[redacted: iban]"),
+            "{}",
+            stored.record.summary
+        );
         let counts = f.brain.redaction_counts("u").expect("counts");
         assert_eq!(counts.get("password"), Some(&1));
         assert_eq!(counts.get("card"), Some(&1));
@@ -447,7 +559,10 @@ mod secrets {
             "u",
             NewMemory::new(MemoryType::Identity, "User's password is Kestrel!2024"),
         );
-        assert!(matches!(refused, Err(StoreError::SecretRefused(_))), "{refused:?}");
+        assert!(
+            matches!(refused, Err(StoreError::SecretRefused(_))),
+            "{refused:?}"
+        );
         assert!(live(&f, "u").is_empty());
         assert!(f.brain.redaction_counts("u").expect("counts").is_empty());
     }
@@ -459,19 +574,35 @@ mod secrets {
             .redaction()
             .set(engram_strategies::secrets::KindSet::none());
         f.brain
-            .record_message("u", "c1", Role::User, None, "My SSN is 219-09-9999, file it.")
+            .record_message(
+                "u",
+                "c1",
+                Role::User,
+                None,
+                "My SSN is 219-09-9999, file it.",
+            )
             .expect("record");
         add(&f, "u", MemoryType::Identity, "User's SSN is 219-09-9999");
         f.brain
             .redaction()
             .set(engram_strategies::secrets::KindSet::all());
         let report = f.brain.redact_stored("u", true).expect("dry run");
-        assert_eq!((report.messages.len(), report.memories.len(), report.deleted.len()), (1, 1, 1));
+        assert_eq!(
+            (
+                report.messages.len(),
+                report.memories.len(),
+                report.deleted.len()
+            ),
+            (1, 1, 1)
+        );
         assert!(live(&f, "u").len() == 1, "a dry run changes nothing");
         let report = f.brain.redact_stored("u", false).expect("redact");
         assert_eq!(report.found.get("national-id"), Some(&2));
         assert!(live(&f, "u").is_empty());
         let (_, said) = f.brain.conversation("u", "c1").expect("conversation");
-        assert_eq!(said[0].content, "My SSN is [redacted: national-id], file it.");
+        assert_eq!(
+            said[0].content,
+            "My SSN is [redacted: national-id], file it."
+        );
     }
 }

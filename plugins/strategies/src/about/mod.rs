@@ -114,10 +114,10 @@ pub fn compare_values_of(attribute: Option<&str>, a: &str, b: &str) -> Values {
                 let digits: String = value.chars().filter(char::is_ascii_digit).collect();
                 (digits.len() >= 7).then_some(digits)
             }
-            Some(catalog::EMAIL) => value
-                .split_whitespace()
-                .find(|w| w.contains('@'))
-                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()),
+            Some(catalog::EMAIL) => value.split_whitespace().find(|w| w.contains('@')).map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            }),
             _ => None,
         }
     };
