@@ -1198,6 +1198,44 @@ mod tests {
     }
 
     #[test]
+    fn pronouns_and_it_point_back_within_a_message() {
+        let read = summaries(&["Lunch with my neighbor Ruth. She's a midwife, I'm a baker."]);
+        assert!(
+            read.contains(&"User's neighbor Ruth is a midwife".to_string()),
+            "{read:?}"
+        );
+        assert!(read.contains(&"User is a baker".to_string()), "{read:?}");
+        assert_eq!(
+            summaries(&["My work email changed, it's ruth@clinic.example now."])[0],
+            "User's work email is ruth@clinic.example now"
+        );
+    }
+
+    #[test]
+    fn favourites_schools_and_pay_are_read_however_they_are_put() {
+        assert_eq!(
+            summaries(&["After the festival, Dune has become my favourite film."]),
+            ["User's favorite film is Dune"]
+        );
+        let school = only("My daughter Ines goes to Westfield Academy.");
+        assert_eq!(
+            school.summary,
+            "User's daughter Ines goes to Westfield Academy"
+        );
+        assert_eq!(
+            crate::about::of_summary(&school.summary)
+                .attribute
+                .as_deref(),
+            Some("school")
+        );
+        let pay = only("I make about $95k a year at the mill.");
+        assert_eq!(
+            crate::about::of_summary(&pay.summary).attribute.as_deref(),
+            Some("income")
+        );
+    }
+
+    #[test]
     fn iso_date_converts_epoch_milliseconds() {
         assert_eq!(iso_date(0), "1970-01-01");
         assert_eq!(iso_date(MAY_FIRST), "2024-05-01");

@@ -51,6 +51,7 @@ pub const EMPLOYER: &str = "employer";
 pub const OCCUPATION: &str = "occupation";
 pub const SHIFT: &str = "shift";
 pub const SCHOOL: &str = "school";
+pub const INCOME: &str = "income";
 pub const VEHICLE: &str = "vehicle";
 pub const COMMUTE: &str = "commute";
 pub const DIET: &str = "diet";
@@ -123,6 +124,11 @@ pub const CATALOG: &[Attribute] = &[
         nouns: [["shift"], ["shifts"], ["work", "schedule"], ["schedule"], ["hours"]],
         asked_by: [["hours"], ["shift"], ["shifts"], ["schedule"]],
         said_with: ["shift", "shifts", "hours", "schedule"]),
+    attribute!("income", single: true, group: "income",
+        nouns: [["salary"], ["income"], ["pay"], ["wage"], ["wages"]],
+        asked_by: [["salary"], ["income"], ["earn"], ["earns"], ["paid"], ["wage"], ["wages"],
+                   ["make", "a", "year"], ["how", "much", "do", "i", "make"]],
+        said_with: ["salary", "income", "earn", "earns", "make", "makes", "paid"]),
     attribute!("school", single: true, group: "school",
         nouns: [["school"], ["university"], ["college"]],
         asked_by: [["school"], ["university"], ["college"], ["study"], ["studying"]],
@@ -187,6 +193,33 @@ pub const CATALOG: &[Attribute] = &[
         said_with: ["plays", "play", "does"]),
 ];
 
+/// `favorite <noun>` for the words after "favourite", a noun written several ways
+/// named one way ("film" and "movie", "colour" and "color"), so that a new favourite
+/// film replaces the favourite movie.
+pub fn favorite(noun: &[&str]) -> String {
+    let canonical: Vec<&str> = noun
+        .iter()
+        .map(|w| match *w {
+            "film" | "films" | "movies" => "movie",
+            "colour" | "colours" | "colors" => "color",
+            "tune" | "track" | "songs" => "song",
+            "musician" | "singer" | "artists" | "rapper" => "artist",
+            "dish" | "meal" | "cuisine" | "foods" => "food",
+            "novel" | "books" => "book",
+            "series" | "shows" => "show",
+            "videogame" | "games" => "game",
+            "beverage" | "drinks" => "drink",
+            "team" | "teams" | "club" => "team",
+            other => other,
+        })
+        .collect();
+    if canonical.is_empty() {
+        FAVORITE.to_string()
+    } else {
+        format!("{FAVORITE} {}", canonical.join(" "))
+    }
+}
+
 /// The type of a fact stating `attribute`: who the user is (identity), the rules of
 /// their health (constraint), what they do regularly (habit), what they like
 /// (preference).
@@ -229,12 +262,7 @@ pub fn group_of(name: &str) -> &str {
 pub fn by_noun(noun_phrase: &[&str]) -> Option<String> {
     match noun_phrase {
         ["favorite" | "favourite", rest @ ..] => {
-            let rest: Vec<&str> = rest.to_vec();
-            return Some(if rest.is_empty() {
-                FAVORITE.to_string()
-            } else {
-                format!("{FAVORITE} {}", rest.join(" "))
-            });
+            return Some(favorite(rest));
         }
         [] => return None,
         _ => {}

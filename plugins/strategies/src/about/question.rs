@@ -166,7 +166,7 @@ pub fn asked(question: &str) -> Asked {
 
 fn favorite(noun: Option<String>) -> String {
     match noun {
-        Some(noun) => format!("{FAVORITE} {noun}"),
+        Some(noun) => super::catalog::favorite(&[noun.as_str()]),
         None => FAVORITE.to_owned(),
     }
 }

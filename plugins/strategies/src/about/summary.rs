@@ -519,6 +519,23 @@ fn work(m: &[&str]) -> Option<(&'static str, usize)> {
             (SHIFT, shift_at(m)?)
         }
         ["studies" | "study", "at", ..] => (SCHOOL, 2),
+        [
+            "goes" | "go" | "is" | "are",
+            ..,
+            "school" | "elementary" | "high" | "college" | "university" | "academy"
+            | "kindergarten" | "preschool",
+        ] if m.get(1) == Some(&"to") || m.get(1..3) == Some(&["going", "to"][..]) => {
+            (SCHOOL, if m[1] == "to" { 2 } else { 3 })
+        }
+        ["teaches" | "teach" | "taught", "at", ..] => (EMPLOYER, 2),
+        ["makes" | "make" | "earns" | "earn" | "earned" | "made", ..]
+            if m.iter()
+                .skip(1)
+                .take(4)
+                .any(|w| w.chars().any(|c| c.is_ascii_digit())) =>
+        {
+            (INCOME, 1)
+        }
         ["is" | "are", "studying", "at", ..] => (SCHOOL, 3),
         ["attends" | "attend", ..] => (SCHOOL, 1 + det(m, 1)),
         _ => return None,

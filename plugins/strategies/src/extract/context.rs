@@ -36,6 +36,9 @@ pub(super) struct Context {
     new_noun: Option<Vec<Token>>,
     /// The last place named in this message ("Savannah").
     place: Option<Vec<Token>>,
+    /// The last person named with their relation ("my friend Hana"), for "she" and
+    /// "he" in the same message.
+    person: Option<Vec<Token>>,
 }
 
 impl Context {
@@ -44,6 +47,7 @@ impl Context {
     pub fn next_message(&mut self) {
         self.new_noun = None;
         self.place = None;
+        self.person = None;
     }
 
     /// The clause with what it leaves out filled in from earlier clauses, or `None`
@@ -84,6 +88,16 @@ impl Context {
                 out.extend(clause[1..].iter().cloned());
                 Some(out)
             }
+            // "She's a paramedic" after "my friend Hana": the person last named.
+            ["she" | "he", _, ..] => {
+                let person = self.person.as_ref()?;
+                let mut out = person.clone();
+                if clause[0].text.ends_with("'s") {
+                    out.push(Token::word("is"));
+                }
+                out.extend(clause[1..].iter().cloned());
+                Some(out)
+            }
             // "That's where I grew up" after a place.
             ["that" | "this", "is", "where", "i", _, ..]
             | ["that" | "this", "where", "i", _, ..] => {
@@ -109,12 +123,26 @@ impl Context {
     /// Remembers what `clause` offers later ones.
     pub fn remember(&mut self, clause: &[Token], summary: Option<&str>) {
         let words: Vec<&str> = clause.iter().map(|t| t.lower.as_str()).collect();
-        if let Some(at) = words.iter().position(|w| *w == "new") {
+        // "a new phone number", "my mobile number changed": what "it" stands for next.
+        if let Some(at) = words.iter().position(|w| matches!(*w, "new" | "my")) {
             let noun_end = (at + 1..words.len().min(at + 4))
                 .rev()
                 .find(|&end| catalog::by_noun(&words[at + 1..=end]).is_some());
             if let Some(end) = noun_end {
                 self.new_noun = Some(clause[at + 1..=end].to_vec());
+            }
+        }
+        // "my friend Hana": who "she" is next.
+        if let Some(at) = words.iter().position(|w| matches!(*w, "my" | "our"))
+            && let Some((_, len)) = crate::about::lexicon::relation_at(&words[at + 1..])
+        {
+            let name_len = clause[at + 1 + len..]
+                .iter()
+                .take(3)
+                .take_while(|t| t.is_capitalised())
+                .count();
+            if name_len > 0 {
+                self.person = Some(clause[at..at + 1 + len + name_len].to_vec());
             }
         }
         let place = (1..clause.len()).rev().find_map(|at| {

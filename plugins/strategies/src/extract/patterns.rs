@@ -789,11 +789,12 @@ fn attribute_type(summary: &str) -> Option<MemoryType> {
 /// is Python", "User's wedding anniversary is September 30".
 fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
     let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
-    let is_at = words
-        .iter()
-        .take(5)
-        .position(|w| *w == "is")
-        .filter(|&i| i > 0)?;
+    // "X is my favourite", "X has become my favourite", "X became my favourite".
+    let (is_at, copula_len) = (1..words.len().min(8)).find_map(|i| match &words[i..] {
+        ["is" | "became" | "remains", ..] => Some((i, 1)),
+        ["has" | "have", "become", ..] => Some((i, 2)),
+        _ => None,
+    })?;
     // The value runs from the last pause before "is": "new obsession: Phoebe
     // Bridgers is my favorite now".
     let value_start = body[..is_at]
@@ -818,13 +819,14 @@ fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
     {
         return None;
     }
-    let ["my" | "our", noun_words @ ..] = &words[is_at + 1..] else {
+    let after_copula = is_at + copula_len;
+    let ["my" | "our", noun_words @ ..] = &words[after_copula..] else {
         return None;
     };
     let favorite = matches!(noun_words.first(), Some(&("favorite" | "favourite")));
     let value = render(&body[value_start..is_at]);
     // The noun phrase runs to a pause or a word marking time ("now").
-    let noun_start = is_at + 2 + usize::from(favorite);
+    let noun_start = after_copula + 1 + usize::from(favorite);
     let mut noun_end = noun_start;
     for (offset, word) in words[noun_start..].iter().enumerate() {
         if crate::about::marks_change(&[word]) || crate::analyser::is_stop_word(word) {
@@ -1085,6 +1087,9 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     let capitalised = |index: usize| kept.get(index).is_some_and(|t| t.is_capitalised());
     let mut dated = false;
     let rendered = with_subject(&subject, predicate, plural) + &time_suffix;
+    if we && attribute_type(&rendered).is_none() {
+        return None;
+    }
     let (memory_type, certainty) = match typed_rule(&m, capitalised) {
         Some((memory_type, Object::Required(object))) => {
             object_says_something(object).then_some((memory_type, Certainty::Stated))?
@@ -1095,7 +1100,6 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         None if !plural && let Some(memory_type) = attribute_type(&rendered) => {
             (memory_type, Certainty::Stated)
         }
-        _ if we => return None,
         None if read_plan(&m, capitalised, &phrases) => {
             dated = true;
             (MemoryType::Goal, Certainty::Stated)

@@ -257,9 +257,10 @@ pub(super) fn split_clauses(tokens: Vec<Token>) -> Vec<Vec<Token>> {
         // A comma splice or a colon: "I'm allergic to bee stings, I carry an
         // EpiPen", "Saturdays are chaos: our son plays hockey".
         let splice = pause_before
-            && has_statement
             && current.len() > 2
-            && matches!(token.lower.as_str(), "i" | "my" | "our");
+            && (matches!(token.lower.as_str(), "i" | "my" | "our")
+                || (token.lower == "it"
+                    && (token.text.ends_with("'s") || next_lower == Some("is"))));
         if splice {
             clauses.push(std::mem::take(&mut current));
         }
