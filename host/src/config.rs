@@ -57,6 +57,9 @@ pub struct ServerConfig {
     /// Seconds a request body or a response may make no progress (default 60; at
     /// least 1).
     pub idle_timeout_secs: Option<u32>,
+    /// Seconds a request body has to arrive whole once its head is read (default 30;
+    /// at least 1).
+    pub body_timeout_secs: Option<u32>,
 }
 
 impl ServerConfig {
@@ -74,6 +77,7 @@ impl ServerConfig {
                 .map_or(defaults.max_connections, |n| n.max(1) as usize),
             header_read_timeout: secs(self.header_read_timeout_secs, defaults.header_read_timeout),
             idle_timeout: secs(self.idle_timeout_secs, defaults.idle_timeout),
+            body_timeout: secs(self.body_timeout_secs, defaults.body_timeout),
         }
     }
 }
@@ -406,7 +410,7 @@ mod tests {
         let defaults = crate::connections::Limits::default();
         assert_eq!(Config::default().server.limits(), defaults);
         let config = Config::parse(
-            "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 0\n  idleTimeoutSecs: 90\n",
+            "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 0\n  idleTimeoutSecs: 90\n  bodyTimeoutSecs: 5\n",
         )
         .expect("parse");
         let limits = config.server.limits();
@@ -416,6 +420,7 @@ mod tests {
             std::time::Duration::from_secs(1)
         );
         assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(90));
+        assert_eq!(limits.body_timeout, std::time::Duration::from_secs(5));
         assert!(Config::parse("server:\n  maxConections: 16\n").is_err());
     }
 

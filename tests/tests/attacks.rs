@@ -3,9 +3,12 @@
 //! API written for the test), now refused. Each would fail on the code before the fix;
 //! its name says the item (`item_NN_...`).
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
+use std::time::Duration;
 
-use engram_e2e::{Daemon, engram, ok};
+use engram_e2e::{Daemon, TOKEN, engram, ok};
 use serde_json::{Value, json};
 
 fn start(data: &Path) -> Daemon {
@@ -89,4 +92,145 @@ fn item_12_data_files_are_private_and_checked_at_start() {
         logged.contains("could be read by other users") && logged.contains("audit.db"),
         "{logged}"
     );
+}
+
+/// A daemon started with `config` as its config.yaml.
+fn start_with(data: &Path, config: &str) -> Daemon {
+    std::fs::write(data.join("config.yaml"), config).expect("config");
+    start(data)
+}
+
+/// The bound: `/healthz` (and every other door) answers within 3 s.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// Sends `head` (a request head, `\r\n\r\n` included) on a fresh connection, then
+/// `body`, and answers the response's status line, or why there was none within
+/// [`ANSWER_WITHIN`] (a connection refused or closed unanswered, a silent daemon).
+fn status_within(addr: &str, head: &str, body: &[u8]) -> Result<String, String> {
+    let addr: std::net::SocketAddr = addr.parse().map_err(|e| format!("{e}"))?;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, ANSWER_WITHIN).map_err(|e| format!("connect: {e}"))?;
+    stream
+        .set_read_timeout(Some(ANSWER_WITHIN))
+        .map_err(|e| e.to_string())?;
+    stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(body))
+        .map_err(|e| format!("write: {e}"))?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !answer.windows(2).any(|w| w == b"\r\n") {
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err("closed without an answer".into()),
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            Err(e) => return Err(format!("no answer within {ANSWER_WITHIN:?}: {e}")),
+        }
+    }
+    let text = String::from_utf8_lossy(&answer);
+    Ok(text.lines().next().unwrap_or_default().to_string())
+}
+
+/// A stranger's connection: the head of `POST /login` announcing `length` bytes, and,
+/// once the daemon has read the head and started on the body (its `100 Continue`), one
+/// byte of it. Nothing more is sent.
+fn slow_login(addr: &str, length: usize) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    write!(
+        stream,
+        "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {length}\r\nExpect: 100-continue\r\n\r\n"
+    )
+    .expect("head");
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("the daemon reads the body");
+        assert_eq!(n, 1, "closed before reading the body: {seen:?}");
+        seen.push(byte[0]);
+    }
+    assert!(
+        seen.starts_with(b"HTTP/1.1 100"),
+        "{}",
+        String::from_utf8_lossy(&seen)
+    );
+    stream.write_all(b"t").expect("one byte");
+    stream
+}
+
+/// Item 1 (high): 512 connections sending the head of `POST /login` with a large
+/// `Content-Length` and then a byte now and then kept every slot busy, and every new
+/// connection was refused (REST, `/mcp`, the dashboard, `/healthz`). Scaled down here
+/// with `server.maxConnections: 16` and 48 such connections (the body deadline set
+/// far off, so that only the cap's choice is tested): every door answers within 3 s,
+/// and a login body larger than a login can be is refused before it is read.
+#[test]
+fn item_01_strangers_slow_bodies_cannot_fill_the_connection_table() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start_with(
+        data.path(),
+        "server:\n  maxConnections: 16\n  bodyTimeoutSecs: 600\n",
+    );
+    let addr = daemon.addr.clone();
+    let attackers: Vec<TcpStream> = (0..48).map(|_| slow_login(&addr, 3000)).collect();
+    let doors = [
+        format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n"),
+        format!(
+            "GET /api/brain/status HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        ),
+        format!("GET /login HTTP/1.1\r\nHost: {addr}\r\n\r\n"),
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nAccept: application/json\r\n\r\n"
+        ),
+    ];
+    for _ in 0..3 {
+        for door in &doors {
+            let status = status_within(&addr, door, b"")
+                .unwrap_or_else(|e| panic!("{}: {e}", door.lines().next().unwrap_or_default()));
+            assert!(status.starts_with("HTTP/1.1 "), "{status}");
+        }
+    }
+    let health = status_within(&addr, &doors[0], b"").expect("healthz");
+    assert!(health.contains(" 200 "), "{health}");
+    let huge = status_within(
+        &addr,
+        &format!("POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n"),
+        b"",
+    )
+    .expect("an oversized login");
+    assert!(huge.contains(" 413 "), "{huge}");
+    drop(attackers);
+}
+
+/// Item 1: the body timeout restarted at each byte, so a body trickling in just
+/// inside it held its connection for ever. Now a body has a total deadline
+/// (`server.bodyTimeoutSecs`, 2 s here): a login body sent a byte every 200 ms is cut
+/// off, answered, and its connection closed.
+#[test]
+fn item_01_a_request_body_has_a_total_deadline() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start_with(data.path(), "server:\n  bodyTimeoutSecs: 2\n");
+    let stream = slow_login(&daemon.addr, 1000);
+    let mut writer = stream.try_clone().expect("clone");
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..998 {
+            std::thread::sleep(Duration::from_millis(200));
+            if writer.write_all(b"x").is_err() {
+                return;
+            }
+        }
+    });
+    let mut reader = stream;
+    let mut answer = Vec::new();
+    let ended = reader.read_to_end(&mut answer);
+    assert!(
+        ended.is_ok() || !answer.is_empty(),
+        "the daemon kept reading the trickle: {ended:?}"
+    );
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.contains("HTTP/1.1 4"), "{text}");
+    drop(reader);
+    trickle.join().expect("trickle");
+    ok(daemon.get("/healthz"), 200);
 }
