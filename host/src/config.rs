@@ -33,6 +33,18 @@ pub struct Config {
     pub mcp: McpConfig,
     #[serde(default)]
     pub server: ServerConfig,
+    #[serde(default)]
+    pub agent: AgentConfig,
+}
+
+/// `agent.*`: whom the agent's credential may act for (its token on REST and `/mcp`,
+/// an MCP client over stdio). See `credentials::AgentUsers`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The users the agent may name (`user` on REST and MCP). Unset: the default user
+    /// and `mcp.user` when that is set.
+    pub users: Option<Vec<String>>,
 }
 
 /// `mcp.*`: the MCP server (`engram mcp`, `/mcp`).

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-use engram_e2e::{Daemon, TOKEN, engram, ok};
+use engram_e2e::{Daemon, McpSession, TOKEN, engram, ok, problem};
 use serde_json::{Value, json};
 
 fn start(data: &Path) -> Daemon {
@@ -233,4 +233,103 @@ fn item_01_a_request_body_has_a_total_deadline() {
     drop(reader);
     trickle.join().expect("trickle");
     ok(daemon.get("/healthz"), 200);
+}
+
+/// Item 9: `mcp.user` read like the MCP session's scope, but every tool takes `user`,
+/// so any MCP client (and the agent's token on REST) read every user's memory,
+/// Telegram users' included. Now the agent's credential acts for `agent.users` only
+/// (the default user alone when unset): naming another is 403 `user-not-allowed` on
+/// REST and the same code on MCP; the person's token still reaches every user.
+#[test]
+fn item_09_the_agent_acts_only_for_the_users_it_is_bound_to() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start(data.path());
+    let person = daemon.person();
+    let secret = json!({"type": "identity", "summary": "Telegram user 100 has a secret diagnosis"});
+    ok(
+        person.call(
+            "POST",
+            "/api/brain/memory?user=telegram-100",
+            &secret.to_string(),
+        ),
+        201,
+    );
+    // A single-user install works without a step: the default user is the agent's.
+    post(
+        &daemon,
+        "/api/brain/memory",
+        json!({"type": "preference", "summary": "User likes green tea"}),
+        201,
+    );
+    ok(daemon.get("/api/brain/memory"), 200);
+
+    let rest = problem(
+        daemon.get("/api/brain/memory?user=telegram-100"),
+        403,
+        "user-not-allowed",
+    );
+    problem(
+        daemon.get("/api/brain/memory/search?q=diagnosis&user=telegram-100"),
+        403,
+        "user-not-allowed",
+    );
+    problem(
+        daemon.call(
+            "POST",
+            "/api/turns",
+            &json!({"message": "what is my diagnosis?", "user": "telegram-100"}).to_string(),
+        ),
+        403,
+        "user-not-allowed",
+    );
+    let mcp = McpSession::open(&daemon.addr, TOKEN);
+    for (tool, args) in [
+        ("memory_recent", json!({"user": "telegram-100"})),
+        (
+            "memory_search",
+            json!({"q": "diagnosis", "user": "telegram-100"}),
+        ),
+        (
+            "memory_context",
+            json!({"message": "what is my diagnosis?", "user": "telegram-100"}),
+        ),
+    ] {
+        let refused = mcp.refused(tool, args, "user-not-allowed");
+        assert_eq!(refused["detail"], rest["detail"], "{tool}");
+    }
+    let mine = mcp.call("memory_recent", json!({}));
+    assert_eq!(mine["isError"], Value::Bool(false), "{mine}");
+    assert!(!mine.to_string().contains("diagnosis"), "{mine}");
+    // The person reaches every user.
+    let theirs = ok(
+        person.call("GET", "/api/brain/memory?user=telegram-100", ""),
+        200,
+    );
+    assert!(theirs.to_string().contains("diagnosis"));
+    let person_mcp = McpSession::open(&daemon.addr, engram_e2e::OPERATOR_TOKEN);
+    let read = person_mcp.call("memory_recent", json!({"user": "telegram-100"}));
+    assert!(read.to_string().contains("diagnosis"), "{read}");
+}
+
+/// Item 9: `agent.users` lists the users an agent works for.
+#[test]
+fn item_09_agent_users_names_whom_the_agent_may_act_for() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start_with(data.path(), "agent:\n  users: [default, alice]\n");
+    post(
+        &daemon,
+        "/api/brain/memory?user=alice",
+        json!({"type": "preference", "summary": "Alice likes rooibos"}),
+        201,
+    );
+    ok(daemon.get("/api/brain/memory"), 200);
+    problem(
+        daemon.get("/api/brain/memory?user=bob"),
+        403,
+        "user-not-allowed",
+    );
+    let mcp = McpSession::open(&daemon.addr, TOKEN);
+    let alice = mcp.call("memory_recent", json!({"user": "alice"}));
+    assert!(alice.to_string().contains("rooibos"), "{alice}");
+    mcp.refused("memory_recent", json!({"user": "bob"}), "user-not-allowed");
 }

@@ -323,6 +323,7 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
     )
     .expect("notes");
     std::fs::write(skill.join("scripts/run.sh"), "echo hi\n").expect("script");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = start(data.path());
 
     let turn = open_turn(

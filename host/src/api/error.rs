@@ -152,6 +152,17 @@ impl From<crate::credentials::PersonRequired> for ApiError {
     }
 }
 
+/// The agent named a user it may not act for: 403 `user-not-allowed`.
+impl From<crate::credentials::UserNotAllowed> for ApiError {
+    fn from(e: crate::credentials::UserNotAllowed) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            crate::credentials::UserNotAllowed::CODE,
+            e.to_string(),
+        )
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -16,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
-use crate::credentials::{PersonAct, Principal};
+use crate::credentials::PersonAct;
 
 /// Page size when `limit` is not given, and the largest accepted.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -183,9 +182,10 @@ pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     ))]
 pub async fn list_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<MemoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     blocking(move || {
         let page = app.memory.list(
@@ -215,9 +215,10 @@ pub async fn list_memories(
     ))]
 pub async fn search_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<SearchQuery>,
 ) -> Result<Response, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     if query.q.trim().is_empty() {
         return Err(ApiError::invalid_field("q", "must not be empty"));
@@ -248,10 +249,11 @@ pub async fn search_memories(
     ))]
 pub async fn get_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if app.memory.get_is_point_read() {
         // A lookup in the memory index takes microseconds, less than the hand-off to
         // the blocking pool and back (two thread wake-ups, which under load cost more
@@ -283,10 +285,11 @@ pub async fn get_memory(
     ))]
 pub async fn add_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(new): ApiJson<NewMemory>,
 ) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let record = app.memory.add(&user, new)?;
         Ok((StatusCode::CREATED, Json(record)))
@@ -309,11 +312,12 @@ pub async fn add_memory(
     ))]
 pub async fn edit_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EditMemory>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let edit = MemoryEdit {
         summary: body.summary,
         memory_type: body.memory_type,
@@ -336,10 +340,11 @@ pub async fn edit_memory(
     ))]
 pub async fn delete_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         app.memory.delete(&user, &id)?;
         Ok(StatusCode::NO_CONTENT)
@@ -359,11 +364,11 @@ pub async fn delete_memory(
     ))]
 pub async fn clear_memories(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ClearQuery>,
 ) -> Result<Json<Cleared>, ApiError> {
-    principal.require(PersonAct::ClearAll)?;
-    let user = user_id(query.user.as_deref())?;
+    acting.principal.require(PersonAct::ClearAll)?;
+    let user = acting.user(query.user.as_deref())?;
     if !query.confirm {
         return Err(ApiError::bad_request(
             "confirmation-required",
@@ -388,10 +393,11 @@ pub async fn clear_memories(
     ))]
 pub async fn memory_history(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let items = app.memory.brain()?.history(&user, &id)?;
         if items.is_empty() {
@@ -417,9 +423,10 @@ pub const JSONL: &str = "application/x-ndjson";
     ))]
 pub async fn export(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = blocking(move || {
         let mut out = Vec::new();
         app.memory.brain()?.export(&user, &mut out)?;
@@ -447,10 +454,11 @@ pub async fn export(
     ))]
 pub async fn import(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<Imported>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large(MAX_IMPORT_BYTES)

@@ -37,7 +37,6 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
@@ -48,9 +47,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::credentials::Principal;
 use crate::gate::{
     AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
@@ -330,15 +328,17 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
             ("RunTool" = (operation_id = "run_tool", parameters(("id" = "$response.body#/turn_id")))),
             ("RunScript" = (operation_id = "run_script", parameters(("id" = "$response.body#/turn_id"))))
         )),
+        (status = 403, description = "`user-not-allowed`: the agent's token names a user outside `agent.users` (config.yaml)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`owned-by-another-user`: the conversation id is another user's", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
         (status = 503, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn open_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiJson(body): ApiJson<OpenTurn>,
 ) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
-    let user = user_id(body.user.as_deref())?;
+    let user = acting.user(body.user.as_deref())?;
     let message = Message {
         user,
         text: body.message,
@@ -361,10 +361,11 @@ pub async fn open_turn(
     ))]
 pub async fn get_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<TurnView>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.turns.view(&id, &user)?))).await
 }
 
@@ -381,11 +382,12 @@ pub async fn get_turn(
     ))]
 pub async fn end_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EndTurn>,
 ) -> Result<Json<TurnView>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.turns.end(&id, &user, body.reply.as_deref())?))).await
 }
 
@@ -401,11 +403,12 @@ pub async fn end_turn(
     ))]
 pub async fn authorize(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if !(body.args.is_object() || body.args.is_null()) {
         return Err(ApiError::invalid_field("args", "must be an object"));
     }
@@ -440,11 +443,12 @@ pub async fn authorize(
     ))]
 pub async fn run_tool(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path((id, name)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ToolCall>,
 ) -> Result<Json<ToolResult>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     // `fetch_url` waits on the network from the blocking pool too: the service's one
     // path for host tools blocks, for scripts as for REST.
     blocking(move || {
@@ -465,19 +469,20 @@ pub async fn run_tool(
     responses(
         (status = 201, body = ApprovalGranted),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "`person-required`: the agent's token cannot approve", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: the agent's token cannot approve (`user-not-allowed` when it names a user outside `agent.users`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn approve(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Approve>,
 ) -> Result<(StatusCode, Json<ApprovalGranted>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
+    let principal = acting.principal;
     blocking(move || {
         let granted = app.turns.approve(&id, &user, &body.tool, &principal)?;
         Ok((StatusCode::CREATED, Json(granted)))
@@ -503,11 +508,12 @@ pub async fn approve(
     ))]
 pub async fn run_script(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path((id, name)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ScriptCall>,
 ) -> Result<Json<ScriptResult>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     // Off the async workers: a script may run up to its time limit.
     blocking(move || Ok(Json(app.turns.run_script(&id, &user, &name, body.args)?))).await
 }
@@ -522,6 +528,7 @@ pub async fn run_script(
     ))]
 pub async fn audit(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(params): ApiQuery<AuditParams>,
 ) -> Result<Json<AuditPage>, ApiError> {
     let max = crate::gate::audit::MAX_PAGE;
@@ -535,7 +542,7 @@ pub async fn audit(
             ));
         }
     };
-    let user = user_id(params.user.as_deref())?;
+    let user = acting.user(params.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.gate.audit().list(&AuditQuery {
             limit,
