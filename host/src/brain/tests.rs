@@ -402,6 +402,23 @@ fn search_merges_tiers_and_says_which_is_which() {
 }
 
 #[test]
+fn an_export_line_never_holds_a_character_taken_for_a_line_break() {
+    let f = fixture();
+    let odd = "Line\u{2028}separator, next\u{85}line, paragraph\u{2029}end";
+    f.brain
+        .add("default", NewMemory::new(MemoryType::Identity, odd))
+        .expect("add");
+    let text = export(&f.brain, "default");
+    assert!(
+        !text.contains(['\u{85}', '\u{2028}', '\u{2029}']),
+        "{text:?}"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(record["summary"], odd);
+}
+
+#[test]
 fn export_and_import_round_trip_losslessly() {
     let f = fixture();
     let a = f
