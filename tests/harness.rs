@@ -343,6 +343,22 @@ impl Daemon {
         self.client().call(method, path, body)
     }
 
+    /// The person grants the installed skill `slug` the tools its SKILL.md asks for, as
+    /// it is now (`POST /api/skills/{slug}/confirm-tools` with the operator token): a
+    /// built-in or a skill found on disk grants nothing until then.
+    pub fn grant_tools(&self, slug: &str) -> Value {
+        let skill = ok(self.get(&format!("/api/skills/{slug}")), 200);
+        let file = skill["file_sha256"].as_str().expect("file_sha256");
+        ok(
+            self.person().call(
+                "POST",
+                &format!("/api/skills/{slug}/confirm-tools"),
+                &serde_json::json!({ "file_sha256": file }).to_string(),
+            ),
+            200,
+        )
+    }
+
     pub fn get(&self, path: &str) -> Response {
         self.call("GET", path, "")
     }

@@ -266,6 +266,11 @@ pub struct TelegramConfig {
     /// share the memory of `engram chat`.
     #[serde(default, deserialize_with = "user_map")]
     pub users: std::collections::BTreeMap<String, String>,
+    /// Group chats (their ids, negative numbers) where a person's own memory may show:
+    /// the memory block in answers, `/memory`, the `search_memory` tool. Anywhere else
+    /// in a group, memory stays out of what the group reads (default: no group).
+    #[serde(default)]
+    pub memory_groups: Vec<i64>,
 }
 
 /// `llm.*`: the model `engram chat` and the Telegram channel talk to, any
@@ -357,6 +362,10 @@ pub struct ToolsConfig {
     /// Minutes after which a turn that was not ended expires and its grants with it
     /// (default 10).
     pub turn_ttl_minutes: Option<u32>,
+    /// Turns one caller (the agent's token, an MCP client, a chat channel, the
+    /// scheduler, the person's token) may hold open at once (default 1000, at least
+    /// 1): past it that caller's new turns are refused, and nobody else's.
+    pub max_open_turns_per_caller: Option<u32>,
 }
 
 /// What the operator allows for one tool.

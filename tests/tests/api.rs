@@ -78,6 +78,7 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/skills/{name}"),
     ("POST", "/api/skills/{name}/activate"),
     ("POST", "/api/skills/{name}/deactivate"),
+    ("POST", "/api/skills/{name}/confirm-tools"),
     ("POST", "/api/turns"),
     ("GET", "/api/turns/{id}"),
     ("POST", "/api/turns/{id}/end"),

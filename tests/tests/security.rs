@@ -180,6 +180,7 @@ fn schedules_audit_and_turns_are_each_users_own() {
     ok(daemon.get(&format!("/api/schedules/{sch}?user=alice")), 200);
 
     // Alice's turn and its tool calls: invisible and unusable to everyone else.
+    daemon.grant_tools("web-search");
     let turn = post(
         &daemon,
         "/api/turns",

@@ -205,6 +205,18 @@ pub fn user() -> Object {
         .build()
 }
 
+/// `user` in a request body: as [`user`], or `null` (the default user), since a body
+/// field that is absent and one that is `null` are read alike.
+pub fn body_user() -> Object {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("The user whose data to use (`null` or absent: `default`): 1 to 128 characters, no control characters."))
+        .min_length(Some(1))
+        .max_length(Some(crate::memory::MAX_USER_LEN))
+        .pattern(Some(format!("^{NO_CONTROL}*$")))
+        .build()
+}
+
 /// `limit` of a page: 1 to 500, default 50.
 pub fn limit() -> Object {
     ObjectBuilder::new()

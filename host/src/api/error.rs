@@ -280,7 +280,8 @@ impl From<LibraryError> for ApiError {
             | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             LibraryError::Inactive(_)
             | LibraryError::SlugTaken { .. }
-            | LibraryError::ToolsUnconfirmed { .. } => StatusCode::CONFLICT,
+            | LibraryError::ToolsUnconfirmed { .. }
+            | LibraryError::SkillChanged { .. } => StatusCode::CONFLICT,
             LibraryError::IndexCorrupt { reason, .. } => {
                 return ApiError::new(
                     StatusCode::CONFLICT,

@@ -136,7 +136,7 @@ fn create_schedule_schema() -> RefOr<Schema> {
                 .pattern(Some(r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]")),
         )
         .required("input")
-        .property("user", super::contract::user())
+        .property("user", super::contract::body_user())
         .property(
             "start_at",
             ObjectBuilder::new()

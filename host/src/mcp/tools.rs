@@ -404,6 +404,8 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
         conversation_id: args.conversation_id,
         channel: Some(CHANNEL.to_string()),
         name: None,
+        recall: true,
+        opened_by: CHANNEL.to_string(),
     };
     let invoke = match &args.skill {
         Some(slug) => Invoke::Skill(slug),

@@ -66,7 +66,7 @@ impl ChatIo for TerminalIo {
         keys::yes_no(&format!(
             "Allow {}? ({})",
             ask.summary(),
-            ask.reason.trim_end_matches('.')
+            ask.reason_shown()
         ))
     }
 }
