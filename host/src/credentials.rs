@@ -276,6 +276,9 @@ pub enum PersonAct {
     /// Grant a skill its `allowed-tools`, at install or at an update that changes
     /// them.
     ConfirmTools,
+    /// Chat through the daemon as the person at the terminal (`engram chat`), whose
+    /// approvals and `/memory clear` are theirs.
+    Chat,
 }
 
 impl PersonAct {
@@ -284,6 +287,7 @@ impl PersonAct {
             PersonAct::Approve => "approving a tool",
             PersonAct::ClearAll => "clearing all memories",
             PersonAct::ConfirmTools => "granting a skill its allowed-tools",
+            PersonAct::Chat => "chatting as the person (`engram chat`)",
         }
     }
 }

@@ -402,6 +402,33 @@ fn search_merges_tiers_and_says_which_is_which() {
 }
 
 #[test]
+fn a_chosen_memory_whose_row_is_gone_is_left_out_not_an_error() {
+    let f = fixture();
+    for summary in ["User likes green tea", "User grows green beans"] {
+        f.brain
+            .add("default", NewMemory::new(MemoryType::Preference, summary))
+            .expect("add");
+    }
+    let before = f.brain.retrieve("default", "green tea").expect("retrieve");
+    assert!(before.block.contains("green tea"), "{}", before.block);
+    // Another process deletes the row; this process's index still lists it.
+    let other =
+        rusqlite::Connection::open(f.dir.path().join("memory/second-brain/second-brain.db"))
+            .expect("another connection");
+    other
+        .execute(
+            "DELETE FROM memories WHERE summary = 'User likes green tea'",
+            [],
+        )
+        .expect("delete behind the index's back");
+    let after = f
+        .brain
+        .retrieve("default", "green tea")
+        .expect("a gone row is no error");
+    assert!(!after.block.contains("green tea"), "{}", after.block);
+}
+
+#[test]
 fn an_export_line_never_holds_a_character_taken_for_a_line_break() {
     let f = fixture();
     let odd = "Line\u{2028}separator, next\u{85}line, paragraph\u{2029}end";
