@@ -421,9 +421,6 @@ fn item_11_engram_chat_goes_through_the_running_daemon() {
         |q: &str| ok(daemon.get(&format!("/api/brain/memory/search?q={q}")), 200)["items"].clone();
     assert_eq!(found("tea").as_array().map(Vec::len), Some(1));
 
-    // Chatting through the daemon is the person's: the agent's token is refused.
-    assert_eq!(daemon.call("POST", "/chat/sessions", "{}").status, 403);
-
     let mut term = Terminal::start(dir.path());
     term.wait_for("Engram chat, user default, model standin-model.");
     term.send("/memory clear\r");
@@ -461,6 +458,8 @@ fn item_11_engram_chat_goes_through_the_running_daemon() {
     );
     term.send("/exit\r");
     term.wait_for("Bye.");
+    // Chatting through the daemon is the person's: the agent's token is refused.
+    assert_eq!(daemon.call("POST", "/chat/sessions", "{}").status, 403);
 }
 
 /// Item 11: without a daemon, chat holds the data directory itself, so a daemon
