@@ -25,10 +25,20 @@ use crate::logging::LogFormat;
 use crate::paths::DataDir;
 use crate::server;
 
+/// `engram --version`: the release and the Second Brain's schema version, which says
+/// whether a data directory written by another release opens (see CHANGELOG.md).
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (Second Brain schema {})",
+        env!("CARGO_PKG_VERSION"),
+        crate::brain::SCHEMA_VERSION
+    )
+});
+
 #[derive(Debug, Parser)]
 #[command(
     name = "engram",
-    version,
+    version = VERSION.as_str(),
     about = "Local memory-and-skills host for AI agents"
 )]
 pub struct Cli {
