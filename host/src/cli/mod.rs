@@ -11,6 +11,7 @@ mod mcp_bridge;
 pub mod memory;
 mod plugins;
 mod registry;
+mod service;
 pub mod skills;
 
 use std::net::SocketAddr;
@@ -84,6 +85,9 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Talk to Engram in this terminal (needs llm.* in config.yaml for answers)
     Chat(ChatArgs),
+    /// Run `engram serve` as a service of your session (systemd user unit, launchd agent)
+    #[command(subcommand)]
+    Service(service::ServiceCommand),
 }
 
 /// `engram chat`.
@@ -128,6 +132,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             runtime.block_on(server::serve(app, lock, listen))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Service(command) => service::run(data.root(), command),
         Command::Plugins(command) => plugins::run(data, command),
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
