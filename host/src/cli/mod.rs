@@ -5,6 +5,7 @@
 //! any part failed (one id of several, one skill of an update, one doctor check).
 
 pub mod client;
+mod config;
 mod kit;
 mod mcp;
 mod mcp_bridge;
@@ -88,6 +89,14 @@ pub enum Command {
     /// Run `engram serve` as a service of your session (systemd user unit, launchd agent)
     #[command(subcommand)]
     Service(service::ServiceCommand),
+    /// Show the configuration in force, or check a configuration file
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// Print a shell completion script (`engram completions bash > ~/.local/share/bash-completion/completions/engram`)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `engram chat`.
@@ -125,14 +134,25 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { listen } => {
             // Before anything in the directory is opened: a second daemon touches nothing.
             let lock = DataDirLock::acquire(data.root(), "serve")?;
+            // A new data directory gets the commented template of every key.
+            let wrote_template =
+                crate::config::write_template(&data.config_file()).map_err(|e| {
+                    anyhow::anyhow!("cannot write {}: {e}", data.config_file().display())
+                })?;
             let app = App::open(data)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(server::serve(app, lock, listen))?;
+            runtime.block_on(server::serve(app, lock, listen, wrote_template))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Service(command) => service::run(data.root(), command),
+        Command::Config(command) => config::run(&data, command),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "engram", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Plugins(command) => plugins::run(data, command),
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
