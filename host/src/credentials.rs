@@ -232,6 +232,8 @@ pub enum PersonAct {
     /// Grant a skill its `allowed-tools`, at install or at an update that changes
     /// them.
     ConfirmTools,
+    /// Take a copy of the whole data directory (tokens and every user's memory).
+    Backup,
 }
 
 impl PersonAct {
@@ -240,6 +242,7 @@ impl PersonAct {
             PersonAct::Approve => "approving a tool",
             PersonAct::ClearAll => "clearing all memories",
             PersonAct::ConfirmTools => "granting a skill its allowed-tools",
+            PersonAct::Backup => "backing up the data directory",
         }
     }
 }

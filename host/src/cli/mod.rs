@@ -4,6 +4,7 @@
 //! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
 //! any part failed (one id of several, one skill of an update, one doctor check).
 
+mod backup;
 pub mod client;
 mod config;
 mod kit;
@@ -14,6 +15,7 @@ mod plugins;
 mod registry;
 mod service;
 pub mod skills;
+mod transfer;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -92,6 +94,8 @@ pub enum Command {
     /// Show the configuration in force, or check a configuration file
     #[command(subcommand)]
     Config(config::ConfigCommand),
+    /// A consistent copy of the data directory, taken by the running daemon
+    Backup(backup::BackupArgs),
     /// Print a shell completion script (`engram completions bash > ~/.local/share/bash-completion/completions/engram`)
     Completions {
         #[arg(value_enum)]
@@ -148,6 +152,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Service(command) => service::run(data.root(), command),
         Command::Config(command) => config::run(&data, command),
+        Command::Backup(args) => backup::run(data.root(), args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "engram", &mut std::io::stdout());
