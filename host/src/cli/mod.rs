@@ -2,7 +2,8 @@
 //! command line was invalid (clap's own code), 3 the daemon could not be reached (the
 //! commands that talk to a running daemon, `engram memory ...`: no `daemon.json` in the
 //! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
-//! any part failed (one id of several, one skill of an update, one doctor check).
+//! any part failed (one id of several, one skill of an update, one doctor check);
+//! `engram skills doctor` exits 4 when only the registry cannot be reached.
 
 mod backup;
 pub mod client;
