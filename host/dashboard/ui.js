@@ -51,6 +51,11 @@ export function select(name, options, selected) {
     options.map(([value, text]) => h('option', { value, selected: value === selected }, text)));
 }
 
+// "1 memory", "2 memories".
+export function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 // Toasts on screen at once; older ones give way so they never pile over the page.
 const MAX_TOASTS = 3;
 

@@ -262,7 +262,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
         shown.contains("Delete all 2 memories for good? This cannot be undone."),
         "{shown}"
     );
-    term.keys("n");
+    term.keys("n\r");
     term.wait_for("Nothing was deleted.");
 
     // An approval asked inline: y installs the pasted skill and shows the result.
@@ -277,7 +277,10 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     term.send("install the tea-notes skill I pasted\r");
     term.wait_for("Allow install_skill");
     term.wait_for("[y/N]");
+    // A letter alone is not an answer: it waits for Enter.
     term.keys("y");
+    term.wait_for("[y/N] y");
+    term.keys("\r");
     let shown = term.wait_for("Installed it.");
     assert!(
         shown.contains("install_skill: installed `tea-notes` 0.1.0"),
@@ -291,9 +294,10 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
         )]),
         Reply::Text("Fine, I did not install it.".into()),
     ]);
-    term.send("one more install, please\r");
+    // A y typed ahead, before the question is asked, does not answer it.
+    term.send("one more install, please\ry");
     term.wait_for("[y/N]");
-    term.keys("n");
+    term.keys("n\r");
     let shown = term.wait_for("Fine, I did not install it.");
     assert!(
         shown.contains("install_skill: refused: the user said no"),
@@ -325,7 +329,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
 
     // Clear, confirmed.
     term.menu(&[UP], "Clear everything? [y/N]");
-    term.keys("y");
+    term.keys("y\r");
     term.wait_for("Cleared:");
 
     term.send("/exit\r");

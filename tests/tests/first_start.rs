@@ -289,7 +289,10 @@ fn service_install_writes_a_user_unit_and_enables_it() {
 #[test]
 fn mcp_without_a_daemon_serves_embedded_and_says_so() {
     let data = tempfile::tempdir().expect("tempdir");
+    // The default log level, as a user runs it.
     let mut child = engram(data.path())
+        .env_remove("ENGRAM_LOG")
+        .env_remove("RUST_LOG")
         .arg("mcp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -306,6 +309,9 @@ fn mcp_without_a_daemon_serves_embedded_and_says_so() {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut answer = String::new();
     stdout.read_line(&mut answer).expect("answer");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .expect("notification");
     drop(stdin);
     let output = child.wait_with_output().expect("exit");
     let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON-RPC answer");
@@ -313,6 +319,8 @@ fn mcp_without_a_daemon_serves_embedded_and_says_so() {
     assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("serving embedded"), "{stderr}");
+    // The SDK's info lines for each session and notification stay out of the log.
+    assert!(!stderr.contains("rmcp"), "{stderr}");
     assert!(output.status.success(), "{stderr}");
     // It held the data directory's lock while it served.
     assert!(data.path().join("daemon.lock").exists());

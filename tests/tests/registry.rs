@@ -1042,6 +1042,9 @@ fn registry_tools_are_granted_only_by_the_person_over_rest() {
         "tools-unconfirmed",
     );
     assert!(refused.to_string().contains("fetch_url"), "{refused}");
+    // The refusal names the field this route reads.
+    let detail = refused["detail"].as_str().expect("detail");
+    assert!(detail.contains("\"confirm_tools\": true"), "{detail}");
     engram_e2e::problem(
         daemon.call("POST", route, &ask(true)),
         403,

@@ -694,10 +694,15 @@ async fn install(
 }
 
 fn outcome_line(outcome: &InstallOutcome, page_url: Option<&str>) -> String {
+    // A skill without a version is named alone ("tea-notes: installed").
+    let version = outcome
+        .version
+        .as_deref()
+        .map(|v| format!(" {}", clean(v)))
+        .unwrap_or_default();
     let mut line = format!(
-        "{} {}: {}",
+        "{}{version}: {}",
         clean(&outcome.id),
-        clean(outcome.version.as_deref().unwrap_or("-")),
         match outcome.status {
             crate::skills::InstallStatus::Installed => "installed",
             crate::skills::InstallStatus::Updated => "updated",
@@ -1224,4 +1229,29 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
         (true, true) => ExitCode::from(EXIT_REGISTRY_OFFLINE),
         (true, false) => ExitCode::SUCCESS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_install_without_a_version_names_the_skill_alone() {
+        let outcome = |version: Option<&str>| InstallOutcome {
+            status: crate::skills::InstallStatus::Installed,
+            slug: "tea-notes".into(),
+            id: "tea-notes".into(),
+            name: "tea-notes".into(),
+            version: version.map(str::to_string),
+            sha256: String::new(),
+            path: std::path::PathBuf::from("tea-notes"),
+            warnings: Vec::new(),
+            replaced: None,
+            allowed_tools: Vec::new(),
+        };
+        assert!(outcome_line(&outcome(None), None).starts_with("tea-notes: installed"));
+        assert!(
+            outcome_line(&outcome(Some("0.1.0")), None).starts_with("tea-notes 0.1.0: installed")
+        );
+    }
 }
