@@ -134,6 +134,39 @@ fn chatgpt_and_claude_exports_are_replayed_once_with_their_times_and_titles() {
     );
     assert_eq!(export(&daemon), before, "a second import adds nothing");
 
+    // Another user imports the same export into conversations of their own
+    // (conversation ids are one space for all users), leaving the first user's as
+    // they were.
+    let path = import_fixture("chatgpt-conversations.json");
+    let output = memory(
+        data,
+        &[
+            "--user",
+            "alice",
+            "import",
+            path.to_str().expect("path"),
+            "--format",
+            "chatgpt",
+            "--json",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&output.stdout).expect("the report");
+    assert_eq!(theirs["conversations"], 2, "{theirs}");
+    let output = memory(data, &["--user", "alice", "export"]);
+    assert!(output.status.success());
+    let alices = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(alices.contains("peanut-free weekend"), "{alices}");
+    assert!(
+        !alices.contains("\"import-chatgpt-6f1c2a7e"),
+        "alice's ids are her own: {alices}"
+    );
+    assert_eq!(export(&daemon), before);
+
     let report = import(data, &import_fixture("claude-conversations.json"), "claude");
     assert_eq!(
         (
@@ -323,6 +356,113 @@ fn an_engram_export_imported_again_changes_nothing_and_a_backup_restores() {
     assert!(!restored.join("daemon.json").exists());
     let again = Daemon::start_first_run(&mut engram(&restored), &restored);
     assert_eq!(export(&again), first);
+}
+
+#[test]
+fn a_secret_in_an_import_is_refused_by_its_key_or_redacted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path();
+    let daemon = start(data);
+
+    // As POST /api/brain/memory: a memory that is nothing but a secret is refused
+    // (named by its key, never by its text), a secret inside a longer one redacted.
+    let mem0 = data.join("mem0-with-secrets.json");
+    std::fs::write(
+        &mem0,
+        r#"{"results": [
+            {"id": "only-a-password", "memory": "User's password is Xylophone!77"},
+            {"id": "wifi", "memory": "The garage wifi password is Xylophone!77 if the guests ask."},
+            {"id": "tea", "memory": "Likes green tea"}
+        ]}"#,
+    )
+    .expect("write");
+    let report = import(data, &mem0, "mem0");
+    assert_eq!(report["memories"], 2, "{report}");
+    assert_eq!(
+        report["refused"],
+        serde_json::json!([{
+            "key": "only-a-password",
+            "code": "secret-refused",
+            "reason": report["refused"][0]["reason"],
+        }]),
+        "{report}"
+    );
+    assert!(
+        report["refused"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("nothing but a secret") && !r.contains("Xylophone")),
+        "{report}"
+    );
+    // The text report names it too.
+    let output = memory(
+        data,
+        &["import", mem0.to_str().expect("path"), "--format", "mem0"],
+    );
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("1 refused") && text.contains("refused only-a-password: "),
+        "{text}"
+    );
+
+    // A message of a replayed conversation is redacted before it is stored.
+    let claude = data.join("claude-with-a-secret.json");
+    std::fs::write(
+        &claude,
+        r#"[{"uuid": "c-secret", "name": "Bank", "chat_messages": [
+            {"sender": "human", "created_at": "2024-11-08T09:00:10Z",
+             "text": "My bank password is Marmalade#12, remind me to change it."}]}]"#,
+    )
+    .expect("write");
+    let report = import(data, &claude, "claude");
+    assert_eq!(report["conversations"], 1, "{report}");
+
+    let stored = export(&daemon);
+    assert!(stored.contains("[redacted: password]"), "{stored}");
+    assert!(
+        !stored.contains("Xylophone") && !stored.contains("Marmalade"),
+        "{stored}"
+    );
+    assert!(stored.contains("User likes green tea"), "{stored}");
+}
+
+#[test]
+fn claude_and_mem0_refuse_a_bad_entry_by_name_and_write_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path();
+    let daemon = start(data);
+    let before = export(&daemon);
+    let cases = [
+        (
+            "claude",
+            r#"[{"uuid": "a", "name": "Fine", "chat_messages": [
+                {"sender": "human", "text": "I live in Porto.", "created_at": "2024-01-01T00:00:00Z"}]},
+               {"uuid": "b", "name": "Odd", "chat_messages": [
+                {"sender": "robot", "text": "hi", "created_at": "2024-01-01T00:00:00Z"}]}]"#,
+            "conversation 2 (\"Odd\"), message 1",
+        ),
+        (
+            "mem0",
+            r#"{"results": [{"id": "a", "memory": "Likes tea"}, {"id": "b"}]}"#,
+            "memory 2 (b)",
+        ),
+        ("mem0", "{\"results\": [\n{\"id\": \"a\",\n", "line 3"),
+    ];
+    for (format, text, entry) in cases {
+        let path = data.join(format!("bad-{format}.json"));
+        std::fs::write(&path, text).expect("write");
+        let refused = memory(
+            data,
+            &["import", path.to_str().expect("path"), "--format", format],
+        );
+        assert_eq!(refused.status.code(), Some(1), "{format}");
+        let error = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            error.contains(entry) && error.contains("nothing was imported"),
+            "{format}: {error}"
+        );
+        assert_eq!(export(&daemon), before, "{format}: nothing written");
+    }
 }
 
 #[test]

@@ -129,13 +129,17 @@ pub fn render_import(outcome: &ImportOutcome) -> String {
         ));
     }
     text.push_str(&format!(" {} imported before (skipped)", r.skipped));
-    if r.secrets_refused > 0 {
-        text.push_str(&format!(
-            "; {} refused: nothing but a secret",
-            r.secrets_refused
-        ));
+    if !r.refused.is_empty() {
+        text.push_str(&format!("; {} refused", r.refused.len()));
     }
     text.push('\n');
+    for refused in &r.refused {
+        text.push_str(&format!(
+            "  refused {}: {}\n",
+            crate::term_text::clean(&refused.key),
+            refused.reason
+        ));
+    }
     text
 }
 

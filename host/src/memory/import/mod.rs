@@ -155,8 +155,21 @@ pub struct ImportReport {
     pub reinforced: usize,
     /// Conversations and memories a previous import brought already.
     pub skipped: usize,
-    /// Memories refused because they were nothing but a secret.
-    pub secrets_refused: usize,
+    /// Memories the store refused, each by its key: nothing but a secret
+    /// (`secret-refused`, as `POST /api/brain/memory` refuses it). The rest of the
+    /// batch is imported; a secret inside a longer memory or message is redacted.
+    pub refused: Vec<RefusedMemory>,
+}
+
+/// One memory of a batch the store would not take; nothing was written for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RefusedMemory {
+    /// The source's key for it (mem0's id, a note's path and hash): never its text,
+    /// which is the secret.
+    pub key: String,
+    /// The problem code `POST /api/brain/memory` answers with.
+    pub code: String,
+    pub reason: String,
 }
 
 impl ImportReport {
@@ -167,7 +180,7 @@ impl ImportReport {
         self.memories += other.memories;
         self.reinforced += other.reinforced;
         self.skipped += other.skipped;
-        self.secrets_refused += other.secrets_refused;
+        self.refused.extend(other.refused.iter().cloned());
     }
 }
 
@@ -221,9 +234,16 @@ pub fn cut(text: &str, max: usize) -> &str {
 }
 
 /// The conversation id a replayed conversation gets: its source and key, in the
-/// 128 characters a conversation id may have.
-pub fn conversation_id(source: Source, key: &str) -> String {
-    let id = format!("import-{}-{key}", source.as_str());
+/// 128 characters a conversation id may have. Conversation ids are one space for all
+/// users, so another user's import of the same export gets ids of its own.
+pub fn conversation_id(source: Source, key: &str, user: &str) -> String {
+    let id = if user == crate::brain::DEFAULT_USER {
+        format!("import-{}-{key}", source.as_str())
+    } else {
+        use sha2::Digest;
+        let of_user = hex::encode(&sha2::Sha256::digest(user.as_bytes())[..4]);
+        format!("import-{}-{of_user}-{key}", source.as_str())
+    };
     id.chars().take(128).collect()
 }
 
@@ -339,7 +359,7 @@ pub fn apply(
             if conversation.messages.is_empty() {
                 continue;
             }
-            let id = conversation_id(source, &conversation.key);
+            let id = conversation_id(source, &conversation.key, user);
             if brain.conversation(user, &id).is_ok() {
                 // Replayed before the ledger was written (a crash in between).
                 ledger.put(user, &key, &id)?;
@@ -393,7 +413,11 @@ pub fn apply(
                 }
                 ledger.put(user, &key, &stored.record.id)?;
             }
-            Err(e) if e.code() == "secret-refused" => report.secrets_refused += 1,
+            Err(e) if e.code() == "secret-refused" => report.refused.push(RefusedMemory {
+                key: imported.key.clone(),
+                code: e.code().to_string(),
+                reason: e.to_string(),
+            }),
             Err(e) => return Err(e.into()),
         }
     }

@@ -210,3 +210,18 @@ fn summaries_without_a_subject_get_the_user() {
     assert_eq!(with_subject("User likes tea"), "User likes tea");
     assert_eq!(with_subject("Ben is a pilot"), "Ben is a pilot");
 }
+
+#[test]
+fn each_user_replays_into_conversations_of_their_own() {
+    let mine = conversation_id(Source::Chatgpt, "abc", "default");
+    assert_eq!(mine, "import-chatgpt-abc");
+    let theirs = conversation_id(Source::Chatgpt, "abc", "alice");
+    assert_ne!(theirs, mine);
+    assert!(theirs.starts_with("import-chatgpt-") && theirs.ends_with("-abc"));
+    assert_eq!(
+        conversation_id(Source::Claude, &"k".repeat(300), "default")
+            .chars()
+            .count(),
+        128
+    );
+}
