@@ -75,6 +75,17 @@ fn main() {
     let started = Instant::now();
 
     let data = tempfile::tempdir().expect("temporary data directory");
+    // Each case is a user of its own, whom the agent's token must be allowed to act for.
+    let users: Vec<String> = suite
+        .cases
+        .iter()
+        .map(|c| format!("\"t-{}\"", c.id))
+        .collect();
+    std::fs::write(
+        data.path().join("config.yaml"),
+        format!("agent:\n  users: [{}]\n", users.join(", ")),
+    )
+    .expect("write config.yaml");
     let token = "truth-bench-token-0123456789abcdef";
     let bin = Path::new(env!("CARGO_BIN_EXE_engram"));
     let (daemon, _) = Daemon::start(bin, data.path(), token);

@@ -86,6 +86,11 @@ pub fn router(
             bound,
             mcp_stop,
         ))
+        .merge(crate::channels::terminal::daemon::router(
+            app.clone(),
+            auth.clone(),
+            crate::channels::terminal::daemon::Sessions::default(),
+        ))
         .merge(api::router(app, auth, shutdown))
 }
 

@@ -293,7 +293,7 @@ class Common:
     async def test_what_is_true_now_and_forgetting_agree_with_rest(self):
         async with self.connect() as client:
             tag = f"{self.name}{time.monotonic_ns()}"
-            user = f"truth-{tag}"
+            user = "bob"
             old = structured(
                 await client.call_tool(
                     "memory_add", {"type": "identity", "summary": "User's phone number is 555-0101", "user": user}

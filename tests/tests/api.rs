@@ -9,8 +9,11 @@ use std::time::Duration;
 use engram_e2e::{Daemon, TOKEN, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
+/// A daemon whose agent works for `default`, `alice` and `bob` (`agent.users`): these
+/// tests show each user's data kept apart, with the agent's token.
 fn daemon() -> (tempfile::TempDir, Daemon) {
     let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = Daemon::start(&mut engram(data.path()));
     (data, daemon)
 }
@@ -88,6 +91,7 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/skills/{name}"),
     ("POST", "/api/skills/{name}/activate"),
     ("POST", "/api/skills/{name}/deactivate"),
+    ("POST", "/api/skills/{name}/confirm-tools"),
     ("POST", "/api/turns"),
     ("GET", "/api/turns/{id}"),
     ("POST", "/api/turns/{id}/end"),

@@ -15,7 +15,14 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// The users these tests act for with the agent's token (`agent.users`).
+const USERS: &str = "agent:\n  users: [truth, forget, secrets]\n";
+
 fn daemon(dir: &Path) -> Daemon {
+    let config = dir.join("config.yaml");
+    if !config.exists() {
+        std::fs::write(config, USERS).unwrap();
+    }
     Daemon::start(&mut engram(dir))
 }
 
@@ -66,8 +73,10 @@ fn block(daemon: &Daemon, user: &str, message: &str) -> String {
         .to_string()
 }
 
-/// Every search hit and memory of `user` for `query`, as one text.
+/// Every search hit and memory of `user` for `query`, as one text (read as the person,
+/// who may read any user's memory).
 fn searchable(daemon: &Daemon, user: &str, query: &str) -> String {
+    let person = daemon.person();
     let q: String = query
         .bytes()
         .map(|b| {
@@ -79,13 +88,20 @@ fn searchable(daemon: &Daemon, user: &str, query: &str) -> String {
         })
         .collect();
     let hits = ok(
-        daemon.get(&format!(
-            "/api/brain/memory/search?q={q}&scope=all&limit=20&user={user}"
-        )),
+        person.call(
+            "GET",
+            &format!("/api/brain/memory/search?q={q}&scope=all&limit=20&user={user}"),
+            "",
+        ),
         200,
     );
-    let listed = ok(daemon.get(&format!("/api/brain/memory?user={user}")), 200);
-    let exported = daemon.get(&format!("/api/brain/export?user={user}")).text();
+    let listed = ok(
+        person.call("GET", &format!("/api/brain/memory?user={user}"), ""),
+        200,
+    );
+    let exported = person
+        .call("GET", &format!("/api/brain/export?user={user}"), "")
+        .text();
     format!("{hits}\n{listed}\n{exported}")
 }
 
@@ -333,12 +349,16 @@ fn secrets_never_reach_the_store_and_stored_ones_are_redacted_by_a_pass() {
         "{kept}"
     );
     // `memory.redact: []` stores what comes as it is; the pass redacts it later.
-    std::fs::write(dir.path().join("config.yaml"), "memory:\n  redact: []\n").unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!("{USERS}memory:\n  redact: []\n"),
+    )
+    .unwrap();
     daemon.stop();
     let daemon = self::daemon(dir.path());
     say(&daemon, user, "c2", &[("user", "The alarm PIN is 8841.")]);
     assert!(searchable(&daemon, user, "alarm PIN").contains("8841"));
-    std::fs::write(dir.path().join("config.yaml"), "").unwrap();
+    std::fs::write(dir.path().join("config.yaml"), USERS).unwrap();
     daemon.stop();
     let daemon = self::daemon(dir.path());
     let report = ok(
@@ -400,7 +420,12 @@ fn a_chat_channel_redacts_secrets_and_acts_on_requests_to_forget() {
     );
     assert!(searchable(&daemon, &user, "sail Solent").contains("Solent"));
     assert!(!everything.contains("Dorotea"), "{everything}");
-    let status = ok(daemon.get(&format!("/api/brain/status?user={user}")), 200);
+    let status = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/status?user={user}"), ""),
+        200,
+    );
     assert!(
         status["redacted"]["password"].as_u64() >= Some(1),
         "{status}"

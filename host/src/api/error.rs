@@ -152,6 +152,17 @@ impl From<crate::credentials::PersonRequired> for ApiError {
     }
 }
 
+/// The agent named a user it may not act for: 403 `user-not-allowed`.
+impl From<crate::credentials::UserNotAllowed> for ApiError {
+    fn from(e: crate::credentials::UserNotAllowed) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            crate::credentials::UserNotAllowed::CODE,
+            e.to_string(),
+        )
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {
@@ -276,7 +287,8 @@ impl From<LibraryError> for ApiError {
             | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             LibraryError::Inactive(_)
             | LibraryError::SlugTaken { .. }
-            | LibraryError::ToolsUnconfirmed { .. } => StatusCode::CONFLICT,
+            | LibraryError::ToolsUnconfirmed { .. }
+            | LibraryError::SkillChanged { .. } => StatusCode::CONFLICT,
             LibraryError::IndexCorrupt { reason, .. } => {
                 return ApiError::new(
                     StatusCode::CONFLICT,

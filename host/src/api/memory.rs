@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -16,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
 use crate::brain::forget::{ForgetEntry, Forgetter};
@@ -185,9 +184,10 @@ pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     ))]
 pub async fn list_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<MemoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     blocking(move || {
         let page = app.memory.list(
@@ -217,9 +217,10 @@ pub async fn list_memories(
     ))]
 pub async fn search_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<SearchQuery>,
 ) -> Result<Response, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     if query.q.trim().is_empty() {
         return Err(ApiError::invalid_field("q", "must not be empty"));
@@ -250,10 +251,11 @@ pub async fn search_memories(
     ))]
 pub async fn get_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if app.memory.get_is_point_read() {
         // A lookup in the memory index takes microseconds, less than the hand-off to
         // the blocking pool and back (two thread wake-ups, which under load cost more
@@ -287,10 +289,11 @@ pub async fn get_memory(
     ))]
 pub async fn add_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(new): ApiJson<NewMemory>,
 ) -> Result<(StatusCode, Json<Stored>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let stored = app.memory.add(&user, new)?;
         let status = match stored.outcome {
@@ -317,11 +320,12 @@ pub async fn add_memory(
     ))]
 pub async fn edit_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EditMemory>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let edit = MemoryEdit::from(body);
     blocking(move || Ok(Json(app.memory.brain()?.edit(&user, &id, edit)?))).await
 }
@@ -371,12 +375,12 @@ pub fn forgetter(principal: &Principal) -> Forgetter {
     ))]
 pub async fn delete_memory(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let user = user_id(query.user.as_deref())?;
-    let by = forgetter(&principal);
+    let user = acting.user(query.user.as_deref())?;
+    let by = forgetter(&acting.principal);
     blocking(move || {
         app.memory.delete(&user, &id, query.keep_messages, by)?;
         Ok(StatusCode::NO_CONTENT)
@@ -413,9 +417,10 @@ pub struct ForgottenQuery {
     ))]
 pub async fn forgotten(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ForgottenQuery>,
 ) -> Result<Json<ForgetPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     blocking(move || {
         Ok(Json(ForgetPage {
@@ -449,9 +454,10 @@ pub struct RedactQuery {
     ))]
 pub async fn redact(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<RedactQuery>,
 ) -> Result<Json<RedactionReport>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(
             app.memory.brain()?.redact_stored(&user, query.dry_run)?,
@@ -472,11 +478,11 @@ pub async fn redact(
     ))]
 pub async fn clear_memories(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ClearQuery>,
 ) -> Result<Json<Cleared>, ApiError> {
-    principal.require(PersonAct::ClearAll)?;
-    let user = user_id(query.user.as_deref())?;
+    acting.principal.require(PersonAct::ClearAll)?;
+    let user = acting.user(query.user.as_deref())?;
     if !query.confirm {
         return Err(ApiError::bad_request(
             "confirmation-required",
@@ -501,10 +507,11 @@ pub async fn clear_memories(
     ))]
 pub async fn memory_history(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let items = app.memory.brain()?.history(&user, &id)?;
         if items.is_empty() {
@@ -530,9 +537,10 @@ pub const JSONL: &str = "application/x-ndjson";
     ))]
 pub async fn export(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = blocking(move || {
         let mut out = Vec::new();
         app.memory.brain()?.export(&user, &mut out)?;
@@ -560,10 +568,11 @@ pub async fn export(
     ))]
 pub async fn import(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<Imported>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large(MAX_IMPORT_BYTES)
@@ -592,11 +601,12 @@ pub async fn import(
     ))]
 pub async fn import_batch(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(batch): ApiJson<crate::memory::import::Batch>,
 ) -> Result<Json<crate::memory::import::ImportReport>, ApiError> {
     use crate::memory::import::{ApplyError, apply};
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let now = crate::time::Clock::now_ms(&crate::time::SystemClock);
         let ledger = app.data.imports_file();

@@ -86,6 +86,7 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(skills::get_skill, skills::remove_skill))
         .routes(routes!(skills::activate_skill))
         .routes(routes!(skills::deactivate_skill))
+        .routes(routes!(skills::confirm_tools))
         .routes(routes!(turns::open_turn))
         .routes(routes!(turns::get_turn))
         .routes(routes!(turns::end_turn))

@@ -89,13 +89,21 @@ pub struct NewMemory {
     /// Whose fact it is, when not the user's: a person's name or relation ("Ben",
     /// "mother"). Read from the summary when absent ("User's husband Ben is a pilot").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 100)]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub holder: Option<String>,
     /// What the fact states: `phone`, `email`, `address`, `residence`, `employer`,
     /// `occupation`, `vehicle`, `diet`, `favorite <noun>`, ... (a single-valued one
     /// replaces the holder's live value). Read from the summary when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub attribute: Option<String>,
 }
 

@@ -237,12 +237,20 @@ pub struct MemoryRecord {
     /// Whose fact it is: `null` for the user, else the person's name (or relation,
     /// "mother") in lower case. Read from the summary unless the writer named it.
     #[serde(default)]
-    #[schema(max_length = 100)]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub holder: Option<String>,
     /// The attribute the fact states (`phone`, `employer`, `favorite language`, ...):
     /// a new value of a single-valued attribute of the same holder supersedes this one.
     #[serde(default)]
-    #[schema(max_length = 64)]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
     pub attribute: Option<String>,
 }
 

@@ -1000,8 +1000,10 @@ impl Brain {
     }
 
     /// Records the use of each chosen memory and promotes the recalled ones, in one
-    /// transaction.
-    fn mark_used(&self, chosen: &mut [Injected], now: i64) -> Result<(), StoreError> {
+    /// transaction. A chosen memory whose row is gone (deleted by another process
+    /// behind the index's back) is left out of the block: one line fewer, never an
+    /// error for the whole turn.
+    fn mark_used(&self, chosen: &mut Vec<Injected>, now: i64) -> Result<(), StoreError> {
         if !chosen.iter().any(|i| i.memory().is_some()) {
             return Ok(());
         }
@@ -1010,12 +1012,20 @@ impl Brain {
         let promotes = chosen
             .iter()
             .any(|i| matches!(i.source, Source::Memory { recalled: true, .. }));
+        let mut gone: Vec<String> = Vec::new();
         let apply = |tx: &rusqlite::Transaction| {
             for injected in chosen.iter_mut() {
                 let Source::Memory { record, recalled } = &mut injected.source else {
                     continue;
                 };
-                let old = q::get(tx, &record.user_id, &record.id)?;
+                let old = match q::get(tx, &record.user_id, &record.id) {
+                    Ok(old) => old,
+                    Err(StoreError::NotFound(_)) => {
+                        gone.push(record.id.clone());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let mut new = old.clone();
                 new.last_used_at = Some(now);
                 new.stale = false;
@@ -1033,10 +1043,18 @@ impl Brain {
             Ok(())
         };
         if promotes {
-            self.store.write(apply)
+            self.store.write(apply)?;
         } else {
-            self.store.write_relaxed(apply)
+            self.store.write_relaxed(apply)?;
         }
+        if !gone.is_empty() {
+            tracing::warn!(
+                ids = ?gone,
+                "memories in the search index have no row any more (deleted by another process?); left out"
+            );
+            chosen.retain(|i| !i.memory().is_some_and(|m| gone.contains(&m.id)));
+        }
+        Ok(())
     }
 }
 

@@ -150,11 +150,21 @@ pub(super) fn restated(
         if other.holder == record.holder
             && other.negated == record.negated
             && text::same_fact(&record.summary, &other.summary)
+            && numbers(&record.summary) == numbers(&other.summary)
         {
             return Ok(Some(other));
         }
     }
     Ok(None)
+}
+
+/// The numbers a summary names, in order: two facts that differ in one ("room 12",
+/// "room 14") are not the same fact however alike their words.
+fn numbers(summary: &str) -> Vec<&str> {
+    summary
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 /// Whether `new` states another value of the attribute `old` states for the same

@@ -747,7 +747,7 @@ pub mod q {
     }
 
     /// Every memory, person, link, conversation and message of a user, one JSON object
-    /// per line.
+    /// per line (see [`one_line`]).
     pub fn export(conn: &Connection, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
         let mut lines = 0;
         let mut write = |line: ExportLine| -> Result<(), StoreError> {
@@ -755,6 +755,7 @@ pub mod q {
                 field: "export",
                 reason: e.to_string(),
             })?;
+            let text = one_line(text);
             writeln!(out, "{text}").map_err(|e| StoreError::Invalid {
                 field: "export",
                 reason: e.to_string(),
@@ -1044,4 +1045,17 @@ pub mod q {
         .execute(params_from_iter(values(r)))?;
         Ok(())
     }
+}
+
+/// A JSON text with the characters some readers take for a line break (NEL, the line
+/// and paragraph separators: Python's `splitlines`, among others) written as escapes.
+/// serde_json escapes the ASCII controls only; these can only be inside strings, where
+/// an escape means the same character, so every reader sees one record per line.
+fn one_line(json: String) -> String {
+    if !json.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return json;
+    }
+    json.replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }

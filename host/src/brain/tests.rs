@@ -409,6 +409,50 @@ fn search_merges_tiers_and_says_which_is_which() {
 }
 
 #[test]
+fn a_chosen_memory_whose_row_is_gone_is_left_out_not_an_error() {
+    let f = fixture();
+    for summary in ["User likes green tea", "User grows green beans"] {
+        f.brain
+            .add("default", NewMemory::new(MemoryType::Preference, summary))
+            .expect("add");
+    }
+    let before = f.brain.retrieve("default", "green tea").expect("retrieve");
+    assert!(before.block.contains("green tea"), "{}", before.block);
+    // Another process deletes the row; this process's index still lists it.
+    let other =
+        rusqlite::Connection::open(f.dir.path().join("memory/second-brain/second-brain.db"))
+            .expect("another connection");
+    other
+        .execute(
+            "DELETE FROM memories WHERE summary = 'User likes green tea'",
+            [],
+        )
+        .expect("delete behind the index's back");
+    let after = f
+        .brain
+        .retrieve("default", "green tea")
+        .expect("a gone row is no error");
+    assert!(!after.block.contains("green tea"), "{}", after.block);
+}
+
+#[test]
+fn an_export_line_never_holds_a_character_taken_for_a_line_break() {
+    let f = fixture();
+    let odd = "Line\u{2028}separator, next\u{85}line, paragraph\u{2029}end";
+    f.brain
+        .add("default", NewMemory::new(MemoryType::Identity, odd))
+        .expect("add");
+    let text = export(&f.brain, "default");
+    assert!(
+        !text.contains(['\u{85}', '\u{2028}', '\u{2029}']),
+        "{text:?}"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(record["summary"], odd);
+}
+
+#[test]
 fn export_and_import_round_trip_losslessly() {
     let f = fixture();
     let a = f

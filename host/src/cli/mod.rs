@@ -6,6 +6,7 @@
 //! `engram skills doctor` exits 4 when only the registry cannot be reached.
 
 mod backup;
+pub mod chat;
 pub mod client;
 mod config;
 mod kit;
@@ -87,8 +88,9 @@ pub enum Command {
     /// Serve Engram to an MCP client on stdin/stdout (through the running daemon, or
     /// --embedded)
     Mcp(mcp::McpArgs),
-    /// Talk to Engram in this terminal (needs llm.* in config.yaml for answers)
-    Chat(ChatArgs),
+    /// Talk to Engram in this terminal, through the running daemon or, without one, in
+    /// this process (needs llm.* in config.yaml for answers)
+    Chat(chat::ChatArgs),
     /// Run `engram serve` as a service of your session (systemd user unit, launchd agent)
     #[command(subcommand)]
     Service(service::ServiceCommand),
@@ -102,14 +104,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-}
-
-/// `engram chat`.
-#[derive(Debug, clap::Args)]
-pub struct ChatArgs {
-    /// Whose memory the conversation uses
-    #[arg(long, default_value = crate::brain::DEFAULT_USER, value_name = "USER")]
-    pub user: String,
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -163,7 +157,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),
-        Command::Chat(args) => crate::channels::terminal::run(App::open(data)?, args.user),
+        Command::Chat(args) => chat::run(data, args),
         Command::Mcp(args) => mcp::run(data, args),
     }
 }

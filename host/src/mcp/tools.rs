@@ -74,25 +74,31 @@ impl McpTool {
         )
     }
 
-    /// Runs the tool with `args` (the call's arguments, `None` when it gave none) for
-    /// the session user `user` unless the arguments name another. Blocks.
-    pub fn run(
+    /// The user the call acts for and the rest of its arguments (`None` when it gave
+    /// none): the `user` it names, when the tool takes one, else the session's
+    /// `session_user`.
+    pub fn user(
         &self,
-        app: &App,
-        user: &str,
+        session_user: &str,
         args: Option<Map<String, Value>>,
-    ) -> Result<Value, Failure> {
+    ) -> Result<(String, Map<String, Value>), Failure> {
         let mut args = args.unwrap_or_default();
         if !self.takes_user {
-            return (self.run)(app, user, args);
+            return Ok((session_user.to_string(), args));
         }
         let user = match args.remove("user") {
-            None | Some(Value::Null) => user.to_string(),
+            None | Some(Value::Null) => session_user.to_string(),
             Some(Value::String(named)) => crate::memory::user_or_default(Some(&named))
                 .map_err(|reason| Failure::invalid("user", reason))?,
             Some(_) => return Err(Failure::invalid("user", "must be a string")),
         };
-        (self.run)(app, &user, args)
+        Ok((user, args))
+    }
+
+    /// Runs the tool for `user` (see [`McpTool::user`]) with the rest of its
+    /// arguments. Blocks.
+    pub fn run(&self, app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
+        (self.run)(app, user, args)
     }
 }
 
@@ -451,6 +457,8 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
         conversation_id: args.conversation_id,
         channel: Some(CHANNEL.to_string()),
         name: None,
+        recall: true,
+        opened_by: CHANNEL.to_string(),
     };
     let invoke = match &args.skill {
         Some(slug) => Invoke::Skill(slug),

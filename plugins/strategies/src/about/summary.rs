@@ -50,7 +50,10 @@ pub fn of_summary(summary: &str) -> About {
         } else {
             read_predicate(&words[1..], &mut about);
         }
-    } else if let Some(name_len) = name_len(&words) {
+    } else if let Some(name_len) = name_len(&words)
+        // "Carol and Tom hiked the Alps": a fact of both is no one holder's.
+        && words.get(name_len).is_none_or(|w| w.lower != "and")
+    {
         let name = words[..name_len]
             .iter()
             .map(|w| w.text.as_str())
@@ -848,6 +851,7 @@ mod tests {
             BIRTHDAY,
             "June 1",
         );
+        expect("Carol and Tom hiked the Alps together", "-", "-", "");
         let about = of_summary("User's sister Anna moved to Berlin last month");
         assert_eq!(about.holder_key().as_deref(), Some("anna"));
         assert_eq!(
