@@ -254,11 +254,31 @@ mod tests {
             config.memory.redact_kinds().expect("kinds"),
             engram_strategies::secrets::KindSet::all()
         );
+        assert_eq!(
+            config.tools.max_open_turns_per_caller,
+            Some(crate::gate::policy::DEFAULT_MAX_OPEN_PER_CALLER as u32)
+        );
+        assert_eq!(config.agent.users, None, "computed unless set");
         // As written, nothing is set.
         assert_eq!(
             Config::parse(TEMPLATE).expect("template"),
             Config::default()
         );
+    }
+
+    /// Every key the daemon reads is in the template: uncommented whole, it leaves no
+    /// optional setting unset (a key added to `config.rs` and not to the template is
+    /// a `None` here, named by the debug output).
+    #[test]
+    fn the_template_has_every_key() {
+        let all = template_keys(false);
+        let config = Config::parse(&all).unwrap_or_else(|e| panic!("{e}\n{all}"));
+        let shown = format!("{config:#?}");
+        let unset: Vec<&str> = shown
+            .lines()
+            .filter(|line| line.trim_end().ends_with(": None,"))
+            .collect();
+        assert!(unset.is_empty(), "not in the template: {unset:#?}");
     }
 
     #[test]
