@@ -431,7 +431,7 @@ fn item_11_engram_chat_goes_through_the_running_daemon() {
     term.wait_for("Engram chat, user default, model standin-model.");
     term.send("/memory clear\r");
     term.wait_for("Clear everything? [y/N]");
-    term.keys("y");
+    term.keys("y\r");
     term.wait_for("Cleared: 1 memory deleted.");
     // The daemon's own search, GET by id and turns agree at once.
     assert_eq!(found("tea"), json!([]));

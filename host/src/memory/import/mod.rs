@@ -103,8 +103,13 @@ pub struct Batch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportedConversation {
-    /// The source's id for it: a second import of the same key is skipped.
-    #[schema(min_length = 1, max_length = 200)]
+    /// The source's id for it (no control characters): a second import of the same
+    /// key is skipped.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]+$"
+    )]
     pub key: String,
     /// Its title, kept as the conversation's first message (role `system`).
     #[serde(default)]
@@ -133,9 +138,13 @@ pub struct ImportedMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportedMemory {
-    /// The source's id for it (mem0's id, a note's path and text): a second import of
-    /// the same key is skipped.
-    #[schema(min_length = 1, max_length = 200)]
+    /// The source's id for it (mem0's id, a note's path and text; no control
+    /// characters): a second import of the same key is skipped.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]+$"
+    )]
     pub key: String,
     pub memory: NewMemory,
 }
