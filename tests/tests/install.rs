@@ -44,7 +44,7 @@ fn cargo_install_puts_a_working_engram_on_the_path() {
     let version = output_within(
         Command::new("sh")
             .args(["-c", "engram --version"])
-            .env("PATH", path),
+            .env("PATH", &path),
         Duration::from_secs(60),
     );
     assert!(version.status.success());
@@ -57,4 +57,43 @@ fn cargo_install_puts_a_working_engram_on_the_path() {
             env!("CARGO_PKG_VERSION")
         )
     );
+
+    // The next step of the README, with the installed binary in a temporary home: the
+    // service it writes runs that binary (where cargo put it), not the clone's build.
+    // `--no-start`: no systemd runs here (first_start.rs checks the enabling).
+    #[cfg(target_os = "linux")]
+    {
+        let home = root.path().join("home");
+        let data = root.path().join("data");
+        let service = output_within(
+            Command::new("sh")
+                .args([
+                    "-c",
+                    "engram --data-dir \"$1\" service install --no-start",
+                    "sh",
+                ])
+                .arg(&data)
+                .env("PATH", &path)
+                .env("HOME", &home)
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("ENGRAM_DATA_DIR"),
+            Duration::from_secs(60),
+        );
+        assert!(
+            service.status.success(),
+            "{}",
+            String::from_utf8_lossy(&service.stderr)
+        );
+        let unit = std::fs::read_to_string(home.join(".config/systemd/user/engram.service"))
+            .expect("the unit");
+        let installed = bin.canonicalize().expect("installed binary");
+        assert!(
+            unit.contains(&format!(
+                "ExecStart=\"{}\" serve --data-dir \"{}\" --log-format json",
+                installed.display(),
+                data.display()
+            )),
+            "{unit}"
+        );
+    }
 }
