@@ -1,4 +1,4 @@
-//! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
+//! Second Brain benchmark: `cargo bench -p engram-host --bench brain` (`-- --quick` for a
 //! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section; `-- e2e`, or
 //! `-- locomo e2e`, for b alone without the calibration grid: about a minute on 2
 //! cores, where `-- locomo` takes about 17). One run measures, and prints as one table,
