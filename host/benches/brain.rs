@@ -20,7 +20,7 @@
 //!    porter, stop words dropped from the question; over name + turn with names, over
 //!    the turn alone without), in points, and against plain FTS5 over the raw turns
 //!    (FTS5's default tokenizer, every word of the question); then what the names are
-//!    worth to each. The calibration scores the replay with names.
+//!    worth to each. The calibration's b pools the questions of both replays.
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
 //!    snippet's importance, common-word rows, candidates) are chosen by
 //!    leave-one-conversation-out cross-validation: for each conversation, the grid
@@ -1101,7 +1101,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
     let config = tempfile::tempdir().expect("temporary directory");
     let strategies = strategies(config.path());
     let raw = turn_index(samples, PLAIN_TOKENIZER, Speakers::Anonymous);
-    let mut grid = None;
+    let mut grid: Option<Grid> = None;
     let mut variants = Vec::new();
     for speakers in [Speakers::Named, Speakers::Anonymous] {
         eprintln!(
@@ -1121,9 +1121,9 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
             scores.engram.n
         ));
         scores.report(&replay, speakers, table);
-        if speakers == Speakers::Named && !quick && !points.is_empty() {
+        if !quick && !points.is_empty() {
             eprintln!("b. scoring the calibration grid...");
-            grid = Some(grid_scores(samples, points, |tuning, sample| {
+            let scores = grid_scores(samples, points, |tuning, sample| {
                 // Retrieval marks what it injects as used: each point starts from the
                 // replay.
                 let subject = replay.subject.copy(replay.asked_at);
@@ -1139,7 +1139,20 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
                     ));
                 }
                 mean
-            }));
+            });
+            // b pools both replays' questions: a choice that only helps when the
+            // names are there is not a choice for the channels that have none.
+            grid = Some(match grid.take() {
+                None => scores,
+                Some(mut pooled) => {
+                    for (point, conversations) in pooled.iter_mut().zip(scores) {
+                        for (mean, other) in point.iter_mut().zip(conversations) {
+                            mean.merge(other);
+                        }
+                    }
+                    pooled
+                }
+            });
         }
         variants.push(scores);
     }

@@ -90,7 +90,8 @@ fn main() {
     let bin = Path::new(env!("CARGO_BIN_EXE_engram"));
     let (daemon, _) = Daemon::start(bin, data.path(), token);
     let api = Api::new(&format!("http://{}", daemon.addr), token);
-    let status = api.expect_ok(Method::GET, "/api/brain/status", &[], None);
+    let first = format!("t-{}", suite.cases.first().map_or("", |c| c.id.as_str()));
+    let status = api.expect_ok(Method::GET, "/api/brain/status", &[("user", &first)], None);
     assert_eq!(
         status["backend"], "sqlite",
         "the daemon does not serve the Second Brain: {status}"

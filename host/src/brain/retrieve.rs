@@ -112,15 +112,15 @@ pub enum Fusion {
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
-            meaning_weight: 0.5,
-            coverage_weight: 0.5,
-            transcript_importance: 0.6,
+            meaning_weight: 1.0,
+            coverage_weight: 1.0,
+            transcript_importance: 0.4,
             fusion: Fusion::Blend,
             common_rows: 200,
             candidates: 50,
-            prior_weight: 0.4,
-            speaker_bonus: 0.1,
-            holder_bonus: 0.15,
+            prior_weight: 0.15,
+            speaker_bonus: 0.3,
+            holder_bonus: 0.0,
         }
     }
 }
@@ -1115,7 +1115,12 @@ mod tests {
 
     #[test]
     fn the_blend_weighs_relative_bm25_meaning_and_coverage() {
-        let fused = fuse(&[signals(1, 0.4, 1.0)], &Tuning::default());
-        assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.5) / 2.0).abs() < 1e-12);
+        let tuning = Tuning {
+            meaning_weight: 0.5,
+            coverage_weight: 0.25,
+            ..Tuning::default()
+        };
+        let fused = fuse(&[signals(1, 0.4, 1.0)], &tuning);
+        assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.25) / 1.75).abs() < 1e-12);
     }
 }
