@@ -124,6 +124,11 @@ impl DataDir {
         self.root.join("schedule").join("schedules.db")
     }
 
+    /// Installed sentence-encoder models, one directory each (see `embed/models.rs`).
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }
