@@ -256,14 +256,24 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     term.keys(ESC);
     term.wait_for("Second Brain: closed");
 
-    // Clear asks first: no keeps everything; up from Overview wraps to Clear.
-    let shown = term.menu(&[UP], "Clear everything? [y/N]");
+    // Clear asks first: no keeps everything.
+    let shown = term.menu(&[UP, UP], "Clear everything? [y/N]");
     assert!(
         shown.contains("Delete all 2 memories for good? This cannot be undone."),
         "{shown}"
     );
     term.keys("n");
     term.wait_for("Nothing was deleted.");
+
+    // Forget (up from Overview wraps to it): the recent memories to pick one of, then
+    // a yes forgets the one picked and nothing else.
+    term.menu(&[UP], "Which memory should I forget?");
+    term.wait_for("› - [");
+    term.keys(ENTER);
+    let shown = term.wait_for("Forget it? [y/N]");
+    assert!(shown.contains("redacted too"), "{shown}");
+    term.keys("y");
+    term.wait_for("Forgotten: \"");
 
     // An approval asked inline: y installs the pasted skill and shows the result.
     let skill_md = "---\nname: tea-notes\ndescription: Keeps tasting notes about tea.\nversion: 0.1.0\n---\n# Tea notes\nWrite down each tea.\n";
@@ -324,7 +334,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     );
 
     // Clear, confirmed.
-    term.menu(&[UP], "Clear everything? [y/N]");
+    term.menu(&[UP, UP], "Clear everything? [y/N]");
     term.keys("y");
     term.wait_for("Cleared:");
 
