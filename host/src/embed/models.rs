@@ -285,7 +285,11 @@ mod tests {
             (listed[0].name.as_str(), listed[0].dims, listed[0].layers),
             ("tiny", Some(tiny_bert::HIDDEN), Some(tiny_bert::LAYERS))
         );
-        assert!(listed[0].bytes > 100_000, "{}", listed[0].bytes);
+        let source_bytes: u64 = MODEL_FILES
+            .iter()
+            .map(|f| std::fs::metadata(source.path().join(f)).unwrap().len())
+            .sum();
+        assert_eq!(listed[0].bytes, source_bytes);
 
         models.remove("tiny").unwrap();
         assert!(entries(models.dir()).is_empty());
