@@ -35,6 +35,18 @@ pub struct Config {
     pub server: ServerConfig,
     #[serde(default)]
     pub agent: AgentConfig,
+    #[serde(default)]
+    pub embed: EmbedConfig,
+}
+
+/// `embed.*`: the sentence encoder. Read when the daemon starts.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// The installed model (`engram models list`) that embeds text, or `static` for
+    /// the word-vector table compiled in. Unset: the one model installed, if exactly
+    /// one is, else the table.
+    pub model: Option<String>,
 }
 
 /// `agent.*`: whom the agent's credential may act for (its token on REST and `/mcp`,

@@ -129,6 +129,11 @@ impl DataDir {
         self.root.join("memory").join("imports.db")
     }
 
+    /// Installed sentence-encoder models, one directory each (see `embed/models.rs`).
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }

@@ -17,6 +17,7 @@ use crate::api::auth::{Auth, Sessions};
 use crate::api::events::Shutdown;
 use crate::app::App;
 use crate::credentials::{AGENT_TOKEN_ENV, OPERATOR_TOKEN_ENV, Tokens};
+use crate::embed::active::EncoderStatus;
 use crate::lock::DataDirLock;
 use crate::runtime::World;
 
@@ -28,6 +29,9 @@ struct Health {
     version: &'static str,
     strategies: Strategies,
     second_brain: SecondBrain,
+    /// The sentence encoder in use (`static` or a model's name), and why a model is
+    /// not, if so.
+    encoder: EncoderStatus,
 }
 
 #[derive(Serialize)]
@@ -58,6 +62,7 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
             enabled: app.memory.brain().is_ok(),
             reason: app.memory.disabled_reason().map(str::to_owned),
         },
+        encoder: app.encoder.status(),
     })
 }
 
@@ -144,6 +149,10 @@ pub async fn serve(
         tracing::warn!("{e}; a second start will not be told this daemon's URL");
     }
     let stop = shutdown_signal();
+    let app = Arc::new(app);
+    // Loaded (and its outcome logged) before the first request, off the async workers.
+    let loading = app.clone();
+    crate::background::run(move || loading.encoder.status()).await?;
     {
         // Whoever started us may have stopped reading after the first line (tests,
         // scripts): a closed stdout is no reason to stop serving.
@@ -156,7 +165,6 @@ pub async fn serve(
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
     tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
-    let app = Arc::new(app);
     let loops = spawn_loops(&app);
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
     let telegram = tokio::spawn(crate::channels::telegram::run(

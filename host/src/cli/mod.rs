@@ -13,6 +13,7 @@ mod kit;
 mod mcp;
 mod mcp_bridge;
 pub mod memory;
+mod models;
 mod plugins;
 mod registry;
 mod service;
@@ -78,6 +79,9 @@ pub enum Command {
     /// Manage WebAssembly strategy plugins
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Manage the sentence-encoder models (no daemon needed)
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Inspect and manage the Second Brain of the running daemon
     Memory(memory::MemoryArgs),
     /// Browse the skills registry and manage installed skills (no daemon needed)
@@ -154,6 +158,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins(command) => plugins::run(data, command),
+        Command::Models(command) => models::run(data, command),
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),
