@@ -1,6 +1,7 @@
 //! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
-//! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section). One run
-//! measures, and prints as one table, every figure next to its baseline:
+//! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section, `-- end-to-end`
+//! for b alone, without the calibration). One run measures, and prints as one table,
+//! every figure next to its baseline:
 //!
 //! a. Facts only, on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA, default
 //!    `../shared/data`; question categories 1-4): each conversation's shipped
@@ -13,7 +14,8 @@
 //!    then `Brain::retrieve` for every question the day after the last session:
 //!    recall@5 of the injected lines (memories count the turns they were learned from,
 //!    snippets their message). Baseline: plain FTS5 bm25 over the raw turns; reference:
-//!    FTS5 with the speakers' names, porter stemming and stop words dropped.
+//!    FTS5 with the speakers' names, porter stemming and stop words dropped. Each
+//!    conversation is the data of its own user, all five in one store.
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
 //!    snippet's importance, common-word rows, candidates) are chosen by
 //!    leave-one-conversation-out cross-validation: for each conversation, the grid
@@ -23,8 +25,9 @@
 //!    reciprocal-rank fusion, ...), and the point chosen on all 5.
 //! c. Latency of `Brain::retrieve` p50/p95 for one user with 100k memories and 1M
 //!    transcript messages (quick: 10k and 100k), against a plain FTS5 top 5 over the
-//!    same texts on disk; database size per 100k messages against the plain index's;
-//!    the bulk build's throughput.
+//!    same texts on disk; then the same user in a store shared with [`OTHER_USERS`]
+//!    others, each with as many memories and messages in the same vocabulary; database
+//!    size per 100k messages against the plain index's; the bulk build's throughput.
 //! d. Ingestion: `record_message` one durable transaction each (messages/s), and whole
 //!    conversations with extraction through the embedded strategies (conversations/s)
 //!    and, in the same run, with builtin:extract-llm against a stand-in endpoint on
@@ -99,17 +102,21 @@ fn main() {
     let wanted = |section: &str| only.is_empty() || only.iter().any(|o| o == section);
     let mut table = Table::default();
     let started = Instant::now();
-    if wanted("locomo") {
+    if wanted("locomo") || wanted("end-to-end") {
         match bench_data("LoCoMo benchmarks", "locomo/locomo-dev.json")
             .and_then(|path| load_locomo(&path))
         {
-            Some(samples) => {
+            Some(samples) if wanted("locomo") => {
                 let points = grid_points();
                 let facts = facts_quality(&samples, &points, &mut table);
                 let said = end_to_end(&samples, &points, quick, &mut table);
                 if let (Some(facts), Some(said)) = (facts, said) {
                     calibration(&samples, &points, &facts, &said, &mut table);
                 }
+            }
+            Some(samples) => {
+                // No grid point: the replay and its recall alone.
+                end_to_end(&samples, &[], quick, &mut table);
             }
             None => table.section("a/b. LoCoMo: skipped (data file missing, see above)"),
         }
@@ -1286,14 +1293,16 @@ fn replay_window(
 const SUMMARY_SHAPES: u64 = 10;
 /// Messages per synthetic conversation.
 const MESSAGES_PER_CONVERSATION: usize = 20;
+/// The users beside [`ACTOR`] in the shared store of the latency section.
+const OTHER_USERS: usize = 9;
 
-/// A synthetic memory created some time in the last year; one in five has sunk to the
-/// subconscious tier, as an older store's memories do.
-fn synthetic_memory(rng: &mut Rng, index: usize) -> MemoryRecord {
+/// A synthetic memory of `user` created some time in the last year; one in five has
+/// sunk to the subconscious tier, as an older store's memories do.
+fn synthetic_memory(rng: &mut Rng, user: &str, index: usize) -> MemoryRecord {
     let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
     let at = NOW - rng.below(365 * DAY_MS as u64) as i64;
-    let id = fixed_id("synthetic", index);
-    let mut record = memory(id, ACTOR, memory_type, &summary, &[], at);
+    let id = fixed_id(&format!("synthetic_{user}"), index);
+    let mut record = memory(id, user, memory_type, &summary, &[], at);
     if rng.below(5) == 0 {
         record.prior_scope = Some(record.scope);
         record.scope = Scope::Subconscious;
@@ -1403,7 +1412,7 @@ fn latency(quick: bool, table: &mut Table) {
 
     eprintln!("c. storing {memories} synthetic memories...");
     let records: Vec<MemoryRecord> = (0..memories)
-        .map(|i| synthetic_memory(&mut rng, i))
+        .map(|i| synthetic_memory(&mut rng, ACTOR, i))
         .collect();
     for chunk in records.chunks(10_000) {
         subject.insert(chunk);
@@ -1423,7 +1432,7 @@ fn latency(quick: bool, table: &mut Table) {
         .map(|_| synthetic_message(&mut rng, &vocabulary))
         .collect();
     let started = Instant::now();
-    bulk_messages(&subject, &texts);
+    bulk_messages(&subject, ACTOR, &texts);
     let bulk = started.elapsed();
     let started = Instant::now();
     baseline.insert(texts.iter().map(|t| (ACTOR, t.as_str(), &[][..])));
@@ -1509,13 +1518,70 @@ fn latency(quick: bool, table: &mut Table) {
         ),
         &ratio(plain_bulk, bulk),
     );
+    drop(baseline);
+
+    // The same user beside others with as many rows each, in the same vocabulary,
+    // written after theirs: the user's retrieval should not read the others' rows.
+    eprintln!(
+        "c. storing {OTHER_USERS} other users' {memories} memories and {messages} messages each..."
+    );
+    let shared = subject.copy(NOW);
+    drop(subject);
+    for other in 0..OTHER_USERS {
+        let user = format!("other-{other}");
+        let mut rng = Rng(0x07E5 + other as u64);
+        let records: Vec<MemoryRecord> = (0..memories)
+            .map(|i| synthetic_memory(&mut rng, &user, i))
+            .collect();
+        for chunk in records.chunks(10_000) {
+            shared.insert(chunk);
+        }
+        drop(records);
+        let texts: Vec<String> = (0..messages)
+            .map(|_| synthetic_message(&mut rng, &vocabulary))
+            .collect();
+        bulk_messages(&shared, &user, &texts);
+    }
+    shared.brain.store().checkpoint().expect("checkpoint");
+    shared.brain.warm().expect("the memory index");
+    eprintln!("c. timing retrieval in the shared store...");
+    let engram_shared = percentiles(&queries, rounds, |text| {
+        std::hint::black_box(shared.brain.retrieve(ACTOR, text).expect("retrieve"));
+    });
+    let said_shared = percentiles(&queries, rounds, |text| {
+        let found = shared.brain.search_hits(
+            ACTOR,
+            text,
+            TOP_K,
+            engram::brain::SearchScope::Conversations,
+        );
+        std::hint::black_box(found.expect("search"));
+    });
+    table.row(
+        &format!(
+            "retrieval p50 / p95, the same user in a store shared with {OTHER_USERS} others (as many rows each)"
+        ),
+        &format!("{} / {}", ms(engram_shared.p50), ms(engram_shared.p95)),
+        &format!("{} / {} alone", ms(engram.p50), ms(engram.p95)),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(engram_shared.p50, engram.p50),
+            ratio(engram_shared.p95, engram.p95)
+        ),
+    );
+    table.row(
+        "  of which the transcript alone (search_hits, conversations, 5)",
+        &format!("{} / {}", ms(said_shared.p50), ms(said_shared.p95)),
+        &format!("{} / {} alone", ms(said.p50), ms(said.p95)),
+        "",
+    );
 }
 
-/// The transcript written straight into the Second Brain's tables in one transaction
-/// (its triggers keep the index), conversations of 20 messages spread over the last
-/// year, already read by extraction. What `record_message` writes, without a
+/// `user`'s transcript written straight into the Second Brain's tables in one
+/// transaction (its triggers keep the index), conversations of 20 messages spread over
+/// the last year, already read by extraction. What `record_message` writes, without a
 /// transaction per message.
-fn bulk_messages(subject: &TestBrain, texts: &[String]) {
+fn bulk_messages(subject: &TestBrain, user: &str, texts: &[String]) {
     subject
         .brain
         .store()
@@ -1528,17 +1594,17 @@ fn bulk_messages(subject: &TestBrain, texts: &[String]) {
             )?;
             let span = 365 * DAY_MS;
             for (c, chunk) in texts.chunks(MESSAGES_PER_CONVERSATION).enumerate() {
-                let id = format!("synthetic-{c:07}");
+                let id = format!("synthetic-{user}-{c:07}");
                 let start = NOW - span + (c * MESSAGES_PER_CONVERSATION) as i64 * span
                     / texts.len() as i64;
                 let last = start + chunk.len() as i64 * 30_000;
-                conversation.execute(params![id, ACTOR, start, last, chunk.len() as i64])?;
+                conversation.execute(params![id, user, start, last, chunk.len() as i64])?;
                 for (i, text) in chunk.iter().enumerate() {
                     let role = if i % 2 == 0 { "user" } else { "assistant" };
                     message.execute(params![
-                        format!("turn_synthetic_{c:07}_{i:02}"),
+                        format!("turn_synthetic_{user}_{c:07}_{i:02}"),
                         id,
-                        ACTOR,
+                        user,
                         i as i64 + 1,
                         role,
                         text,
