@@ -144,7 +144,7 @@ pub struct Store {
     readers: ReaderPool,
     /// Memory search's ranking, kept in step by the writer (see `text_index.rs`).
     text: Arc<TextIndex>,
-    /// Which words are common in the transcript, shared by every read (see
+    /// Which words are common in each user's transcript, shared by every read (see
     /// `word_counts.rs`).
     word_counts: WordCounts,
     path: PathBuf,
@@ -281,7 +281,8 @@ impl Store {
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
             writer: Writer::new(conn, events, text.clone()),
-            readers: ReaderPool::new(path, MAX_IDLE_READERS),
+            // The transcript's ranking calls engram_bm25 (`bm25.rs`).
+            readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
             path: path.to_path_buf(),
@@ -343,7 +344,7 @@ impl Store {
         self.readers.read(f)
     }
 
-    /// Which words are common in the transcript's full-text index.
+    /// Which words are common in each user's transcript.
     pub fn word_counts(&self) -> &WordCounts {
         &self.word_counts
     }
