@@ -11,11 +11,12 @@
 //! b. End to end: every session replayed in conversations of 4 turns through
 //!    `record_message` (each turn a user message with its speaker's name, at its
 //!    session's date) and `end_conversation` with the real built-in WASM strategies,
-//!    then `Brain::retrieve` for every question the day after the last session:
-//!    recall@5 of the injected lines (memories count the turns they were learned from,
-//!    snippets their message). Baseline: plain FTS5 bm25 over the raw turns; reference:
-//!    FTS5 with the speakers' names, porter stemming and stop words dropped. Each
-//!    conversation is the data of its own user, all five in one store.
+//!    then `Brain::retrieve` for every question the day after its conversation's last
+//!    session: recall@5 of the injected lines (memories count the turns they were
+//!    learned from, snippets their message), overall and per conversation. Baseline:
+//!    plain FTS5 bm25 over the raw turns; reference: FTS5 with the speakers' names,
+//!    porter stemming and stop words dropped. Each conversation is the data of its own
+//!    user, all five in one store (`--quick`: the first alone).
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
 //!    snippet's importance, common-word rows, candidates) are chosen by
 //!    leave-one-conversation-out cross-validation: for each conversation, the grid
@@ -1023,8 +1024,9 @@ struct Replay {
     subject: TestBrain,
     /// Host turn id -> LoCoMo `dia_id`.
     dia_ids: HashMap<String, String>,
-    /// When the questions are asked: the day after the last session.
-    asked_at: i64,
+    /// When each conversation's questions are asked: the day after its last session
+    /// (so that a conversation's figures do not depend on which others were replayed).
+    asked_at: HashMap<String, i64>,
     conversations: usize,
     messages: usize,
     candidates: usize,
@@ -1059,9 +1061,11 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
     let replay = replay(samples, &strategies);
     let raw = turn_index(samples, PLAIN_TOKENIZER, false);
     let named = turn_index(samples, BRAIN_TOKENIZER, true);
-    let subject = replay.subject.copy(replay.asked_at);
+    let subject = replay.subject.copy(NOW);
     let mut scores = EndToEndScores::default();
     for sample in samples {
+        subject.clock.set(replay.asked_at[&sample.id]);
+        let mut own = Mean::default();
         let memories = subject.live(&sample.id);
         let learned: BTreeSet<String> = memories
             .iter()
@@ -1073,10 +1077,9 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
                 .brain
                 .retrieve(&sample.id, &question.text)
                 .expect("retrieve");
-            scores.engram.add(recall(
-                evidence,
-                &replay.dataset_turns(&injected_turns(&retrieval)),
-            ));
+            let found = recall(evidence, &replay.dataset_turns(&injected_turns(&retrieval)));
+            scores.engram.add(found);
+            own.add(found);
             for line in &retrieval.lines {
                 match line.source {
                     Source::Memory { .. } => scores.memory_lines += 1,
@@ -1094,6 +1097,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
             ));
             scores.learned.add(recall(evidence, &learned));
         }
+        scores.per_conversation.push((sample.id.clone(), own));
     }
     table.section(&format!(
         "b. end to end: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (speaker names, session dates), {} questions",
@@ -1109,7 +1113,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
     eprintln!("b. scoring the calibration grid...");
     Some(grid_scores(samples, points, |tuning, sample| {
         // Retrieval marks what it injects as used: each point starts from the replay.
-        let subject = replay.subject.copy(replay.asked_at);
+        let subject = replay.subject.copy(replay.asked_at[&sample.id]);
         let mut mean = Mean::default();
         for question in &sample.questions {
             let retrieval = subject
@@ -1161,6 +1165,8 @@ struct EndToEndScores {
     named: Mean,
     /// Recall if every live memory were returned: what extraction kept.
     learned: Mean,
+    /// Each conversation's (user's) recall of the injected lines.
+    per_conversation: Vec<(String, Mean)>,
     memory_lines: usize,
     snippet_lines: usize,
     chars: Mean,
@@ -1174,6 +1180,17 @@ impl EndToEndScores {
             self.engram.value(),
             "FTS5 bm25 top 5 over the raw turns",
             baseline,
+        );
+        table.row(
+            "  per conversation, each its own user (the quick run: the first alone)",
+            &self
+                .per_conversation
+                .iter()
+                .map(|(id, mean)| format!("{id} {}", percent(mean.value())))
+                .collect::<Vec<_>>()
+                .join(", "),
+            "",
+            "",
         );
         table.recall_row(
             "  reference: FTS5 over name + turn, porter, stop words (no budget)",
@@ -1226,7 +1243,7 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
     let mut replay = Replay {
         subject: TestBrain::new(first),
         dia_ids: HashMap::new(),
-        asked_at: first,
+        asked_at: HashMap::new(),
         conversations: 0,
         messages: 0,
         candidates: 0,
@@ -1242,7 +1259,8 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
                 let id = format!("{}-s{}-w{window}", sample.id, number + 1);
                 replay_window(&mut replay, &sample.id, &id, turns, strategies);
             }
-            replay.asked_at = replay.asked_at.max(session.at + DAY_MS);
+            let asked_at = replay.asked_at.entry(sample.id.clone()).or_insert(first);
+            *asked_at = (*asked_at).max(session.at + DAY_MS);
         }
         replay.stored += replay.subject.live(&sample.id).len();
     }
