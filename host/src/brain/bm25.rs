@@ -6,10 +6,11 @@
 //! not depend on anyone else's data. The same arithmetic in the same order as FTS5's,
 //! so that the scores are those FTS5 gives over a table holding only that user's rows.
 //!
-//! The memory index (`text_index.rs`) scores with [`idf`] and [`term`]; the
-//! transcript's ranking query (`transcript.rs`) calls them through `engram_bm25`, an
-//! FTS5 auxiliary function registered on every connection that reads the transcript
-//! ([`register`]).
+//! Both tiers score with [`idf`] and [`term`]: the memory index (`text_index.rs`) from
+//! its postings, the transcript (`transcript.rs`) from what `engram_hits`, an FTS5
+//! auxiliary function registered on every connection that reads the transcript
+//! ([`register`]), reads of each matching row: its size and each phrase's instances,
+//! what FTS5's own bm25 reads.
 
 use std::ffi::c_int;
 use std::ptr;
@@ -21,7 +22,7 @@ use super::tokenizer::fts5_api;
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
-/// The most phrases `engram_bm25` scores (a search has at most 32 words).
+/// The most phrases `engram_hits` counts: more than a search's words (at most 32).
 const MAX_PHRASES: usize = 64;
 
 /// A phrase's IDF among `rows` rows of which `hits` hold it.
@@ -42,11 +43,11 @@ pub fn term(idf: f64, freq: f64, size: usize, avgdl: f64) -> f64 {
     idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
 }
 
-/// Registers `engram_bm25(fts_table, avgdl, idfs)` on `conn`: FTS5's
-/// `bm25(fts_table, 1.0, 1.0, ...)` (every column weighs 1.0) with the average row size
-/// and the phrases' IDFs given (`idfs`: one little-endian f64 per phrase of the
-/// query, in its order) instead of computed over the whole table. Negative, lower is
-/// better, as bm25() is.
+/// Registers `engram_hits(fts_table)` on `conn`: for the row a MATCH query is at, its
+/// size in tokens (every column) and the instances of each phrase of the query (in
+/// every column: for a table whose columns all weigh 1.0, a phrase's bm25 frequency),
+/// as a blob of little-endian u32s, the size first, then one per phrase in the query's
+/// order.
 pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     // SAFETY: the calls follow fts5.h: xCreateFunction registers a function that
     // FTS5 calls with its extension API for each row of a MATCH query; no user data.
@@ -57,9 +58,9 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             .ok_or_else(|| failure("FTS5 without xCreateFunction".into()))?;
         let rc = create(
             api,
-            c"engram_bm25".as_ptr(),
+            c"engram_hits".as_ptr(),
             ptr::null_mut(),
-            Some(engram_bm25),
+            Some(engram_hits),
             None,
         );
         if rc != ffi::SQLITE_OK {
@@ -73,122 +74,102 @@ fn failure(message: String) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_ERROR), Some(message))
 }
 
-/// What `engram_bm25` reads of its arguments and the row.
-struct Row {
-    avgdl: f64,
-    /// Per phrase: its IDF and its instances in the row.
-    phrases: [(f64, f64); MAX_PHRASES],
-    count: usize,
-    size: usize,
+/// What `engram_hits` returns, read back: a matching row's size and each phrase's
+/// instances in it.
+pub struct Hits<'a>(&'a [u8]);
+
+impl<'a> Hits<'a> {
+    /// `blob` as `engram_hits` made it for a query of `phrases` phrases.
+    pub fn read(blob: &'a [u8], phrases: usize) -> Option<Hits<'a>> {
+        (blob.len() == 4 * (phrases + 1)).then_some(Hits(blob))
+    }
+
+    fn at(&self, i: usize) -> u32 {
+        u32::from_le_bytes(self.0[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+
+    /// The row's tokens, every column.
+    pub fn size(&self) -> usize {
+        self.at(0) as usize
+    }
+
+    /// Instances of each phrase, in the query's order.
+    pub fn instances(&self) -> impl Iterator<Item = u32> + '_ {
+        (1..self.0.len() / 4).map(|i| self.at(i))
+    }
 }
 
-unsafe extern "C" fn engram_bm25(
+unsafe extern "C" fn engram_hits(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,
-    values: c_int,
-    value: *mut *mut ffi::sqlite3_value,
+    _values: c_int,
+    _value: *mut *mut ffi::sqlite3_value,
 ) {
-    // SAFETY: FTS5 passes its extension API, the row's context and `values` arguments,
-    // all valid for this call.
-    let row = unsafe { read_row(&*api, fts, values, value) };
-    // SAFETY: the result is set on this call's context.
+    // SAFETY: FTS5 passes its extension API and the row's context, valid for this
+    // call; the result is set on this call's context (SQLite copies the blob).
     unsafe {
-        match row {
-            Ok(row) => {
-                let mut score = 0.0;
-                for &(idf, freq) in &row.phrases[..row.count] {
-                    score += term(idf, freq, row.size, row.avgdl);
-                }
-                // FTS5 returns -1.0 * score: the same number.
-                ffi::sqlite3_result_double(ctx, -score);
+        match read_row(&*api, fts) {
+            Ok(blob) => {
+                ffi::sqlite3_result_blob(
+                    ctx,
+                    blob.as_ptr().cast(),
+                    blob.len() as c_int,
+                    ffi::SQLITE_TRANSIENT(),
+                );
             }
-            Err(Failure::Code(rc)) => ffi::sqlite3_result_error_code(ctx, rc),
-            Err(Failure::Message(message)) => ffi::sqlite3_result_error(ctx, message.as_ptr(), -1),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
         }
     }
 }
 
-/// Why a row has no score: SQLite's code, or what was wrong with the call.
-enum Failure {
-    Code(c_int),
-    Message(&'static std::ffi::CStr),
-}
-
-/// The arguments and the row's instance counts and size.
+/// The row's size and each phrase's instances, as `engram_hits` returns them.
 ///
 /// # Safety
-/// As FTS5 calls an auxiliary function: `api` and `fts` of the current row, `value`
-/// holding `values` argument values.
+/// As FTS5 calls an auxiliary function: `api` and `fts` of the current row.
 unsafe fn read_row(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    values: c_int,
-    value: *mut *mut ffi::sqlite3_value,
-) -> Result<Row, Failure> {
-    let missing = Failure::Message(c"engram_bm25: FTS5 lacks a function it needs");
+) -> Result<Vec<u8>, c_int> {
     let (Some(phrase_count), Some(inst_count), Some(inst), Some(column_size)) =
         (api.xPhraseCount, api.xInstCount, api.xInst, api.xColumnSize)
     else {
-        return Err(missing);
+        return Err(ffi::SQLITE_MISUSE);
     };
-    if values != 2 {
-        return Err(Failure::Message(
-            c"engram_bm25: takes the table, avgdl and idfs",
-        ));
-    }
-    // SAFETY: `value` holds two arguments; a blob's bytes stay valid until the value
-    // is read again, which nothing here does.
-    let (avgdl, idfs) = unsafe {
-        let avgdl = ffi::sqlite3_value_double(*value);
-        let idfs = *value.add(1);
-        let bytes = ffi::sqlite3_value_blob(idfs).cast::<u8>();
-        let len = usize::try_from(ffi::sqlite3_value_bytes(idfs)).unwrap_or(0);
-        let idfs = if bytes.is_null() || len == 0 {
-            &[][..]
+    let check = |rc: c_int| {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
         } else {
-            std::slice::from_raw_parts(bytes, len)
-        };
-        (avgdl, idfs)
-    };
-    // SAFETY: the row's context, as FTS5 passed it.
-    let count = usize::try_from(unsafe { phrase_count(fts) }).unwrap_or(0);
-    if count > MAX_PHRASES || idfs.len() != count * 8 {
-        return Err(Failure::Message(c"engram_bm25: one IDF per phrase"));
-    }
-    let mut row = Row {
-        avgdl,
-        phrases: [(0.0, 0.0); MAX_PHRASES],
-        count,
-        size: 0,
-    };
-    for (phrase, idf) in row.phrases.iter_mut().zip(idfs.chunks_exact(8)) {
-        phrase.0 = f64::from_le_bytes(idf.try_into().expect("8 bytes"));
-    }
-    let mut instances: c_int = 0;
-    // SAFETY: as above; the out-parameters are live locals.
-    unsafe {
-        let rc = inst_count(fts, &mut instances);
-        if rc != ffi::SQLITE_OK {
-            return Err(Failure::Code(rc));
+            Err(rc)
         }
+    };
+    // SAFETY: the row's context, as FTS5 passed it; the out-parameters are live locals.
+    unsafe {
+        let phrases = usize::try_from(phrase_count(fts)).unwrap_or(0);
+        if phrases > MAX_PHRASES {
+            return Err(ffi::SQLITE_TOOBIG);
+        }
+        // The blob itself, counted in place: one allocation per row.
+        let mut blob = vec![0_u8; 4 * (phrases + 1)];
+        let mut set = |i: usize, value: u32| {
+            blob[4 * i..4 * i + 4].copy_from_slice(&value.to_le_bytes());
+        };
+        let mut size: c_int = 0;
+        check(column_size(fts, -1, &mut size))?;
+        set(0, u32::try_from(size).unwrap_or(0));
+        let mut counts = [0_u32; MAX_PHRASES];
+        let mut instances: c_int = 0;
+        check(inst_count(fts, &mut instances))?;
         for i in 0..instances {
             let (mut phrase, mut column, mut offset) = (0, 0, 0);
-            let rc = inst(fts, i, &mut phrase, &mut column, &mut offset);
-            if rc != ffi::SQLITE_OK {
-                return Err(Failure::Code(rc));
-            }
-            // Every column weighs 1.0: FTS5 adds each instance's weight.
-            if let Some(p) = usize::try_from(phrase).ok().filter(|&p| p < count) {
-                row.phrases[p].1 += 1.0;
+            check(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
+            if let Some(count) = usize::try_from(phrase).ok().and_then(|p| counts.get_mut(p)) {
+                *count += 1;
             }
         }
-        let mut size: c_int = 0;
-        let rc = column_size(fts, -1, &mut size);
-        if rc != ffi::SQLITE_OK {
-            return Err(Failure::Code(rc));
+        for (p, &count) in counts.iter().take(phrases).enumerate() {
+            set(p + 1, count);
         }
-        row.size = usize::try_from(size).unwrap_or(0);
+        Ok(blob)
     }
-    Ok(row)
 }

@@ -281,7 +281,7 @@ impl Store {
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
             writer: Writer::new(conn, events, text.clone()),
-            // The transcript's ranking calls engram_bm25 (`bm25.rs`).
+            // The transcript's search calls engram_hits (`bm25.rs`).
             readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
