@@ -21,6 +21,10 @@ pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";
 /// dashboard's login, approvals, clearing everything.
 pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
 
+/// A config.yaml whose agent may act for the users `default`, `alice` and `bob`
+/// (`agent.users`; unset, it acts for `default` only): for tests of users kept apart.
+pub const AGENT_FOR_THREE: &str = "agent:\n  users: [default, alice, bob]\n";
+
 /// The binary cargo built for this workspace (`cargo test` at the root builds it).
 pub fn engram_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -133,6 +137,91 @@ impl Client {
                 format!("incomplete response: {:?}", String::from_utf8_lossy(&raw)),
             )
         })
+    }
+}
+
+/// An MCP session on a daemon's `/mcp` (streamable HTTP, handshake-era: `initialize`,
+/// then `notifications/initialized`, JSON answers), for tests that hold MCP's answers
+/// against REST's.
+pub struct McpSession {
+    client: Client,
+    session: String,
+    next_id: std::cell::Cell<u64>,
+}
+
+impl McpSession {
+    /// Opens a session with the bearer token `token`.
+    pub fn open(addr: &str, token: &str) -> McpSession {
+        let client = Client {
+            addr: addr.to_string(),
+            token: token.to_string(),
+        };
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "e2e", "version": "1"}}});
+        let response = McpSession::post(&client, None, &initialize);
+        assert_eq!(response.status, 200, "initialize: {}", response.text());
+        let session = response
+            .header("mcp-session-id")
+            .expect("an Mcp-Session-Id")
+            .to_string();
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        McpSession::post(&client, Some(&session), &initialized);
+        McpSession {
+            client,
+            session,
+            next_id: std::cell::Cell::new(1),
+        }
+    }
+
+    fn post(client: &Client, session: Option<&str>, message: &Value) -> Response {
+        let authorization = format!("Bearer {}", client.token);
+        let mut headers = vec![
+            ("Authorization", authorization.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        client
+            .try_request_with("POST", "/mcp", &headers, message.to_string().as_bytes())
+            .unwrap_or_else(|e| panic!("POST /mcp: {e}"))
+    }
+
+    /// Calls `tool` with `arguments`: the call's result (`structuredContent`,
+    /// `isError`, ...).
+    pub fn call(&self, tool: &str, arguments: Value) -> Value {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let response = McpSession::post(&self.client, Some(&self.session), &request);
+        assert_eq!(response.status, 200, "{tool}: {}", response.text());
+        let body = response.text();
+        let answer: Value = serde_json::from_str(&body)
+            .ok()
+            .or_else(|| {
+                body.lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .find_map(|data| serde_json::from_str(data.trim()).ok())
+            })
+            .unwrap_or_else(|| panic!("{tool}: no JSON-RPC answer in {body}"));
+        answer["result"].clone()
+    }
+
+    /// As [`McpSession::call`], asserting a tool error with `code`: its structured
+    /// content `{code, detail}`.
+    pub fn refused(&self, tool: &str, arguments: Value, code: &str) -> Value {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], Value::Bool(true), "{tool}: {result}");
+        assert_eq!(
+            result["structuredContent"]["code"], code,
+            "{tool}: {result}"
+        );
+        result["structuredContent"].clone()
     }
 }
 
@@ -252,6 +341,22 @@ impl Daemon {
     /// An authenticated request; `body` is sent as JSON when it is not empty.
     pub fn call(&self, method: &str, path: &str, body: &str) -> Response {
         self.client().call(method, path, body)
+    }
+
+    /// The person grants the installed skill `slug` the tools its SKILL.md asks for, as
+    /// it is now (`POST /api/skills/{slug}/confirm-tools` with the operator token): a
+    /// built-in or a skill found on disk grants nothing until then.
+    pub fn grant_tools(&self, slug: &str) -> Value {
+        let skill = ok(self.get(&format!("/api/skills/{slug}")), 200);
+        let file = skill["file_sha256"].as_str().expect("file_sha256");
+        ok(
+            self.person().call(
+                "POST",
+                &format!("/api/skills/{slug}/confirm-tools"),
+                &serde_json::json!({ "file_sha256": file }).to_string(),
+            ),
+            200,
+        )
     }
 
     pub fn get(&self, path: &str) -> Response {

@@ -1,6 +1,7 @@
 //! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
-//! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section, `-- end-to-end`
-//! for b alone, without the calibration). One run measures, and prints as one table,
+//! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section; `-- e2e`, or
+//! `-- locomo e2e`, for b alone without the calibration grid: about a minute on 2
+//! cores, where `-- locomo` takes about 17). One run measures, and prints as one table,
 //! every figure next to its baseline:
 //!
 //! a. Facts only, on LoCoMo (`locomo/locomo-dev.json` under ENGRAM_BENCH_DATA, default
@@ -9,14 +10,19 @@
 //!    `POST /api/turns` calls) for every question, evidence recall@5 of the injected
 //!    lines; the baseline is a plain FTS5 bm25 top 5 over the same facts.
 //! b. End to end: every session replayed in conversations of 4 turns through
-//!    `record_message` (each turn a user message with its speaker's name, at its
-//!    session's date) and `end_conversation` with the real built-in WASM strategies,
-//!    then `Brain::retrieve` for every question the day after its conversation's last
-//!    session: recall@5 of the injected lines (memories count the turns they were
-//!    learned from, snippets their message), overall and per conversation. Baseline:
-//!    plain FTS5 bm25 over the raw turns; reference: FTS5 with the speakers' names,
-//!    porter stemming and stop words dropped. Each conversation is the data of its own
-//!    user, all five in one store (`--quick`: the first alone).
+//!    `record_message` (each turn a user message, at its session's date) and
+//!    `end_conversation` with the real built-in WASM strategies, then `Brain::retrieve`
+//!    for every question the day after its conversation's last session: recall@5 of
+//!    the injected lines (memories count the turns they were learned from, snippets
+//!    their message), overall and per conversation. Each conversation is the data of
+//!    its own user, all five in one store (`--quick`: the first alone). Replayed
+//!    twice, each into a new Second Brain: with each turn's speaker's name, and
+//!    without names (whose words are whose is then only in the text). Each is
+//!    reported against the tuned lexical search of the same variant (FTS5 bm25 top 5,
+//!    porter, stop words dropped from the question; over name + turn with names, over
+//!    the turn alone without), in points, and against plain FTS5 over the raw turns
+//!    (FTS5's default tokenizer, every word of the question); then what the names are
+//!    worth to each. The calibration scores the replay with names.
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
 //!    snippet's importance, common-word rows, candidates) are chosen by
 //!    leave-one-conversation-out cross-validation: for each conversation, the grid
@@ -52,7 +58,7 @@ use std::time::{Duration, Instant};
 use engram::brain::Brain;
 use engram::brain::ingest::{Applied, MAX_FACTS_PER_CONVERSATION};
 use engram::brain::record::MemoryRecord;
-use engram::brain::retrieve::{Fusion, Retrieval, Source, Tuning, query_words};
+use engram::brain::retrieve::{Fusion, Retrieval, Source, Tuning};
 use engram::brain::store::{ListFilter, q};
 use engram::config::ConfigFile;
 use engram::runtime::packages::PluginPackages;
@@ -66,6 +72,7 @@ use serde_json::Value;
 
 use openai::{OpenAi, Reply, echo_facts};
 
+use common::lexical::{PLAIN_TOKENIZER, PORTER_TOKENIZER, content_query, or_query};
 use common::{
     ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
     agent_question, bench_data, ms, ratio, synthetic_summary,
@@ -78,10 +85,6 @@ const TOP_K: usize = 5;
 /// LoCoMo sessions are replayed in conversations of this many turns.
 const WINDOW: usize = 4;
 const ACTOR: &str = "bench";
-/// FTS5's default tokenizer: what "plain FTS5" means in the baselines.
-const PLAIN_TOKENIZER: &str = "unicode61";
-/// The Second Brain's tokenizer (host/src/brain/schema.rs), for the references.
-const BRAIN_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
 /// The calibration grid: how the signals are fused, the meaning's weight, the
 /// coverage's, a snippet's importance and the rows at which a word counts as common.
@@ -103,21 +106,22 @@ fn main() {
     let wanted = |section: &str| only.is_empty() || only.iter().any(|o| o == section);
     let mut table = Table::default();
     let started = Instant::now();
-    if wanted("locomo") || wanted("end-to-end") {
+    // b alone: the replays without the calibration grid.
+    let e2e_only = only.iter().any(|o| o == "e2e");
+    if wanted("locomo") || e2e_only {
         match bench_data("LoCoMo benchmarks", "locomo/locomo-dev.json")
             .and_then(|path| load_locomo(&path))
         {
-            Some(samples) if wanted("locomo") => {
+            Some(samples) if e2e_only => {
+                end_to_end(&samples, &[], quick, &mut table);
+            }
+            Some(samples) => {
                 let points = grid_points();
                 let facts = facts_quality(&samples, &points, &mut table);
                 let said = end_to_end(&samples, &points, quick, &mut table);
                 if let (Some(facts), Some(said)) = (facts, said) {
                     calibration(&samples, &points, &facts, &said, &mut table);
                 }
-            }
-            Some(samples) => {
-                // No grid point: the replay and its recall alone.
-                end_to_end(&samples, &[], quick, &mut table);
             }
             None => table.section("a/b. LoCoMo: skipped (data file missing, see above)"),
         }
@@ -475,22 +479,6 @@ impl PlainFts {
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .expect("checkpoint the baseline");
     }
-}
-
-/// Every word of `text`, quoted (so no word is FTS5 syntax) and OR-ed: the plainest
-/// query that still ranks partial matches.
-fn or_query(text: &str) -> Option<String> {
-    let terms: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{}\"", w.to_lowercase()))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" OR "))
-}
-
-/// The query as the Second Brain reads it: content words only.
-fn content_query(text: &str) -> Option<String> {
-    or_query(&query_words(text).join(" "))
 }
 
 // ---------------------------------------------------------------------------------
@@ -1001,7 +989,7 @@ struct FactIndexes {
 impl FactIndexes {
     fn new(samples: &[Sample]) -> FactIndexes {
         let mut plain = PlainFts::in_memory(PLAIN_TOKENIZER);
-        let mut porter = PlainFts::in_memory(BRAIN_TOKENIZER);
+        let mut porter = PlainFts::in_memory(PORTER_TOKENIZER);
         for sample in samples {
             let rows = || {
                 sample
@@ -1049,89 +1037,104 @@ impl Replay {
     }
 }
 
+/// Whether the replay gives each turn its speaker's name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Speakers {
+    Named,
+    Anonymous,
+}
+
+impl Speakers {
+    fn describe(self) -> &'static str {
+        match self {
+            Speakers::Named => "with the speakers' names",
+            Speakers::Anonymous => "without names",
+        }
+    }
+
+    /// What the tuned lexical search indexes in this variant.
+    fn indexed(self) -> &'static str {
+        match self {
+            Speakers::Named => "name + turn",
+            Speakers::Anonymous => "turn",
+        }
+    }
+}
+
+/// b, with the speakers' names and without, each against its baselines; the calibration
+/// grid scored on the replay with names (none when `points` is empty or the run is
+/// quick).
 fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table) -> Option<Grid> {
     // The quick run replays one conversation: the replay is the slow part.
     let samples = if quick { &all[..1] } else { all };
-    eprintln!(
-        "b. replaying {} conversations through the extraction pipeline...",
-        samples.len()
-    );
     let config = tempfile::tempdir().expect("temporary directory");
     let strategies = strategies(config.path());
-    let replay = replay(samples, &strategies);
-    let raw = turn_index(samples, PLAIN_TOKENIZER, false);
-    let named = turn_index(samples, BRAIN_TOKENIZER, true);
-    let subject = replay.subject.copy(NOW);
-    let mut scores = EndToEndScores::default();
-    for sample in samples {
-        subject.clock.set(replay.asked_at[&sample.id]);
-        let mut own = Mean::default();
-        let memories = subject.live(&sample.id);
-        let learned: BTreeSet<String> = memories
-            .iter()
-            .flat_map(|m| replay.dataset_turns(&m.source_turns))
-            .collect();
-        for question in &sample.questions {
-            let evidence = &question.evidence;
-            let retrieval = subject
-                .brain
-                .retrieve(&sample.id, &question.text)
-                .expect("retrieve");
-            let found = recall(evidence, &replay.dataset_turns(&injected_turns(&retrieval)));
-            scores.engram.add(found);
-            own.add(found);
-            for line in &retrieval.lines {
-                match line.source {
-                    Source::Memory { .. } => scores.memory_lines += 1,
-                    Source::Message(_) => scores.snippet_lines += 1,
+    let raw = turn_index(samples, PLAIN_TOKENIZER, Speakers::Anonymous);
+    let mut grid = None;
+    let mut variants = Vec::new();
+    for speakers in [Speakers::Named, Speakers::Anonymous] {
+        eprintln!(
+            "b. replaying {} conversations through the extraction pipeline, {}...",
+            samples.len(),
+            speakers.describe()
+        );
+        let replay = replay(samples, &strategies, speakers);
+        let tuned = turn_index(samples, PORTER_TOKENIZER, speakers);
+        let scores = EndToEndScores::measure(samples, &replay, &raw, &tuned);
+        table.section(&format!(
+            "b. end to end, {}: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (session dates), {} questions",
+            speakers.describe(),
+            samples.len(),
+            replay.messages,
+            replay.conversations,
+            scores.engram.n
+        ));
+        scores.report(&replay, speakers, table);
+        if speakers == Speakers::Named && !quick && !points.is_empty() {
+            eprintln!("b. scoring the calibration grid...");
+            grid = Some(grid_scores(samples, points, |tuning, sample| {
+                // Retrieval marks what it injects as used: each point starts from the
+                // replay.
+                let subject = replay.subject.copy(replay.asked_at[&sample.id]);
+                let mut mean = Mean::default();
+                for question in &sample.questions {
+                    let retrieval = subject
+                        .brain
+                        .retrieve_tuned(&sample.id, &question.text, tuning)
+                        .expect("retrieve");
+                    mean.add(recall(
+                        &question.evidence,
+                        &replay.dataset_turns(&injected_turns(&retrieval)),
+                    ));
                 }
-            }
-            scores.chars.add(retrieval.block.chars().count() as f64);
-            scores.raw_turns.add(recall(
-                evidence,
-                &raw.top(&sample.id, or_query(&question.text), TOP_K),
-            ));
-            scores.named.add(recall(
-                evidence,
-                &named.top(&sample.id, content_query(&question.text), TOP_K),
-            ));
-            scores.learned.add(recall(evidence, &learned));
+                mean
+            }));
         }
-        scores.per_conversation.push((sample.id.clone(), own));
+        variants.push(scores);
     }
-    table.section(&format!(
-        "b. end to end: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (speaker names, session dates), {} questions",
-        samples.len(),
-        replay.messages,
-        replay.conversations,
-        scores.engram.n
-    ));
-    scores.report(&replay, table);
-    if quick {
-        return None;
-    }
-    eprintln!("b. scoring the calibration grid...");
-    Some(grid_scores(samples, points, |tuning, sample| {
-        // Retrieval marks what it injects as used: each point starts from the replay.
-        let subject = replay.subject.copy(replay.asked_at[&sample.id]);
-        let mut mean = Mean::default();
-        for question in &sample.questions {
-            let retrieval = subject
-                .brain
-                .retrieve_tuned(&sample.id, &question.text, tuning)
-                .expect("retrieve");
-            mean.add(recall(
-                &question.evidence,
-                &replay.dataset_turns(&injected_turns(&retrieval)),
-            ));
+    if let [named, anonymous] = &variants[..] {
+        table.section("b. what the speakers' names are worth (with names vs without, same run)");
+        for (measure, with, without) in [
+            (
+                "Engram, evidence recall@5",
+                named.engram.value(),
+                anonymous.engram.value(),
+            ),
+            (
+                "tuned lexical (FTS5 porter, stop words dropped)",
+                named.tuned.value(),
+                anonymous.tuned.value(),
+            ),
+        ] {
+            table.recall_row(measure, with, "without names", without);
         }
-        mean
-    }))
+    }
+    grid
 }
 
-/// FTS5 over every raw turn, with its own id: the plain baseline (text alone, FTS5's
-/// default tokenizer), or the reference (speaker's name + text, porter).
-fn turn_index(samples: &[Sample], tokenizer: &str, with_names: bool) -> PlainFts {
+/// FTS5 over every raw turn, with its own id: the text alone, or the speaker's name
+/// and the text.
+fn turn_index(samples: &[Sample], tokenizer: &str, speakers: Speakers) -> PlainFts {
     let mut index = PlainFts::in_memory(tokenizer);
     for sample in samples {
         let turns: Vec<(&Turn, String)> = sample
@@ -1139,10 +1142,9 @@ fn turn_index(samples: &[Sample], tokenizer: &str, with_names: bool) -> PlainFts
             .iter()
             .flat_map(|s| &s.turns)
             .map(|turn| {
-                let body = if with_names {
-                    format!("{} {}", turn.speaker, turn.text)
-                } else {
-                    turn.text.clone()
+                let body = match speakers {
+                    Speakers::Named => format!("{} {}", turn.speaker, turn.text),
+                    Speakers::Anonymous => turn.text.clone(),
                 };
                 (turn, body)
             })
@@ -1161,8 +1163,10 @@ fn turn_index(samples: &[Sample], tokenizer: &str, with_names: bool) -> PlainFts
 #[derive(Default)]
 struct EndToEndScores {
     engram: Mean,
+    /// Plain FTS5 over the raw turns, every word of the question.
     raw_turns: Mean,
-    named: Mean,
+    /// The tuned lexical search of the same variant.
+    tuned: Mean,
     /// Recall if every live memory were returned: what extraction kept.
     learned: Mean,
     /// Each conversation's (user's) recall of the injected lines.
@@ -1173,13 +1177,65 @@ struct EndToEndScores {
 }
 
 impl EndToEndScores {
-    fn report(&self, replay: &Replay, table: &mut Table) {
-        let baseline = self.raw_turns.value();
+    /// Every question of `samples` asked of the replay (a copy of it: retrieval marks
+    /// what it injects as used) and of both baselines.
+    fn measure(
+        samples: &[Sample],
+        replay: &Replay,
+        raw: &PlainFts,
+        tuned: &PlainFts,
+    ) -> EndToEndScores {
+        let subject = replay.subject.copy(NOW);
+        let mut scores = EndToEndScores::default();
+        for sample in samples {
+            subject.clock.set(replay.asked_at[&sample.id]);
+            let mut own = Mean::default();
+            let memories = subject.live(&sample.id);
+            let learned: BTreeSet<String> = memories
+                .iter()
+                .flat_map(|m| replay.dataset_turns(&m.source_turns))
+                .collect();
+            for question in &sample.questions {
+                let evidence = &question.evidence;
+                let retrieval = subject
+                    .brain
+                    .retrieve(&sample.id, &question.text)
+                    .expect("retrieve");
+                let found = recall(evidence, &replay.dataset_turns(&injected_turns(&retrieval)));
+                scores.engram.add(found);
+                own.add(found);
+                for line in &retrieval.lines {
+                    match line.source {
+                        Source::Memory { .. } => scores.memory_lines += 1,
+                        Source::Message(_) => scores.snippet_lines += 1,
+                    }
+                }
+                scores.chars.add(retrieval.block.chars().count() as f64);
+                scores.raw_turns.add(recall(
+                    evidence,
+                    &raw.top(&sample.id, or_query(&question.text), TOP_K),
+                ));
+                scores.tuned.add(recall(
+                    evidence,
+                    &tuned.top(&sample.id, content_query(&question.text), TOP_K),
+                ));
+                scores.learned.add(recall(evidence, &learned));
+            }
+            scores.per_conversation.push((sample.id.clone(), own));
+        }
+        scores
+    }
+
+    fn report(&self, replay: &Replay, speakers: Speakers, table: &mut Table) {
+        let tuned = self.tuned.value();
         table.recall_row(
             "evidence recall@5 of the injected lines, Brain::retrieve",
             self.engram.value(),
-            "FTS5 bm25 top 5 over the raw turns",
-            baseline,
+            &format!(
+                "tuned lexical: FTS5 bm25 top 5 over {}, porter, stop words dropped",
+                speakers.indexed()
+            ),
+            tuned,
         );
         table.row(
             "  per conversation, each its own user (the quick run: the first alone)",
@@ -1193,16 +1249,16 @@ impl EndToEndScores {
             "",
         );
         table.recall_row(
-            "  reference: FTS5 over name + turn, porter, stop words (no budget)",
-            self.named.value(),
-            "",
-            baseline,
+            "  the same against plain FTS5",
+            self.engram.value(),
+            "FTS5 bm25 top 5 over the raw turns (unicode61, every word)",
+            self.raw_turns.value(),
         );
         table.recall_row(
             "  extraction alone: recall over every live memory (no top 5)",
             self.learned.value(),
-            "",
-            baseline,
+            "tuned lexical",
+            tuned,
         );
         table.row(
             "  lines injected: memories / snippets; block length (mean)",
@@ -1233,7 +1289,7 @@ impl EndToEndScores {
     }
 }
 
-fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
+fn replay(samples: &[Sample], strategies: &Strategies, speakers: Speakers) -> Replay {
     let first = samples
         .iter()
         .flat_map(|s| s.sessions.first())
@@ -1257,7 +1313,7 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
             replay.subject.clock.set(session.at);
             for (window, turns) in session.turns.chunks(WINDOW).enumerate() {
                 let id = format!("{}-s{}-w{window}", sample.id, number + 1);
-                replay_window(&mut replay, &sample.id, &id, turns, strategies);
+                replay_window(&mut replay, &sample.id, &id, turns, strategies, speakers);
             }
             let asked_at = replay.asked_at.entry(sample.id.clone()).or_insert(first);
             *asked_at = (*asked_at).max(session.at + DAY_MS);
@@ -1268,18 +1324,20 @@ fn replay(samples: &[Sample], strategies: &Strategies) -> Replay {
     replay
 }
 
-/// One conversation: each turn a user message with its speaker's name, 30 s apart,
-/// then ended, which runs extraction and resolution.
+/// One conversation: each turn a user message (with its speaker's name when the
+/// variant has names), 30 s apart, then ended, which runs extraction and resolution.
 fn replay_window(
     replay: &mut Replay,
     user: &str,
     conversation: &str,
     turns: &[Turn],
     strategies: &Strategies,
+    speakers: Speakers,
 ) {
     let brain = &replay.subject.brain;
     for turn in turns {
-        let name = Some(turn.speaker.as_str()).filter(|n| !n.is_empty());
+        let name =
+            Some(turn.speaker.as_str()).filter(|n| speakers == Speakers::Named && !n.is_empty());
         let host_id = brain
             .record_message(user, conversation, Role::User, name, &turn.text)
             .expect("record a message")

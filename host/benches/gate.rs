@@ -57,6 +57,7 @@ fn grant() -> Option<SkillGrant> {
     Some(SkillGrant {
         skill: "web-search".into(),
         allowed_tools: vec!["fetch_url".into()],
+        granted_tools: vec!["fetch_url".into()],
     })
 }
 
@@ -65,7 +66,10 @@ fn new_turn(user: &str) -> NewTurn {
         user: user.into(),
         conversation_id: Some("conv_bench".into()),
         channel: Some("bench".into()),
+        opened_by: "agent".into(),
         skill: grant(),
+        // The host the bench's calls fetch from, as if the message named it.
+        destinations: vec!["example.org".into()],
     }
 }
 
@@ -77,7 +81,12 @@ fn main() {
     let policy = Policy::default();
     let turns = Turns::default();
     let turn = turns
-        .open(new_turn("u"), 0, policy.turn_ttl_ms())
+        .open(
+            new_turn("u"),
+            0,
+            policy.turn_ttl_ms(),
+            policy.max_open_per_caller(),
+        )
         .expect("turn");
     let alone = time_n(N * 4, || {
         let d = turns.with(&turn.id, |t| {
@@ -85,7 +94,7 @@ fn main() {
                 policy::decide(
                     &policy,
                     t.skill.as_ref(),
-                    t.approved("fetch_url"),
+                    t.approved_tool("fetch_url"),
                     "fetch_url",
                 )
             })

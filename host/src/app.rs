@@ -45,6 +45,25 @@ impl App {
         data.create().with_context(|| {
             format!("cannot create the data directory {}", data.root().display())
         })?;
+        let tightened = data.tighten_modes();
+        if !tightened.is_empty() {
+            let shown: Vec<String> = tightened
+                .iter()
+                .take(5)
+                .map(|p| p.display().to_string())
+                .collect();
+            tracing::warn!(
+                "{} files or directories under {} could be read by other users; they are private now (0600/0700): {}{}",
+                tightened.len(),
+                data.root().display(),
+                shown.join(", "),
+                if tightened.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                }
+            );
+        }
         let kv = KvStore::open(&data.plugin_kv_file())
             .with_context(|| format!("cannot open {}", data.plugin_kv_file().display()))?;
         let config = Arc::new(ConfigFile::new(data.config_file()));

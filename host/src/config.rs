@@ -33,6 +33,18 @@ pub struct Config {
     pub mcp: McpConfig,
     #[serde(default)]
     pub server: ServerConfig,
+    #[serde(default)]
+    pub agent: AgentConfig,
+}
+
+/// `agent.*`: whom the agent's credential may act for (its token on REST and `/mcp`,
+/// an MCP client over stdio). See `credentials::AgentUsers`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The users the agent may name (`user` on REST and MCP). Unset: the default user
+    /// and `mcp.user` when that is set.
+    pub users: Option<Vec<String>>,
 }
 
 /// `mcp.*`: the MCP server (`engram mcp`, `/mcp`).
@@ -57,6 +69,9 @@ pub struct ServerConfig {
     /// Seconds a request body or a response may make no progress (default 60; at
     /// least 1).
     pub idle_timeout_secs: Option<u32>,
+    /// Seconds a request body has to arrive whole once its head is read (default 30;
+    /// at least 1).
+    pub body_timeout_secs: Option<u32>,
 }
 
 impl ServerConfig {
@@ -74,6 +89,7 @@ impl ServerConfig {
                 .map_or(defaults.max_connections, |n| n.max(1) as usize),
             header_read_timeout: secs(self.header_read_timeout_secs, defaults.header_read_timeout),
             idle_timeout: secs(self.idle_timeout_secs, defaults.idle_timeout),
+            body_timeout: secs(self.body_timeout_secs, defaults.body_timeout),
         }
     }
 }
@@ -106,6 +122,32 @@ pub struct MemoryConfig {
     pub second_brain: SecondBrainConfig,
     #[serde(default)]
     pub strategies: StrategyConfig,
+    /// The kinds of secret every write redacts (`api-key`, `password`,
+    /// `one-time-code`, `national-id`, `card`, `iban`, `private-key`); all of them
+    /// when absent, none for `[]`.
+    pub redact: Option<Vec<String>>,
+}
+
+impl MemoryConfig {
+    /// `redact` as a set of kinds; an unknown kind is an error naming it.
+    pub fn redact_kinds(&self) -> Result<engram_strategies::secrets::KindSet, String> {
+        use engram_strategies::secrets::{KindSet, SecretKind};
+        let Some(names) = &self.redact else {
+            return Ok(KindSet::all());
+        };
+        names
+            .iter()
+            .map(|name| {
+                SecretKind::parse(name).ok_or_else(|| {
+                    let known: Vec<&str> = SecretKind::ALL.iter().map(|k| k.as_str()).collect();
+                    format!(
+                        "memory.redact: unknown kind `{name}`; expected some of: {}",
+                        known.join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -139,6 +181,7 @@ impl Config {
         }
         let config: Config = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         config.plugins.validate()?;
+        config.memory.redact_kinds()?;
         Ok(config)
     }
 }
@@ -250,6 +293,11 @@ pub struct TelegramConfig {
     /// share the memory of `engram chat`.
     #[serde(default, deserialize_with = "user_map")]
     pub users: std::collections::BTreeMap<String, String>,
+    /// Group chats (their ids, negative numbers) where a person's own memory may show:
+    /// the memory block in answers, `/memory`, the `search_memory` tool. Anywhere else
+    /// in a group, memory stays out of what the group reads (default: no group).
+    #[serde(default)]
+    pub memory_groups: Vec<i64>,
 }
 
 /// `llm.*`: the model `engram chat` and the Telegram channel talk to, any
@@ -341,6 +389,10 @@ pub struct ToolsConfig {
     /// Minutes after which a turn that was not ended expires and its grants with it
     /// (default 10).
     pub turn_ttl_minutes: Option<u32>,
+    /// Turns one caller (the agent's token, an MCP client, a chat channel, the
+    /// scheduler, the person's token) may hold open at once (default 1000, at least
+    /// 1): past it that caller's new turns are refused, and nobody else's.
+    pub max_open_turns_per_caller: Option<u32>,
 }
 
 /// What the operator allows for one tool.
@@ -406,7 +458,7 @@ mod tests {
         let defaults = crate::connections::Limits::default();
         assert_eq!(Config::default().server.limits(), defaults);
         let config = Config::parse(
-            "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 0\n  idleTimeoutSecs: 90\n",
+            "server:\n  maxConnections: 16\n  headerReadTimeoutSecs: 0\n  idleTimeoutSecs: 90\n  bodyTimeoutSecs: 5\n",
         )
         .expect("parse");
         let limits = config.server.limits();
@@ -416,6 +468,7 @@ mod tests {
             std::time::Duration::from_secs(1)
         );
         assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(90));
+        assert_eq!(limits.body_timeout, std::time::Duration::from_secs(5));
         assert!(Config::parse("server:\n  maxConections: 16\n").is_err());
     }
 

@@ -8,23 +8,33 @@
 //! - **idle timeout** ([`Limits::idle_timeout`]): a request body whose next bytes do
 //!   not come, or a response the client stops reading, for this long ends the
 //!   connection.
+//! - **body deadline** ([`Limits::body_timeout`]): a request body must arrive whole
+//!   within this time of its head, however steadily it trickles in (one byte just
+//!   inside the idle timeout each time would otherwise hold the connection for ever);
+//!   past it the body fails, the request is answered with that error and the
+//!   connection closes.
 //! - **connection cap** ([`Limits::max_connections`]): when that many are open, a new
 //!   connection closes the one that has waited longest for a request head (a slow or
-//!   idle client), and is refused only when every open connection is running a
-//!   request. Either is logged, at most every few seconds.
+//!   idle client), else the oldest one whose request has not authenticated (a
+//!   stranger's `POST /login` trickling its body in, say), and is refused only when
+//!   every open connection is running an authenticated request. Either is logged, at
+//!   most every few seconds. So someone without a token can never fill the table:
+//!   each of their connections makes room for the next arrival, `/healthz` included.
 //! - **file limit**: [`raise_file_limit`] lifts the soft limit on open files to the
 //!   hard one at start, so that the cap, not the kernel, decides (with the old soft
 //!   limit of 1024, a few hundred slow sockets left nothing for SQLite).
 //!
 //! A connection is "busy" from the moment its request head is read until the
-//! response body is dropped; only a connection that is not busy is ever closed to make
-//! room, so a long request or an event stream is never cut for another client.
+//! response body is dropped, and "trusted" while that request has shown a valid
+//! credential: the authentication middleware says so through the [`Trust`] handle
+//! each request carries. A busy, trusted connection is never closed to make room, so
+//! a long request or an event stream is never cut for another client.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -44,6 +54,7 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a graceful shutdown waits for open requests before it stops waiting.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -59,6 +70,7 @@ pub struct Limits {
     pub max_connections: usize,
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
+    pub body_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -67,9 +79,27 @@ impl Default for Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 }
+
+/// A request's handle on its connection: the authentication middleware calls
+/// [`Trust::grant`] once the request has shown a valid credential, which keeps the
+/// connection from being closed to make room until the response has gone out.
+#[derive(Clone)]
+pub struct Trust(Arc<AtomicBool>);
+
+impl Trust {
+    pub fn grant(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// Why a request body failed: it had not arrived whole by its deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {} s of its head", .0.as_secs())]
+pub struct BodyTimedOut(Duration);
 
 /// Raises the soft limit on open files to the hard limit; returns `(before, after)`,
 /// or `None` where there is no such limit or it cannot be read.
@@ -194,6 +224,10 @@ async fn serve_connection(
     let tracked = conn.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let busy = Busy::start(tracked.clone());
+        let mut request = request.map(|body| Deadline::new(body, limits.body_timeout));
+        request
+            .extensions_mut()
+            .insert(Trust(tracked.trusted.clone()));
         let call = hyper::service::Service::call(&app, request);
         async move {
             let response: Response = call.await?;
@@ -232,6 +266,10 @@ struct Conn {
     busy: AtomicUsize,
     /// When it last became idle (accepted, or a response ended), in [`ticks`].
     idle_since: AtomicU64,
+    /// When its current request's head was read, in [`ticks`].
+    busy_since: AtomicU64,
+    /// Whether its current request has authenticated (see [`Trust`]).
+    trusted: Arc<AtomicBool>,
     /// Told to close (to make room for another).
     close: Notify,
 }
@@ -272,14 +310,22 @@ impl Table {
     }
 
     /// A slot for a new connection: under the cap, or by closing the connection
-    /// that has waited longest for a request; `None` when all are busy.
+    /// that has waited longest for a request, else the oldest running a request that
+    /// has not authenticated; `None` when every one runs an authenticated request.
     fn admit(&self) -> Option<Arc<Conn>> {
         let mut conns = self.lock();
         if conns.len() >= self.cap {
+            let busy = |c: &Arc<Conn>| c.busy.load(Ordering::Acquire) > 0;
             let victim = conns
                 .values()
-                .filter(|c| c.busy.load(Ordering::Acquire) == 0)
+                .filter(|c| !busy(c))
                 .min_by_key(|c| c.idle_since.load(Ordering::Acquire))
+                .or_else(|| {
+                    conns
+                        .values()
+                        .filter(|c| busy(c) && !c.trusted.load(Ordering::Acquire))
+                        .min_by_key(|c| c.busy_since.load(Ordering::Acquire))
+                })
                 .cloned();
             let open = conns.len();
             match victim {
@@ -290,7 +336,7 @@ impl Table {
                     self.log_rarely(|| {
                         tracing::warn!(
                             open,
-                            "the connection cap (server.maxConnections = {}) is reached: closing the connection that has waited longest for a request",
+                            "the connection cap (server.maxConnections = {}) is reached: closing the connection that has waited longest for a request (or, with none idle, the oldest that has not authenticated)",
                             self.cap
                         )
                     });
@@ -299,7 +345,7 @@ impl Table {
                     self.log_rarely(|| {
                         tracing::warn!(
                             open,
-                            "the connection cap (server.maxConnections = {}) is reached and every connection is running a request: refusing a new connection",
+                            "the connection cap (server.maxConnections = {}) is reached and every connection is running an authenticated request: refusing a new connection",
                             self.cap
                         )
                     });
@@ -311,6 +357,8 @@ impl Table {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(ticks()),
+            busy_since: AtomicU64::new(0),
+            trusted: Arc::new(AtomicBool::new(false)),
             close: Notify::new(),
         });
         conns.insert(conn.id, conn.clone());
@@ -345,6 +393,8 @@ struct Busy {
 
 impl Busy {
     fn start(conn: Arc<Conn>) -> Busy {
+        conn.trusted.store(false, Ordering::Release);
+        conn.busy_since.store(ticks(), Ordering::Release);
         conn.busy.fetch_add(1, Ordering::AcqRel);
         Busy { conn }
     }
@@ -372,6 +422,52 @@ impl hyper::body::Body for Tracked {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A request body that fails once [`Limits::body_timeout`] has passed since its
+/// head was read, whatever it has delivered by then.
+struct Deadline {
+    body: Incoming,
+    limit: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Deadline {
+    fn new(body: Incoming, limit: Duration) -> Deadline {
+        Deadline {
+            body,
+            limit,
+            timer: Box::pin(tokio::time::sleep(limit)),
+        }
+    }
+}
+
+impl hyper::body::Body for Deadline {
+    type Data = axum::body::Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        if self.body.is_end_stream() {
+            return Poll::Ready(None);
+        }
+        if self.timer.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(BodyTimedOut(self.limit).into())));
+        }
+        Pin::new(&mut self.body)
+            .poll_frame(cx)
+            .map_err(axum::BoxError::from)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -490,14 +586,35 @@ mod tests {
             "the first connection was told to close"
         );
         assert!(!futures_ready(second.close.notified()));
-        // Both left are running a request: a new connection is refused.
+        // Both left are running an authenticated request: a new connection is refused.
         let busy = [Busy::start(second.clone()), Busy::start(third.clone())];
+        Trust(second.trusted.clone()).grant();
+        Trust(third.trusted.clone()).grant();
         assert!(table.admit().is_none());
         assert_eq!(table.open(), 2);
         // A request ends: that connection may make room again.
         drop(busy);
         assert!(table.admit().is_some());
         assert_eq!(table.open(), 2);
+    }
+
+    #[test]
+    fn at_the_cap_a_request_that_has_not_authenticated_makes_room_and_an_authenticated_one_never_does()
+     {
+        let table = Table::new(2);
+        let stranger = table.admit().expect("stranger");
+        let agent = table.admit().expect("agent");
+        let _stranger_busy = Busy::start(stranger.clone());
+        let _agent_busy = Busy::start(agent.clone());
+        Trust(agent.trusted.clone()).grant();
+        // Nobody idle: the request without a credential is closed, not the agent's.
+        let newcomer = table.admit().expect("room");
+        assert!(futures_ready(stranger.close.notified()));
+        assert!(!futures_ready(agent.close.notified()));
+        // The newcomer authenticates too: now nothing can make room.
+        let _newcomer_busy = Busy::start(newcomer.clone());
+        Trust(newcomer.trusted.clone()).grant();
+        assert!(table.admit().is_none());
     }
 
     /// Whether `future` is ready at its first poll.

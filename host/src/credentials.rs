@@ -222,6 +222,50 @@ pub enum Via {
     Channel(String),
 }
 
+/// The users the agent's credential may act for: `agent.users` in config.yaml, else
+/// the default user and `mcp.user` when that is set (one, on a single-user install).
+/// The person (the operator token, the dashboard, a channel's own user) acts for any.
+/// So an agent given the token reads and writes its person's memory, not everyone's:
+/// a Telegram user's memory (`telegram-<id>`) is out of its reach unless listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentUsers(Vec<String>);
+
+impl AgentUsers {
+    /// What `config` allows, `default_user` being the name of the default user.
+    pub fn from_config(config: &crate::config::Config, default_user: &str) -> AgentUsers {
+        match &config.agent.users {
+            Some(users) => AgentUsers(users.clone()),
+            None => {
+                let mut users = vec![default_user.to_string()];
+                if let Some(user) = config.mcp.user.as_deref().filter(|u| *u != default_user) {
+                    users.push(user.to_string());
+                }
+                AgentUsers(users)
+            }
+        }
+    }
+
+    pub fn contains(&self, user: &str) -> bool {
+        self.0.iter().any(|u| u == user)
+    }
+}
+
+/// The caller named a user it may not act for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the agent's credential acts for {} only, not for `{user}`; the person lists the users it may act for under agent.users in config.yaml",
+    .allowed.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+)]
+pub struct UserNotAllowed {
+    pub user: String,
+    pub allowed: Vec<String>,
+}
+
+impl UserNotAllowed {
+    /// The stable code of the refusal (403 over REST, the same code over MCP).
+    pub const CODE: &'static str = "user-not-allowed";
+}
+
 /// What only the person may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PersonAct {
@@ -232,6 +276,9 @@ pub enum PersonAct {
     /// Grant a skill its `allowed-tools`, at install or at an update that changes
     /// them.
     ConfirmTools,
+    /// Chat through the daemon as the person at the terminal (`engram chat`), whose
+    /// approvals and `/memory clear` are theirs.
+    Chat,
 }
 
 impl PersonAct {
@@ -240,6 +287,7 @@ impl PersonAct {
             PersonAct::Approve => "approving a tool",
             PersonAct::ClearAll => "clearing all memories",
             PersonAct::ConfirmTools => "granting a skill its allowed-tools",
+            PersonAct::Chat => "chatting as the person (`engram chat`)",
         }
     }
 }
@@ -270,6 +318,19 @@ impl Principal {
             Ok(())
         } else {
             Err(PersonRequired { act })
+        }
+    }
+
+    /// Ok when the caller may act for `user`: the person for anyone, the agent for
+    /// the users in `agent_users` only.
+    pub fn may_act_for(&self, user: &str, agent_users: &AgentUsers) -> Result<(), UserNotAllowed> {
+        if self.is_person() || agent_users.contains(user) {
+            Ok(())
+        } else {
+            Err(UserNotAllowed {
+                user: user.to_string(),
+                allowed: agent_users.0.clone(),
+            })
         }
     }
 
@@ -375,6 +436,25 @@ mod tests {
             Principal::Person(Via::Channel("telegram".into())).label(),
             "person:telegram"
         );
+    }
+
+    #[test]
+    fn the_agent_acts_for_its_listed_users_and_the_person_for_anyone() {
+        let config = |yaml: &str| crate::config::Config::parse(yaml).expect("config");
+        let alone = AgentUsers::from_config(&config(""), "default");
+        assert_eq!(alone, AgentUsers(vec!["default".into()]));
+        let with_mcp = AgentUsers::from_config(&config("mcp:\n  user: alice\n"), "default");
+        assert!(with_mcp.contains("default") && with_mcp.contains("alice"));
+        let listed = AgentUsers::from_config(&config("agent:\n  users: [bob]\n"), "default");
+        assert_eq!(listed, AgentUsers(vec!["bob".into()]));
+
+        assert_eq!(Principal::Agent.may_act_for("default", &alone), Ok(()));
+        let refused = Principal::Agent
+            .may_act_for("telegram-100", &alone)
+            .expect_err("not listed");
+        assert!(refused.to_string().contains("agent.users"), "{refused}");
+        let person = Principal::Person(Via::OperatorToken);
+        assert_eq!(person.may_act_for("telegram-100", &alone), Ok(()));
     }
 
     #[test]

@@ -89,13 +89,15 @@ impl DataDirLock {
             source,
         };
         std::fs::create_dir_all(data_dir).map_err(io)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            // Like everything in the data directory, readable by its owner only.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(&path).map_err(io)?;
         let deadline = std::time::Instant::now() + ACQUIRE_RETRY;
         loop {
             match file.try_lock() {

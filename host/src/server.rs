@@ -86,6 +86,11 @@ pub fn router(
             bound,
             mcp_stop,
         ))
+        .merge(crate::channels::terminal::daemon::router(
+            app.clone(),
+            auth.clone(),
+            crate::channels::terminal::daemon::Sessions::default(),
+        ))
         .merge(api::router(app, auth, shutdown))
 }
 
@@ -212,9 +217,12 @@ async fn maintain(app: Arc<App>) {
         ticker.tick().await;
         let app = app.clone();
         let pass = crate::background::run(move || {
-            let settings = crate::brain::maintenance::Settings::from_config(
-                &app.config.current().memory.second_brain,
-            );
+            let config = app.config.current();
+            if let Ok(kinds) = config.memory.redact_kinds() {
+                app.memory.set_redaction(kinds);
+            }
+            let settings =
+                crate::brain::maintenance::Settings::from_config(&config.memory.second_brain);
             app.memory
                 .brain()
                 .ok()

@@ -31,6 +31,7 @@ pub fn open_wal(path: &Path, synchronous: &str) -> Result<Connection, String> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
+    create_private(path).map_err(|e| e.to_string())?;
     let conn = Connection::open(path).map_err(|e| e.to_string())?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| e.to_string())?;
@@ -44,6 +45,21 @@ pub fn open_wal(path: &Path, synchronous: &str) -> Result<Connection, String> {
         .map_err(|e| e.to_string())?;
     statement_settings(&conn).map_err(|e| e.to_string())?;
     Ok(conn)
+}
+
+/// Creates the database file `path`, empty and readable by its owner only (0600),
+/// unless it exists. SQLite gives the WAL and shared-memory files it creates later the
+/// database file's mode, so the memories, decisions and schedules stay private whatever
+/// the process's umask.
+pub fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
 }
 
 /// Turns on the query planner stability guarantee. Without it SQLite plans a statement
@@ -212,10 +228,24 @@ mod tests {
     #[test]
     fn opens_in_wal_mode_creating_the_directory() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let conn = open_wal(&dir.path().join("a/b/x.db"), "FULL").expect("open");
+        let path = dir.path().join("a/b/x.db");
+        let conn = open_wal(&path, "FULL").expect("open");
         let mode: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .expect("mode");
         assert_eq!(mode, "wal");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+                .expect("write");
+            for file in ["x.db", "x.db-wal", "x.db-shm"] {
+                let mode = std::fs::metadata(path.with_file_name(file))
+                    .expect(file)
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o777, 0o600, "{file}");
+            }
+        }
     }
 }

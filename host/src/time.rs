@@ -54,6 +54,28 @@ pub fn date(ms: i64) -> String {
         .unwrap_or_else(|_| ms.to_string())
 }
 
+/// How long before `now` a moment was, as a person says it: "today", "yesterday",
+/// "3 days ago", "2 weeks ago", "5 months ago", "2 years ago" (a moment after `now`,
+/// from a skewed clock, is "today").
+pub fn ago(at: i64, now: i64) -> String {
+    let days = (now - at).max(0) / DAY_MS;
+    let plural = |n: i64, unit: &str| {
+        if n == 1 {
+            format!("1 {unit} ago")
+        } else {
+            format!("{n} {unit}s ago")
+        }
+    };
+    match days {
+        0 => "today".to_string(),
+        1 => "yesterday".to_string(),
+        2..=13 => plural(days, "day"),
+        14..=59 => plural(days / 7, "week"),
+        60..=729 => plural(days / 30, "month"),
+        _ => plural(days / 365, "year"),
+    }
+}
+
 /// Milliseconds <-> RFC 3339 (`2026-11-22T10:00:00.123Z`), lossless at millisecond
 /// precision; `serde(with = "crate::time::rfc3339")` on an `i64` field.
 pub mod rfc3339 {
@@ -108,6 +130,24 @@ pub mod rfc3339 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ago_reads_as_a_person_says_it() {
+        let now = 1_790_000_000_000;
+        for (days, said) in [
+            (0, "today"),
+            (1, "yesterday"),
+            (2, "2 days ago"),
+            (13, "13 days ago"),
+            (14, "2 weeks ago"),
+            (60, "2 months ago"),
+            (400, "13 months ago"),
+            (800, "2 years ago"),
+        ] {
+            assert_eq!(ago(now - days * DAY_MS - 1, now), said, "{days}");
+        }
+        assert_eq!(ago(now + DAY_MS, now), "today");
+    }
 
     #[test]
     fn fixed_stamps_have_one_width_so_that_they_sort_as_strings() {

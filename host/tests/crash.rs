@@ -104,8 +104,10 @@ fn write_until_killed(brain: &Brain, thread: usize) {
                 scope: None,
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             };
-            let record = brain.add(USER, memory).expect("child: add");
+            let record = brain.add(USER, memory).expect("child: add").record;
             mine.push((record.id.clone(), 0));
             format!("add {}", record.id)
         };

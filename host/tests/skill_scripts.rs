@@ -470,7 +470,11 @@ fn skill_turn(gate: &Gate, allowed_tools: &[&str]) -> String {
         skill: Some(SkillGrant {
             skill: example::SLUG.into(),
             allowed_tools: allowed_tools.iter().map(|t| t.to_string()).collect(),
+            granted_tools: allowed_tools.iter().map(|t| t.to_string()).collect(),
         }),
+        // The test servers' host, as if the message named it: after a script's first
+        // fetch, a fetch to a host the turn does not know would ask (a plugin cannot).
+        destinations: vec!["127.0.0.1".into()],
         ..NewTurn::default()
     })
     .expect("turn")

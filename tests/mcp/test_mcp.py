@@ -47,7 +47,9 @@ TOOLS = {
     "memory_search",
     "memory_add",
     "memory_recent",
+    "memory_update",
     "memory_forget",
+    "conversation_forget",
     "conversation_log",
     "skills_list",
     "skill_read",
@@ -262,6 +264,8 @@ class Common:
                 )
             )
             memory_id = added["id"]
+            # What storing it did, beside the memory REST shows.
+            self.assertEqual((added.pop("outcome"), added.pop("superseded")), ("added", []))
             via_rest = ok("GET", f"/api/brain/memory/{memory_id}")
             self.assertTrue(same_values(via_rest, added), (via_rest, added))
 
@@ -282,9 +286,62 @@ class Common:
             self.assertEqual(ok("GET", f"/api/brain/memory/{theirs['id']}?user=alice")["id"], theirs["id"])
 
             forgotten = structured(await client.call_tool("memory_forget", {"id": memory_id}))
-            self.assertEqual(forgotten, {"deleted": memory_id})
+            self.assertEqual(forgotten, {"deleted": memory_id, "forgotten": {"memories": [memory_id], "messages": []}})
             self.assertEqual(rest("GET", f"/api/brain/memory/{memory_id}")[0], 404)
             failed(await client.call_tool("memory_forget", {"id": memory_id}), "not-found")
+
+    async def test_what_is_true_now_and_forgetting_agree_with_rest(self):
+        async with self.connect() as client:
+            tag = f"{self.name}{time.monotonic_ns()}"
+            user = "bob"
+            old = structured(
+                await client.call_tool(
+                    "memory_add", {"type": "identity", "summary": "User's phone number is 555-0101", "user": user}
+                )
+            )
+            # A new value of a single-valued attribute supersedes the live one.
+            new = structured(
+                await client.call_tool(
+                    "memory_add", {"type": "identity", "summary": "User's phone number is 555-0202 now", "user": user}
+                )
+            )
+            self.assertEqual((new["outcome"], new["superseded"]), ("added", [old["id"]]))
+            self.assertEqual(ok("GET", f"/api/brain/memory/{old['id']}?user={user}")["superseded_by"], new["id"])
+            # The same fact again reinforces it.
+            again = structured(
+                await client.call_tool(
+                    "memory_add", {"type": "identity", "summary": "User's phone number is 555-0202 now", "user": user}
+                )
+            )
+            self.assertEqual((again["outcome"], again["id"], again["reinforcements"]), ("reinforced", new["id"], 1))
+            # An edit is settled the same way, through memory_update.
+            city = structured(await client.call_tool("memory_add", {"type": "identity", "summary": "User lives in Austin", "user": user}))
+            other = structured(
+                await client.call_tool("memory_add", {"type": "preference", "summary": "User likes tacos", "user": user})
+            )
+            updated = structured(
+                await client.call_tool("memory_update", {"id": other["id"], "summary": "User lives in Seattle now", "user": user})
+            )
+            self.assertEqual(updated["attribute"], "residence")
+            self.assertEqual(ok("GET", f"/api/brain/memory/{city['id']}?user={user}")["superseded_by"], other["id"])
+            failed(await client.call_tool("memory_update", {"id": "mem_nothing", "summary": "x", "user": user}), "not-found")
+            # A secret alone is refused with REST's code.
+            refused = await client.call_tool("memory_add", {"type": "identity", "summary": "User's password is Hunter2!x", "user": user})
+            failed(refused, "secret-refused")
+            status, problem = rest("POST", f"/api/brain/memory?user={user}", {"type": "identity", "summary": "User's password is Hunter2!x"})
+            self.assertEqual((status, problem["code"]), (422, "secret-refused"))
+            # A conversation forgotten is gone; forgetting it again is not found, as in REST.
+            conversation = f"conv-{tag}"
+            structured(
+                await client.call_tool(
+                    "conversation_log",
+                    {"conversation_id": conversation, "messages": [{"role": "user", "content": "I grew up in Savannah."}], "user": user},
+                )
+            )
+            dropped = structured(await client.call_tool("conversation_forget", {"conversation_id": conversation, "user": user}))
+            self.assertEqual(dropped, {"conversation_id": conversation, "messages_deleted": 1})
+            failed(await client.call_tool("conversation_forget", {"conversation_id": conversation, "user": user}), "not-found")
+            self.assertEqual(rest("DELETE", f"/api/brain/conversations/{conversation}?user={user}")[0], 404)
 
     async def test_a_turn_from_context_to_end(self):
         async with self.connect() as client:

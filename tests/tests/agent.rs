@@ -142,6 +142,8 @@ async fn a_turn_carries_memory_and_skills_records_both_sides_and_is_learned_from
                 scope: None,
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             },
         )
         .unwrap();
@@ -167,7 +169,7 @@ async fn a_turn_carries_memory_and_skills_records_both_sides_and_is_learned_from
     assert_eq!(first["model"], "standin-model");
     assert_eq!(first["stream"], true);
     assert!(
-        system(first).contains("- [preference] Likes green tea"),
+        system(first).contains("- [preference, today] Likes green tea"),
         "{}",
         system(first)
     );

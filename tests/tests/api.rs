@@ -9,14 +9,26 @@ use std::time::Duration;
 use engram_e2e::{Daemon, TOKEN, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
+/// A daemon whose agent works for `default`, `alice` and `bob` (`agent.users`): these
+/// tests show each user's data kept apart, with the agent's token.
 fn daemon() -> (tempfile::TempDir, Daemon) {
     let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = Daemon::start(&mut engram(data.path()));
     (data, daemon)
 }
 
+/// POSTs `body` for a 201; a new memory is returned as `GET /api/brain/memory/{id}`
+/// will show it: the answer without what storing it did (`outcome` added, nothing
+/// superseded).
 fn add(daemon: &Daemon, path: &str, body: Value) -> Value {
-    ok(daemon.call("POST", path, &body.to_string()), 201)
+    let mut created = ok(daemon.call("POST", path, &body.to_string()), 201);
+    if path.starts_with("/api/brain/memory") {
+        let fields = created.as_object_mut().expect("an object");
+        assert_eq!(fields.remove("outcome"), Some(json!("added")), "{body}");
+        assert_eq!(fields.remove("superseded"), Some(json!([])), "{body}");
+    }
+    created
 }
 
 /// `(METHOD, path)` of every operation in the OpenAPI document.
@@ -55,6 +67,8 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/api/brain/memory/{id}"),
     ("DELETE", "/api/brain/memory/{id}"),
     ("GET", "/api/brain/memory/{id}/history"),
+    ("GET", "/api/brain/forgotten"),
+    ("POST", "/api/brain/redact"),
     ("GET", "/api/brain/persons"),
     ("GET", "/api/brain/persons/{id}"),
     ("GET", "/api/brain/persons/{id}/memories"),
@@ -75,6 +89,7 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/skills/{name}"),
     ("POST", "/api/skills/{name}/activate"),
     ("POST", "/api/skills/{name}/deactivate"),
+    ("POST", "/api/skills/{name}/confirm-tools"),
     ("POST", "/api/turns"),
     ("GET", "/api/turns/{id}"),
     ("POST", "/api/turns/{id}/end"),

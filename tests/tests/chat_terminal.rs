@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use engram::app::App;
 use engram::brain::NewMemory;
 use engram::paths::DataDir;
-use engram_e2e::engram_bin;
 use engram_e2e::standin::openai::{OpenAi, Reply};
+use engram_e2e::{Daemon, engram, engram_bin, ok};
 use engram_strategies::model::{MemoryType, Scope};
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 use serde_json::json;
@@ -192,6 +192,8 @@ fn remember(data: &Path, summary: &str, scope: Scope) {
                 scope: Some(scope),
                 confidence: None,
                 importance: None,
+                holder: None,
+                attribute: None,
             },
         )
         .unwrap();
@@ -384,6 +386,98 @@ fn ctrl_c_stops_an_answer_and_the_chat_goes_on() {
     queue.push([Reply::Text("Short one, then.".into())]);
     term.send("a short one then\r");
     term.wait_for("Short one, then.");
+    term.send("/exit\r");
+    term.wait_for("Bye.");
+}
+
+/// Item 11 (issue 30): `engram chat` opened the databases itself while `engram serve`
+/// held the data directory. After `/memory clear` in chat the daemon still served the
+/// deleted memory (search, GET by id) and `POST /api/turns` answered 404 for any
+/// message matching it; a memory learned in chat was not searchable until a restart.
+/// Now chat goes through the running daemon: both are the daemon's at once.
+#[test]
+fn item_11_engram_chat_goes_through_the_running_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, queue) = OpenAi::queued();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!(
+            "llm:\n  baseUrl: {}\n  model: standin-model\n  timeoutSeconds: 20\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    // As a person's daemon runs: its tokens in the data directory, where chat finds
+    // the operator token.
+    let daemon = Daemon::start_first_run(&mut engram(dir.path()), dir.path());
+    let tea = ok(
+        daemon.call(
+            "POST",
+            "/api/brain/memory",
+            &json!({"type": "preference", "summary": "User likes green tea"}).to_string(),
+        ),
+        201,
+    );
+    let id = tea["id"].as_str().unwrap().to_string();
+    let found =
+        |q: &str| ok(daemon.get(&format!("/api/brain/memory/search?q={q}")), 200)["items"].clone();
+    assert_eq!(found("tea").as_array().map(Vec::len), Some(1));
+
+    let mut term = Terminal::start(dir.path());
+    term.wait_for("Engram chat, user default, model standin-model.");
+    term.send("/memory clear\r");
+    term.wait_for("Clear everything? [y/N]");
+    term.keys("y");
+    term.wait_for("Cleared: 1 memory deleted.");
+    // The daemon's own search, GET by id and turns agree at once.
+    assert_eq!(found("tea"), json!([]));
+    assert_eq!(daemon.get(&format!("/api/brain/memory/{id}")).status, 404);
+    let turn = ok(
+        daemon.call(
+            "POST",
+            "/api/turns",
+            r#"{"message":"which green tea do I like?"}"#,
+        ),
+        201,
+    );
+    assert!(
+        !turn["memory_block"].as_str().unwrap().contains("green tea"),
+        "{turn}"
+    );
+
+    // Learned in chat: searchable through the daemon as soon as the conversation ends.
+    queue.push([Reply::Text(
+        "Nice, hiking is a great way to spend a weekend.".into(),
+    )]);
+    term.send("I love hiking in the mountains.\r");
+    term.wait_for("great way to spend a weekend");
+    term.send("/new\r");
+    term.wait_for("New conversation.");
+    let hiking = found("hiking");
+    assert!(
+        hiking.to_string().to_lowercase().contains("hiking"),
+        "{hiking}"
+    );
+    term.send("/exit\r");
+    term.wait_for("Bye.");
+    // Chatting through the daemon is the person's: the agent's token is refused.
+    assert_eq!(daemon.call("POST", "/chat/sessions", "{}").status, 403);
+}
+
+/// Item 11: without a daemon, chat holds the data directory itself, so a daemon
+/// started meanwhile refuses it (the lock names `engram chat`).
+#[test]
+fn item_11_embedded_chat_holds_the_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut term = Terminal::start(dir.path());
+    term.wait_for("Engram chat, user default");
+    let out = engram_e2e::output_within(
+        engram(dir.path()).args(["serve", "--listen", "127.0.0.1:0"]),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("engram chat"), "{stderr}");
     term.send("/exit\r");
     term.wait_for("Bye.");
 }

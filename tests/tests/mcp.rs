@@ -26,6 +26,10 @@ fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
     };
     let data = tempfile::tempdir().expect("data dir");
     let embedded = tempfile::tempdir().expect("embedded data dir");
+    // The suite acts for `alice` as well as the default user (`agent.users`).
+    for dir in [data.path(), embedded.path()] {
+        std::fs::write(dir.join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
+    }
     // As a person's daemon runs: its token generated into `auth-token`, where `engram
     // mcp` finds it (the README's stdio snippets pass no token).
     let daemon = Daemon::start_first_run(&mut engram(data.path()), data.path());

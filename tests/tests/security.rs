@@ -77,6 +77,7 @@ fn the_agent_cannot_approve_its_own_ask() {
 #[test]
 fn an_import_cannot_reach_another_users_records() {
     let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = start(data.path());
     for content in [
         "My sister Maria lives in Lisbon and she is a doctor.",
@@ -148,6 +149,7 @@ fn an_import_cannot_reach_another_users_records() {
 #[test]
 fn schedules_audit_and_turns_are_each_users_own() {
     let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = start(data.path());
     let schedule = post(
         &daemon,
@@ -178,6 +180,7 @@ fn schedules_audit_and_turns_are_each_users_own() {
     ok(daemon.get(&format!("/api/schedules/{sch}?user=alice")), 200);
 
     // Alice's turn and its tool calls: invisible and unusable to everyone else.
+    daemon.grant_tools("web-search");
     let turn = post(
         &daemon,
         "/api/turns",

@@ -10,8 +10,11 @@ use serde_json::{Value, json};
 
 const BUILTINS: [&str; 4] = ["screenshot", "tweet-notifier", "web-search", "word-stats"];
 
+/// A daemon whose agent works for `default`, `alice` and `bob` (`agent.users`): these
+/// tests show each user's data kept apart, with the agent's token.
 fn daemon() -> (tempfile::TempDir, Daemon) {
     let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = Daemon::start(&mut engram(data.path()));
     (data, daemon)
 }

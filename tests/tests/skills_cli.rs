@@ -373,3 +373,41 @@ fn skills_cli_human_output_and_registry_precedence() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `engram skills grant`: the person at the terminal grants a skill the tools its
+/// SKILL.md asks for (a built-in grants none until then), asked first unless `-y`.
+#[test]
+fn skills_cli_grant_gives_a_skill_its_tools_for_its_file() {
+    let data = data_dir();
+    let d = data.path();
+    let r = "http://127.0.0.1:9";
+    // Seeds the built-ins (and fails its registry check: nothing listens there).
+    run(d, r, &["doctor", "--seed-skills"]);
+    let listed = json(d, r, &["list"]);
+    let web = |listed: &Value| {
+        listed["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["slug"] == "web-search")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        web(&listed)["granted_tools"],
+        serde_json::json!([]),
+        "{listed}"
+    );
+    let o = run(d, r, &["grant", "web-search"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("pass -y"), "{}", stderr(&o));
+    let granted = json(d, r, &["grant", "web-search", "-y"]);
+    assert_eq!(granted["status"], "granted");
+    assert_eq!(granted["granted_tools"], serde_json::json!(["fetch_url"]));
+    assert_eq!(
+        web(&json(d, r, &["list"]))["granted_tools"],
+        serde_json::json!(["fetch_url"])
+    );
+    let o = run(d, r, &["grant", "word-stats", "-y"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

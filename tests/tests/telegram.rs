@@ -71,9 +71,10 @@ fn text(call: &Call) -> String {
     call.params["text"].as_str().unwrap_or_default().to_string()
 }
 
+/// The person adds a memory for `user` (a Telegram user's memory is not the agent's).
 fn add_memory(daemon: &Daemon, user: &str, summary: &str, scope: &str) {
     ok(
-        daemon.call(
+        daemon.person().call(
             "POST",
             &format!("/api/brain/memory?user={user}"),
             &json!({"type": "preference", "summary": summary, "scope": scope}).to_string(),
@@ -138,7 +139,12 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
     assert!(sub.contains("Used to play chess (subconscious)"), "{sub}");
     assert!(!sub.contains("green tea"), "{sub}");
     assert!(text(&press("Pause")).starts_with("Learning paused"));
-    let status = ok(daemon.get(&format!("/api/brain/status?user={user}")), 200);
+    let status = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/status?user={user}"), ""),
+        200,
+    );
     assert_eq!(status["learning_paused"], true, "{status}");
     assert_eq!(text(&press("Resume")), "Learning resumed.");
 
@@ -153,7 +159,12 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
         .find(|(l, _)| l.starts_with("Yes"))
         .expect("a Yes button")
         .1;
-    let listed = ok(daemon.get(&format!("/api/brain/memory?user={user}")), 200);
+    let listed = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/memory?user={user}"), ""),
+        200,
+    );
     assert_eq!(listed["items"].as_array().unwrap().len(), 2);
     telegram.press(ADMIN, ADMIN, ask.message_id.unwrap(), &yes);
     let calls = telegram.wait_for(WAIT, |calls| {
@@ -167,9 +178,19 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
         .expect("the confirmation is replaced by the result");
     assert_eq!(text(edited), "Cleared: 2 memories deleted.");
     assert_eq!(edited.params["message_id"], json!(ask.message_id.unwrap()));
-    let listed = ok(daemon.get(&format!("/api/brain/memory?user={user}")), 200);
+    let listed = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/memory?user={user}"), ""),
+        200,
+    );
     assert_eq!(listed["items"].as_array().unwrap().len(), 0);
-    let other = ok(daemon.get("/api/brain/memory?user=telegram-200"), 200);
+    let other = ok(
+        daemon
+            .person()
+            .call("GET", "/api/brain/memory?user=telegram-200", ""),
+        200,
+    );
     assert_eq!(other["items"].as_array().unwrap().len(), 1, "{other}");
 
     // Search is not a bot button: typed, it sends people to the agent.

@@ -22,7 +22,11 @@ fn authorize(daemon: &Daemon, turn: &str, tool: &str) -> Value {
         daemon.call(
             "POST",
             &format!("/api/turns/{turn}/authorize"),
-            &json!({"tool": tool, "args": {"x": 1}}).to_string(),
+            // A fetch of the built-in web-search's own search page: a destination its
+            // text names, so a turn granted that skill may send there whatever it has
+            // read (any other host would ask once the turn read outside content).
+            &json!({"tool": tool, "args": {"url": "https://html.duckduckgo.com/html/?q=rust"}})
+                .to_string(),
         ),
         200,
     )
@@ -54,6 +58,8 @@ fn id(turn: &Value) -> String {
 fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
     let data = tempfile::tempdir().expect("tempdir");
     let daemon = start(data.path());
+    // A built-in grants its tools once the person has confirmed them (issue 30).
+    daemon.grant_tools("web-search");
 
     let skill_turn = open_turn(
         &daemon,
@@ -136,26 +142,32 @@ fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
     // nothing is audited (t2's decisions are counted below), though `cd` is allowed.
     problem(tool(&daemon, &t2, "cd", json!({})), 422, "not-a-host-tool");
 
-    // fetch_url is granted in t1, but the fetcher still refuses loopback and non-http.
+    // fetch_url is granted, but the fetcher still refuses non-http and loopback (here
+    // in a turn whose message names the daemon's address: once a turn has read
+    // outside content, a host it does not know asks first).
+    let fetching = id(&open_turn(
+        &daemon,
+        json!({"message": format!("/web-search what does http://{}/healthz say?", daemon.addr)}),
+    ));
     problem(
         tool(
             &daemon,
-            &t1,
-            "fetch_url",
-            json!({"url": format!("http://{}/healthz", daemon.addr)}),
-        ),
-        422,
-        "private-address",
-    );
-    problem(
-        tool(
-            &daemon,
-            &t1,
+            &fetching,
             "fetch_url",
             json!({"url": "file:///etc/passwd"}),
         ),
         422,
         "url-scheme",
+    );
+    problem(
+        tool(
+            &daemon,
+            &fetching,
+            "fetch_url",
+            json!({"url": format!("http://{}/healthz", daemon.addr)}),
+        ),
+        422,
+        "private-address",
     );
 
     // The turn shows its decisions, newest first.
@@ -163,9 +175,9 @@ fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
     assert_eq!(view["state"], "open");
     assert_eq!(view["turn"]["skill"]["skill"], "web-search");
     let decisions = view["decisions"].as_array().expect("decisions");
-    assert_eq!(decisions.len(), 7, "{view}");
+    assert_eq!(decisions.len(), 5, "{view}");
     assert!(decisions.iter().all(|d| d["turn_id"] == t1.as_str()));
-    assert_eq!(decisions[0]["tool"], "fetch_url");
+    assert_eq!(decisions[0]["tool"], "made_up_tool");
     assert_eq!(decisions.last().expect("first")["tool"], "fetch_url");
     let seqs: Vec<i64> = decisions
         .iter()
@@ -323,7 +335,10 @@ fn host_tools_run_behind_the_gate_and_stay_inside_the_skill() {
     )
     .expect("notes");
     std::fs::write(skill.join("scripts/run.sh"), "echo hi\n").expect("script");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
     let daemon = start(data.path());
+    // Found on disk: its tools ask until the person grants them.
+    daemon.grant_tools("toolbox");
 
     let turn = open_turn(
         &daemon,

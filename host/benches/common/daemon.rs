@@ -1,6 +1,6 @@
 //! A release daemon for the benches that measure it over HTTP (benches/api_load.rs,
-//! benches/mcp.rs): started on a free loopback port, stopped with SIGTERM, killed on
-//! drop so that a panicking bench never leaves it running.
+//! benches/mcp.rs, benches/truth.rs): started on a free loopback port, stopped with
+//! SIGTERM, killed on drop so that a panicking bench never leaves it running.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,14 +1,17 @@
 //! What the benchmark binaries share: where the data sets that may not be
 //! redistributed are found, the seeded synthetic text (benches/brain.rs and
 //! benches/api_load.rs generate their memories and queries from it) and the printed
-//! results table. Included by each bench with `mod common;`, so each compiles its own
-//! copy; every item here is used by both.
+//! results table; `daemon.rs` the release daemon, `lexical.rs` the lexical baselines'
+//! queries. Included by each bench with `mod common;`, so each compiles its own copy;
+//! an item that not every bench uses says so.
 //!
 //! The generators must keep drawing from the `Rng` in the same order: the figures of a
 //! run are only comparable with earlier runs while the same seed gives the same data.
 
 #[allow(dead_code)] // only the benches that measure a running daemon use it
 pub mod daemon;
+#[allow(dead_code)] // only the benches with lexical baselines use it
+pub mod lexical;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

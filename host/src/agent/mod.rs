@@ -62,9 +62,9 @@ pub trait ChatIo: Send {
     /// A tool call ran, was refused or failed.
     fn tool(&mut self, event: &ToolEvent);
 
-    /// The gate asks before `ask.tool` runs: the person's answer (`true`: yes, for
-    /// the rest of this turn). A channel that cannot ask, or gets no answer in time,
-    /// answers no.
+    /// The gate asks before `ask.tool` runs with `ask.args`: the person's answer
+    /// (`true`: yes, to this call only). A channel that cannot ask, or gets no answer
+    /// in time, answers no.
     fn approve(&mut self, ask: &Ask) -> impl Future<Output = bool> + Send;
 }
 
@@ -77,14 +77,64 @@ pub struct Ask {
     pub reason: String,
 }
 
+/// The most of a call's arguments a question shows; what the call would grant is
+/// shown before them, whatever their length.
+const MAX_ASKED_ARGS_CHARS: usize = 2_000;
+
 impl Ask {
-    /// `fetch_url {"url":"https://…"}`, at most about 300 characters, on one line.
+    /// `fetch_url {"url":"https://…"}` on one line, every control, invisible or
+    /// direction-changing character shown as its code point (`<U+202E>`), so that the
+    /// person reads the call as it is. Arguments past 2,000 characters are cut (the
+    /// approval still covers exactly these arguments), never what the call grants:
+    /// installing pasted SKILL.md text names the skill and the tools it asks for
+    /// first.
     pub fn summary(&self) -> String {
         let args = match &self.args {
+            Value::Null => String::new(),
             Value::Object(map) if map.is_empty() => String::new(),
-            other => format!(" {other}"),
+            other => format!(
+                " {}",
+                crate::term_text::cut(
+                    &crate::term_text::neutralised(&other.to_string()),
+                    MAX_ASKED_ARGS_CHARS
+                )
+            ),
         };
-        one_line(&format!("{}{args}", self.tool), 300)
+        let grants = self.grants().map(|g| format!(" ({g})")).unwrap_or_default();
+        format!(
+            "{}{grants}{args}",
+            crate::term_text::neutralised(&self.tool)
+        )
+    }
+
+    /// Why the gate asks, shown as [`Ask::summary`] shows the call.
+    pub fn reason_shown(&self) -> String {
+        crate::term_text::neutralised(self.reason.trim_end_matches('.'))
+    }
+
+    /// What approving would let in beyond the call itself: for pasted SKILL.md text,
+    /// the skill's name and the tools it asks for.
+    fn grants(&self) -> Option<String> {
+        if self.tool != "install_skill" {
+            return None;
+        }
+        let text = self.args.get("skill_md")?.as_str()?;
+        let shown = crate::term_text::neutralised;
+        Some(match crate::skills::parse_skill(text.as_bytes()) {
+            Ok(parsed) => {
+                let tools = &parsed.frontmatter.allowed_tools;
+                format!(
+                    "skill `{}`, asking for the tools: {}",
+                    shown(&parsed.frontmatter.name),
+                    if tools.is_empty() {
+                        "none".to_string()
+                    } else {
+                        shown(&tools.join(", "))
+                    }
+                )
+            }
+            Err(e) => format!("not a valid SKILL.md: {}", shown(&e.to_string())),
+        })
     }
 }
 
@@ -209,8 +259,11 @@ pub struct Chat {
     /// The speaker's name, sent with their messages (a group chat has several).
     speaker: Option<String>,
     /// Host tools this person may not use in this channel (not offered to the model,
-    /// refused if called anyway): `install_skill` for a bot's non-admins.
+    /// refused if called anyway): `install_skill` for a bot's non-admins,
+    /// `search_memory` where memory stays private.
     withheld: Vec<&'static str>,
+    /// Whether their memory comes into the turns (see [`Chat::keep_memory_private`]).
+    recall: bool,
     conversation_id: String,
     history: Vec<ChatMessage>,
     last_message: Option<Instant>,
@@ -224,6 +277,7 @@ impl Chat {
             channel,
             speaker: None,
             withheld: Vec::new(),
+            recall: true,
             conversation_id: crate::ids::new_id("conv"),
             history: Vec::new(),
             last_message: None,
@@ -245,6 +299,16 @@ impl Chat {
     /// Withholds the host tools `tools` from this person (see [`Chat::withheld`]).
     pub fn withhold(&mut self, tools: &[&'static str]) {
         self.withheld = tools.to_vec();
+    }
+
+    /// Keeps this person's memory out of the answers (a group chat, read by others,
+    /// that has not been opened to personal memory): no memory block in the turns, and
+    /// no `search_memory`. What they say is still recorded and learned from.
+    pub fn keep_memory_private(&mut self, private: bool) {
+        self.recall = !private;
+        if private && !self.withheld.contains(&"search_memory") {
+            self.withheld.push("search_memory");
+        }
     }
 
     fn may_use(&self, tool: &str) -> bool {
@@ -333,6 +397,8 @@ impl Agent {
             conversation_id: Some(chat.conversation_id.clone()),
             channel: Some(chat.channel.to_string()),
             name: chat.speaker.clone(),
+            recall: chat.recall,
+            opened_by: format!("channel:{}", chat.channel),
         };
         let turns = self.turns.clone();
         let opened = blocking(move || turns.open(message, Invoke::Routed)).await?;
@@ -535,12 +601,24 @@ impl Agent {
             }
         };
         if !chat.may_use(&tool) {
-            let reason = format!("`{tool}` is for this channel's admins only");
+            let (code, reason) = if tool == "search_memory" {
+                (
+                    "memory-private",
+                    format!(
+                        "`{tool}` is not used here: this chat is read by others, and the person's memory stays private in it"
+                    ),
+                )
+            } else {
+                (
+                    "admins-only",
+                    format!("`{tool}` is for this channel's admins only"),
+                )
+            };
             io.tool(&ToolEvent::Refused {
                 tool: tool.clone(),
                 reason: reason.clone(),
             });
-            return tool_error("admins-only", &reason);
+            return tool_error(code, &reason);
         }
         let mut asked = false;
         loop {
@@ -589,12 +667,14 @@ impl Agent {
                     let turns = self.turns.clone();
                     let (user, channel, turn) =
                         (chat.user.clone(), chat.channel, turn_id.to_string());
-                    let name = tool.clone();
+                    let (name, shown) = (tool.clone(), args.clone());
+                    // The yes covers the call the person was shown, nothing wider.
                     let approved = blocking(move || {
                         turns.approve(
                             &turn,
                             &user,
                             &name,
+                            Some(&shown),
                             &Principal::Person(Via::Channel(channel.to_string())),
                         )
                     })
@@ -675,5 +755,41 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     match crate::background::run(work).await {
         Ok(value) => value,
         Err(e) => panic!("blocking chat work failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_shows_hidden_characters_and_never_hides_what_it_grants() {
+        let bidi = Ask {
+            tool: "fetch_url".into(),
+            args: json!({"url": "https://bank.example/\u{202E}lmth.nigol"}),
+            reason: "asks\u{200B}.".into(),
+        };
+        assert_eq!(
+            bidi.summary(),
+            r#"fetch_url {"url":"https://bank.example/<U+202E>lmth.nigol"}"#
+        );
+        assert_eq!(bidi.reason_shown(), "asks<U+200B>");
+        let padding = "Just a note. ".repeat(60);
+        let skill = format!(
+            "---\nname: helper\ndescription: {padding}\nallowed-tools:\n  - run_command\n  - send_message\n---\nDo it.\n"
+        );
+        let install = Ask {
+            tool: "install_skill".into(),
+            args: json!({ "skill_md": skill }),
+            reason: "asks".into(),
+        };
+        let shown = install.summary();
+        assert!(
+            shown.starts_with(
+                "install_skill (skill `helper`, asking for the tools: run_command, send_message) {"
+            ),
+            "{shown}"
+        );
+        assert!(shown.chars().count() > 300, "not cut at 300: {shown}");
     }
 }

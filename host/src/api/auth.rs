@@ -173,10 +173,14 @@ impl Auth {
 }
 
 /// Middleware: refuses an unauthenticated request before any handler sees it, and
-/// hands the caller's [`Principal`] to the handlers.
+/// hands the caller's [`Principal`] to the handlers. An authenticated request's
+/// connection is never closed to make room for another (see `connections.rs`).
 pub async fn require_auth(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
     match auth.principal(request.headers()) {
         Some(principal) => {
+            if let Some(trust) = request.extensions().get::<crate::connections::Trust>() {
+                trust.grant();
+            }
             request.extensions_mut().insert(principal);
             next.run(request).await
         }

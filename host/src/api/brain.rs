@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use super::memory::MemoryPage;
 use crate::app::App;
 use crate::brain::consolidate::Consolidated;
@@ -42,6 +42,8 @@ pub struct BrainStatus {
     #[schema(format = DateTime)]
     pub next_consolidation_at: Option<String>,
     pub strategies: Vec<StrategyStatus>,
+    /// Secrets redacted from what this user's writes brought, by kind (`memory.redact`).
+    pub redacted: std::collections::BTreeMap<String, usize>,
 }
 
 /// The plugin configured for one strategy.
@@ -114,9 +116,10 @@ pub struct Learning {
     responses((status = 200, body = BrainStatus)))]
 pub async fn status(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<BrainStatus>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let strategies = strategies(&app);
         if let Some(reason) = app.memory.disabled_reason() {
@@ -131,6 +134,7 @@ pub async fn status(
                 last_consolidation_at: None,
                 next_consolidation_at: None,
                 strategies,
+                redacted: Default::default(),
             }));
         }
         let brain = app.memory.brain()?;
@@ -147,6 +151,7 @@ pub async fn status(
             last_consolidation_at: time(summaries.last_consolidation_at),
             next_consolidation_at: time(summaries.next_consolidation_at),
             strategies,
+            redacted: brain.redaction_counts(&user)?,
         }))
     })
     .await
@@ -202,9 +207,10 @@ pub struct PersonsQuery {
     ))]
 pub async fn list_persons(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<PersonsQuery>,
 ) -> Result<Json<PersonPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = super::memory::page_limit(query.limit)?;
     blocking(move || {
         let page = app
@@ -229,10 +235,11 @@ pub async fn list_persons(
     ))]
 pub async fn get_person(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<PersonDetail>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.memory.brain()?.person(&user, &id)?))).await
 }
 
@@ -246,10 +253,11 @@ pub async fn get_person(
     ))]
 pub async fn person_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<MemoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(MemoryPage {
             items: app.memory.brain()?.person_memories(&user, &id)?,
@@ -268,9 +276,10 @@ pub async fn person_memories(
     ))]
 pub async fn graph(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Graph>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.memory.brain()?.graph(&user)?))).await
 }
 
@@ -290,11 +299,12 @@ pub async fn graph(
     ))]
 pub async fn add_message(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageRecorded>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if id.chars().any(char::is_control) {
         return Err(ApiError::invalid_field(
             "id",
@@ -340,10 +350,11 @@ pub async fn add_message(
     ))]
 pub async fn end_conversation(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Ingested>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.memory.brain()?.end_conversation(
             &user,
@@ -365,10 +376,11 @@ pub async fn end_conversation(
     ))]
 pub async fn delete_conversation(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<ConversationDeleted>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let messages = app.memory.brain()?.delete_conversation(&user, &id)?;
         Ok(Json(ConversationDeleted {
@@ -389,9 +401,10 @@ pub async fn delete_conversation(
     ))]
 pub async fn consolidate(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Consolidated>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let settings = Settings::from_config(&app.config.current().memory.second_brain);
         Ok(Json(app.memory.brain()?.consolidate(
@@ -406,10 +419,9 @@ pub async fn consolidate(
 
 async fn set_learning(
     app: Arc<App>,
-    user: Option<String>,
+    user: String,
     paused: bool,
 ) -> Result<Json<Learning>, ApiError> {
-    let user = user_id(user.as_deref())?;
     blocking(move || {
         app.memory.brain()?.set_learning_paused(&user, paused)?;
         Ok(Json(Learning {
@@ -428,9 +440,10 @@ async fn set_learning(
     ))]
 pub async fn pause_learning(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Learning>, ApiError> {
-    set_learning(app, query.user, true).await
+    set_learning(app, acting.user(query.user.as_deref())?, true).await
 }
 
 #[utoipa::path(post, path = "/api/brain/learning/resume", tag = "brain",
@@ -442,7 +455,8 @@ pub async fn pause_learning(
     ))]
 pub async fn resume_learning(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Learning>, ApiError> {
-    set_learning(app, query.user, false).await
+    set_learning(app, acting.user(query.user.as_deref())?, false).await
 }

@@ -124,6 +124,11 @@ fn add_shared_answers(operation: &mut Operation) {
         .flatten()
         .any(|p| p.parameter_in == ParameterIn::Path);
     let has_body = operation.request_body.is_some();
+    let names_user = operation
+        .parameters
+        .iter()
+        .flatten()
+        .any(|p| p.parameter_in == ParameterIn::Query && p.name == "user");
     let responses = &mut operation.responses.responses;
     let mut add = |status: &str, description: &str| {
         responses
@@ -146,6 +151,9 @@ fn add_shared_answers(operation: &mut Operation) {
             "`invalid-field`: a parameter or field has a value outside its schema (`field` names it)",
         );
     }
+    if names_user {
+        add("403", USER_NOT_ALLOWED);
+    }
     if has_body {
         add(
             "413",
@@ -157,6 +165,10 @@ fn add_shared_answers(operation: &mut Operation) {
         "`internal`: the daemon failed; its log has the details",
     );
 }
+
+/// The refusal of a `user` the caller may not act for, on every operation that takes
+/// one.
+pub const USER_NOT_ALLOWED: &str = "`user-not-allowed`: the agent's token names a user outside `agent.users` (config.yaml); the person's credentials act for any user";
 
 /// A problem-document answer.
 fn problem(description: &str) -> RefOr<Response> {
@@ -187,6 +199,18 @@ fn string(description: &str) -> ObjectBuilder {
 /// ([`crate::memory::user_or_default`]).
 pub fn user() -> Object {
     string("The user whose data to use (default `default`): 1 to 128 characters, no control characters.")
+        .min_length(Some(1))
+        .max_length(Some(crate::memory::MAX_USER_LEN))
+        .pattern(Some(format!("^{NO_CONTROL}*$")))
+        .build()
+}
+
+/// `user` in a request body: as [`user`], or `null` (the default user), since a body
+/// field that is absent and one that is `null` are read alike.
+pub fn body_user() -> Object {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("The user whose data to use (`null` or absent: `default`): 1 to 128 characters, no control characters."))
         .min_length(Some(1))
         .max_length(Some(crate::memory::MAX_USER_LEN))
         .pattern(Some(format!("^{NO_CONTROL}*$")))

@@ -152,6 +152,17 @@ impl From<crate::credentials::PersonRequired> for ApiError {
     }
 }
 
+/// The agent named a user it may not act for: 403 `user-not-allowed`.
+impl From<crate::credentials::UserNotAllowed> for ApiError {
+    fn from(e: crate::credentials::UserNotAllowed) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            crate::credentials::UserNotAllowed::CODE,
+            e.to_string(),
+        )
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {
@@ -168,6 +179,12 @@ impl From<StoreError> for ApiError {
                 ),
             ),
             StoreError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            StoreError::SecretRefused(e) => ApiError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                code: "secret-refused",
+                detail: e.to_string(),
+                field: Some("summary".to_string()),
+            },
             StoreError::Import { line, reason } => ApiError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 code: "invalid-import",
@@ -212,6 +229,7 @@ impl From<FactsError> for ApiError {
         match e {
             FactsError::NotFound(id) => ApiError::not_found(format!("no memory `{id}`")),
             FactsError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
+            FactsError::SecretRefused(e) => StoreError::SecretRefused(e).into(),
             FactsError::Io { ref source, .. }
                 if source.kind() == std::io::ErrorKind::StorageFull =>
             {
@@ -269,7 +287,8 @@ impl From<LibraryError> for ApiError {
             | LibraryError::PackageTooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             LibraryError::Inactive(_)
             | LibraryError::SlugTaken { .. }
-            | LibraryError::ToolsUnconfirmed { .. } => StatusCode::CONFLICT,
+            | LibraryError::ToolsUnconfirmed { .. }
+            | LibraryError::SkillChanged { .. } => StatusCode::CONFLICT,
             LibraryError::IndexCorrupt { reason, .. } => {
                 return ApiError::new(
                     StatusCode::CONFLICT,

@@ -16,7 +16,7 @@ use tokio_stream::wrappers::{BroadcastStream, WatchStream};
 use tokio_stream::{Stream, StreamExt};
 
 use super::error::ApiError;
-use super::extract::{ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiQuery, UserQuery};
 use crate::app::App;
 
 /// Turns `true` when the daemon is shutting down. Event streams never end on their
@@ -36,10 +36,11 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
     responses((status = 200, content_type = "text/event-stream", body = String)))]
 pub async fn events(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Extension(Shutdown(shutdown)): Extension<Shutdown>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let events = BroadcastStream::new(app.events.subscribe()).filter_map(move |item| match item {
         Ok(event) if event.user == user || event.kind.is_host_wide() => Some(Some(
             SseEvent::default()

@@ -9,7 +9,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use utoipa::IntoParams;
 
+use std::sync::Arc;
+
 use super::error::ApiError;
+use crate::app::App;
+use crate::credentials::{AgentUsers, Principal};
 use crate::strict_json::ShapeError;
 
 /// Largest JSON body accepted (the import endpoint has its own, larger limit).
@@ -88,8 +92,37 @@ pub struct UserQuery {
     pub user: Option<String>,
 }
 
-/// The user a request acts for: `default` unless `user` names another, which must be
-/// 1 to 128 printable characters (`crate::memory::user_or_default`).
-pub fn user_id(user: Option<&str>) -> Result<String, ApiError> {
-    crate::memory::user_or_default(user).map_err(|reason| ApiError::invalid_field("user", reason))
+/// Who calls (the [`Principal`] the auth middleware found) and whom they may act
+/// for: every handler that takes `user` names it through [`Acting::user`].
+pub struct Acting {
+    pub principal: Principal,
+    agent_users: AgentUsers,
+}
+
+impl Acting {
+    /// The user a request acts for: `default` unless `user` names another, which must
+    /// be 1 to 128 printable characters (`crate::memory::user_or_default`, else 422)
+    /// and one the caller may act for (else 403 `user-not-allowed`).
+    pub fn user(&self, user: Option<&str>) -> Result<String, ApiError> {
+        let user = crate::memory::user_or_default(user)
+            .map_err(|reason| ApiError::invalid_field("user", reason))?;
+        self.principal.may_act_for(&user, &self.agent_users)?;
+        Ok(user)
+    }
+}
+
+impl FromRequestParts<Arc<App>> for Acting {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or_else(ApiError::unauthorized)?;
+        Ok(Acting {
+            principal,
+            agent_users: AgentUsers::from_config(&app.config.current(), crate::brain::DEFAULT_USER),
+        })
+    }
 }

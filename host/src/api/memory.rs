@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -16,12 +15,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use super::{blocking, blocking_heavy};
 use crate::app::App;
+use crate::brain::forget::{ForgetEntry, Forgetter};
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
+use crate::brain::redact::RedactionReport;
 use crate::brain::store::{HistoryEntry, ListFilter};
-use crate::brain::{MemoryEdit, NewMemory, SearchHit, SearchScope};
+use crate::brain::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
 use crate::credentials::{PersonAct, Principal};
 
 /// Page size when `limit` is not given, and the largest accepted.
@@ -183,9 +184,10 @@ pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     ))]
 pub async fn list_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<MemoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     blocking(move || {
         let page = app.memory.list(
@@ -215,9 +217,10 @@ pub async fn list_memories(
     ))]
 pub async fn search_memories(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<SearchQuery>,
 ) -> Result<Response, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let limit = page_limit(query.limit)?;
     if query.q.trim().is_empty() {
         return Err(ApiError::invalid_field("q", "must not be empty"));
@@ -248,10 +251,11 @@ pub async fn search_memories(
     ))]
 pub async fn get_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if app.memory.get_is_point_read() {
         // A lookup in the memory index takes microseconds, less than the hand-off to
         // the blocking pool and back (two thread wake-ups, which under load cost more
@@ -267,10 +271,12 @@ pub async fn get_memory(
 
 #[utoipa::path(post, path = "/api/brain/memory", tag = "memory",
     summary = "Add a memory manually",
+    description = "Stored by the rules of what is true now: a memory that restates a live one reinforces it instead (200, `outcome: reinforced`); a new value of a single-valued attribute of the same holder (phone, employer, city, favourite X, ...) supersedes the live one (listed in `superseded`); a negation supersedes what it negates.",
     params(UserQuery),
     request_body = NewMemory,
     responses(
-        (status = 201, body = MemoryRecord, links(
+        (status = 200, description = "It restated a live memory, which was reinforced instead (`outcome: reinforced`)", body = Stored),
+        (status = 201, description = "Stored (`outcome: added`, or `outvoted` when a live memory with higher confidence keeps the attribute); `superseded` lists the memories it replaced", body = Stored, links(
             ("GetMemory" = (operation_id = "get_memory", parameters(("id" = "$response.body#/id")))),
             ("EditMemory" = (operation_id = "edit_memory", parameters(("id" = "$response.body#/id")))),
             ("DeleteMemory" = (operation_id = "delete_memory", parameters(("id" = "$response.body#/id")))),
@@ -283,13 +289,18 @@ pub async fn get_memory(
     ))]
 pub async fn add_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(new): ApiJson<NewMemory>,
-) -> Result<(StatusCode, Json<MemoryRecord>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+) -> Result<(StatusCode, Json<Stored>), ApiError> {
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
-        let record = app.memory.add(&user, new)?;
-        Ok((StatusCode::CREATED, Json(record)))
+        let stored = app.memory.add(&user, new)?;
+        let status = match stored.outcome {
+            Outcome::Reinforced => StatusCode::OK,
+            Outcome::Added | Outcome::Outvoted => StatusCode::CREATED,
+        };
+        Ok((status, Json(stored)))
     })
     .await
 }
@@ -309,26 +320,54 @@ pub async fn add_memory(
     ))]
 pub async fn edit_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EditMemory>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
-    let edit = MemoryEdit {
-        summary: body.summary,
-        memory_type: body.memory_type,
-        importance: body.importance,
-        confidence: body.confidence,
-        scope: body.scope,
-        validated: None,
-    };
+    let user = acting.user(query.user.as_deref())?;
+    let edit = MemoryEdit::from(body);
     blocking(move || Ok(Json(app.memory.brain()?.edit(&user, &id, edit)?))).await
+}
+
+/// A person edits every field but `validated` (REST and MCP `memory_update` alike).
+impl From<EditMemory> for MemoryEdit {
+    fn from(body: EditMemory) -> MemoryEdit {
+        MemoryEdit {
+            summary: body.summary,
+            memory_type: body.memory_type,
+            importance: body.importance,
+            confidence: body.confidence,
+            scope: body.scope,
+            validated: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteQuery {
+    /// `true` keeps the transcript text the memory was learned from (by default it is
+    /// redacted with the memory).
+    #[serde(default)]
+    pub keep_messages: bool,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+/// Who asks, for the forget log.
+pub fn forgetter(principal: &Principal) -> Forgetter {
+    match principal {
+        Principal::Agent => Forgetter::Agent,
+        Principal::Person(_) => Forgetter::Person,
+    }
 }
 
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "Dismiss a memory item",
-    description = "Removes the memory, its search entry and its person links for good; its history keeps only the event.",
-    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
+    description = "Removes the memory, its search entry and its person links for good (its history keeps only the event), and redacts the transcript text it was learned from and the sentences that state its value, unless `keep_messages=true`. The forget log (`GET /api/brain/forgotten`) records it, without the text.",
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), DeleteQuery),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -336,13 +375,93 @@ pub async fn edit_memory(
     ))]
 pub async fn delete_memory(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
-    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
+    let by = forgetter(&acting.principal);
     blocking(move || {
-        app.memory.delete(&user, &id)?;
+        app.memory.delete(&user, &id, query.keep_messages, by)?;
         Ok(StatusCode::NO_CONTENT)
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgetPage {
+    /// Newest first.
+    pub items: Vec<ForgetEntry>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ForgottenQuery {
+    /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
+    pub limit: Option<usize>,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/brain/forgotten", tag = "memory",
+    summary = "What was forgotten, when and by whom",
+    description = "The forget log: each deletion of a memory, each request to forget made in a conversation, each redaction pass; the ids of the memories deleted and of the messages redacted, never their text.",
+    params(ForgottenQuery),
+    responses(
+        (status = 200, body = ForgetPage),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn forgotten(
+    State(app): State<Arc<App>>,
+    acting: Acting,
+    ApiQuery(query): ApiQuery<ForgottenQuery>,
+) -> Result<Json<ForgetPage>, ApiError> {
+    let user = acting.user(query.user.as_deref())?;
+    let limit = page_limit(query.limit)?;
+    blocking(move || {
+        Ok(Json(ForgetPage {
+            items: app.memory.brain()?.forget_log(&user, limit)?,
+            next_cursor: None,
+        }))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RedactQuery {
+    /// `true` reports what would be redacted and changes nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/brain/redact", tag = "memory",
+    summary = "Redact the secrets already stored",
+    description = "Applies the secret detector (`memory.redact`) to everything the user has stored: messages, memories (a memory that is nothing but a secret is deleted) and the history's copies. `dry_run=true` only reports. The report names ids and kinds, never the secrets.",
+    params(RedactQuery),
+    responses(
+        (status = 200, body = RedactionReport),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was changed", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn redact(
+    State(app): State<Arc<App>>,
+    acting: Acting,
+    ApiQuery(query): ApiQuery<RedactQuery>,
+) -> Result<Json<RedactionReport>, ApiError> {
+    let user = acting.user(query.user.as_deref())?;
+    blocking(move || {
+        Ok(Json(
+            app.memory.brain()?.redact_stored(&user, query.dry_run)?,
+        ))
     })
     .await
 }
@@ -359,11 +478,11 @@ pub async fn delete_memory(
     ))]
 pub async fn clear_memories(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ClearQuery>,
 ) -> Result<Json<Cleared>, ApiError> {
-    principal.require(PersonAct::ClearAll)?;
-    let user = user_id(query.user.as_deref())?;
+    acting.principal.require(PersonAct::ClearAll)?;
+    let user = acting.user(query.user.as_deref())?;
     if !query.confirm {
         return Err(ApiError::bad_request(
             "confirmation-required",
@@ -388,10 +507,11 @@ pub async fn clear_memories(
     ))]
 pub async fn memory_history(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let items = app.memory.brain()?.history(&user, &id)?;
         if items.is_empty() {
@@ -417,9 +537,10 @@ pub const JSONL: &str = "application/x-ndjson";
     ))]
 pub async fn export(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = blocking(move || {
         let mut out = Vec::new();
         app.memory.brain()?.export(&user, &mut out)?;
@@ -447,10 +568,11 @@ pub async fn export(
     ))]
 pub async fn import(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<UserQuery>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<Imported>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large(MAX_IMPORT_BYTES)

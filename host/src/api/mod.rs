@@ -60,6 +60,8 @@ fn routes() -> OpenApiRouter<Arc<App>> {
             memory::delete_memory
         ))
         .routes(routes!(memory::memory_history))
+        .routes(routes!(memory::forgotten))
+        .routes(routes!(memory::redact))
         .routes(routes!(memory::export))
         .routes(routes!(memory::import).layer(DefaultBodyLimit::max(memory::MAX_IMPORT_BYTES)))
         .routes(routes!(brain::list_persons))
@@ -79,6 +81,7 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(skills::get_skill, skills::remove_skill))
         .routes(routes!(skills::activate_skill))
         .routes(routes!(skills::deactivate_skill))
+        .routes(routes!(skills::confirm_tools))
         .routes(routes!(turns::open_turn))
         .routes(routes!(turns::get_turn))
         .routes(routes!(turns::end_turn))

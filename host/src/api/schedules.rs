@@ -25,7 +25,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::schedule::cron::{Cron, MAX_CRON_CHARS};
@@ -136,7 +136,7 @@ fn create_schedule_schema() -> RefOr<Schema> {
                 .pattern(Some(r"[^\x09-\x0D\x20\x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]")),
         )
         .required("input")
-        .property("user", super::contract::user())
+        .property("user", super::contract::body_user())
         .property(
             "start_at",
             ObjectBuilder::new()
@@ -237,14 +237,16 @@ fn check_skill(app: &App, skill: &str) -> Result<(), ApiError> {
             ("GetSchedule" = (operation_id = "get_schedule", parameters(("id" = "$response.body#/id")))),
             ("DeleteSchedule" = (operation_id = "delete_schedule", parameters(("id" = "$response.body#/id"))))
         )),
+        (status = 403, description = "`user-not-allowed`: the agent's token names a user outside `agent.users` (config.yaml)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`unknown-skill`: no installed skill has that slug", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`inactive-skill`: the skill is deactivated", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_schedule(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiJson(body): ApiJson<CreateSchedule>,
 ) -> Result<(StatusCode, Json<Schedule>), ApiError> {
-    let user = user_id(body.user.as_deref())?;
+    let user = acting.user(body.user.as_deref())?;
     // Checked here as well as in the store so that a bad cadence is reported before
     // the skill is looked up.
     let cadence = match (body.every, body.cron) {
@@ -316,6 +318,7 @@ pub async fn create_schedule(
     ))]
 pub async fn list_schedules(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<ListParams>,
 ) -> Result<Json<SchedulePage>, ApiError> {
     if let Some(cursor) = &query.cursor
@@ -330,7 +333,7 @@ pub async fn list_schedules(
     if !(1..=crate::schedule::store::MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid_field("limit", "must be 1 to 500"));
     }
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.schedules.list(
             &user,
@@ -351,10 +354,11 @@ pub async fn list_schedules(
     ))]
 pub async fn get_schedule(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<Schedule>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         app.schedules
             .get(&id, &user)?
@@ -375,10 +379,11 @@ pub async fn get_schedule(
     ))]
 pub async fn delete_schedule(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         if app.schedules.delete(&id, &user)? {
             Ok(StatusCode::NO_CONTENT)

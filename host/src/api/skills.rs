@@ -86,6 +86,13 @@ pub struct SkillItem {
     pub intents: Vec<String>,
     /// The only tools the skill may call when invoked.
     pub allowed_tools: Vec<String>,
+    /// Those the person granted it (allowed without asking while it is invoked), for
+    /// its SKILL.md as it is now; empty until they confirm them, and again after the
+    /// file changes. The others ask.
+    pub granted_tools: Vec<String>,
+    /// sha256 of the whole SKILL.md: what `POST /api/skills/{name}/confirm-tools`
+    /// names to grant the tools of this very file.
+    pub file_sha256: Option<String>,
     /// Inactive skills stay installed but are left out of routing.
     pub active: bool,
     /// Left alone by `engram skills update`.
@@ -225,6 +232,9 @@ pub struct InstallResult {
     pub replaced: Option<String>,
     /// The tools the skill may use whenever it is invoked (its `allowed-tools`).
     pub allowed_tools: Vec<String>,
+    /// Those the person has granted it (allowed without asking): empty unless
+    /// `confirm_tools`, or the update left the SKILL.md as it was.
+    pub granted_tools: Vec<String>,
 }
 
 /// `installed`, `updated` (version or body changed), `reinstalled` (same, forced) or
@@ -255,6 +265,7 @@ impl From<InstallOutcome> for InstallResult {
             warnings: outcome.warnings.iter().map(diagnostic).collect(),
             replaced: outcome.replaced,
             allowed_tools: outcome.allowed_tools,
+            granted_tools: outcome.granted_tools,
         }
     }
 }
@@ -401,6 +412,43 @@ async fn set_active(
         } else {
             app.skills.deactivate(&slug)?;
         }
+        let detail = app.skills.installed_skill(&slug, false)?;
+        Ok(Json(item(detail.skill, app.skills.root())))
+    })
+    .await
+}
+
+/// Body of `POST /api/skills/{name}/confirm-tools`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfirmTools {
+    /// The `file_sha256` of the SKILL.md the person read (the listing shows it): the
+    /// tools are granted for that file only.
+    #[schema(min_length = 64, max_length = 64, pattern = r"^[0-9a-f]{64}$")]
+    pub file_sha256: String,
+}
+
+#[utoipa::path(post, path = "/api/skills/{name}/confirm-tools", tag = "skills",
+    summary = "Grant a skill its allowed-tools",
+    description = "The person grants the skill the tools its SKILL.md asks for (`allowed-tools`), for the file they read, named by its `file_sha256`: while the skill is invoked those tools are allowed without asking (code `skill-grant`). Until then, and again after the SKILL.md changes (an update, an edit), they ask (code `skill-unconfirmed`). Only the person: a dashboard session or the operator token; the agent's token is 403 `person-required`. A SKILL.md that is no longer the one named is 409 `skill-changed` and grants nothing.",
+    params(("name" = String, Path, description = "The skill's slug", min_length = 1, max_length = 64, pattern = r"^[a-z0-9]+(-[a-z0-9]+)*$")),
+    request_body = ConfirmTools,
+    responses(
+        (status = 200, body = SkillItem),
+        (status = 403, description = "`person-required`: the agent's token cannot grant tools", body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`skill-changed`: the SKILL.md is not the one named", body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn confirm_tools(
+    State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
+    SkillName(slug): SkillName,
+    ApiJson(body): ApiJson<ConfirmTools>,
+) -> Result<Json<SkillItem>, ApiError> {
+    principal.require(PersonAct::ConfirmTools)?;
+    blocking(move || {
+        app.skills.confirm_tools(&slug, &body.file_sha256)?;
         let detail = app.skills.installed_skill(&slug, false)?;
         Ok(Json(item(detail.skill, app.skills.root())))
     })
@@ -624,6 +672,8 @@ fn item(skill: InstalledSkill, root: &FsPath) -> SkillItem {
         catalog,
         warnings,
         error,
+        file_sha256,
+        granted_tools,
     } = skill;
     let catalog = catalog.map(|c| {
         (
@@ -651,6 +701,8 @@ fn item(skill: InstalledSkill, root: &FsPath) -> SkillItem {
         tags,
         intents,
         allowed_tools,
+        granted_tools,
+        file_sha256,
         active: entry.active,
         pinned: entry.pinned,
         source: SkillSource {

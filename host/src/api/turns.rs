@@ -37,7 +37,6 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
@@ -48,9 +47,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
 use super::error::{ApiError, Problem};
-use super::extract::{ApiJson, ApiQuery, UserQuery, user_id};
+use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::credentials::Principal;
 use crate::gate::{
     AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
 };
@@ -82,7 +80,7 @@ pub struct OpenTurn {
     )]
     pub conversation_id: Option<String>,
     /// Default `default`.
-    #[schema(schema_with = super::contract::user)]
+    #[schema(schema_with = super::contract::body_user)]
     pub user: Option<String>,
     /// Where the message came from (`telegram`, `cli`, ...), for the audit log: 1 to
     /// 64 characters, no control characters.
@@ -137,6 +135,13 @@ pub struct Approve {
         pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
     )]
     pub tool: String,
+    /// The arguments of the call the user was shown and agreed to (an object): the
+    /// approval covers that call only. Absent: the tool with any arguments for the rest
+    /// of the turn, which never covers a new destination after outside content was
+    /// read (code `new-destination`: approve the call itself).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub args: Option<Value>,
 }
 
 /// `POST /api/turns/{id}/tools/{name}`.
@@ -245,6 +250,11 @@ impl From<GateError> for ApiError {
                 "too-many-turns",
                 e.to_string(),
             ),
+            GateError::CallerAtCap { .. } => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-turns",
+                e.to_string(),
+            ),
             other => ApiError::internal("tool gate", &other),
         }
     }
@@ -303,8 +313,9 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
                 StatusCode::FORBIDDEN,
                 "approval-required",
                 format!(
-                    "{}: ask the user; they approve it for this turn (the dashboard, a chat channel, or POST /api/turns/{}/approvals {{\"tool\": \"{}\"}} with the operator token), then call again",
+                    "{} (code `{}`): show the user this call; they approve it in this turn (the dashboard, a chat channel, or POST /api/turns/{}/approvals {{\"tool\": \"{}\", \"args\": <this call's arguments>}} with the operator token), then call again",
                     decision.reason,
+                    decision.code.as_str(),
                     policy::shown(turn_id),
                     policy::shown(tool)
                 ),
@@ -330,21 +341,26 @@ fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
             ("RunTool" = (operation_id = "run_tool", parameters(("id" = "$response.body#/turn_id")))),
             ("RunScript" = (operation_id = "run_script", parameters(("id" = "$response.body#/turn_id"))))
         )),
+        (status = 403, description = "`user-not-allowed`: the agent's token names a user outside `agent.users` (config.yaml)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`owned-by-another-user`: the conversation id is another user's", body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too-many-turns`: this caller (the agent's token, an MCP client, the person's token, ...) holds `tools.maxOpenTurnsPerCaller` open turns; others are not affected", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`too-many-turns`: the gate holds the most turns it keeps", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn open_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiJson(body): ApiJson<OpenTurn>,
 ) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
-    let user = user_id(body.user.as_deref())?;
+    let user = acting.user(body.user.as_deref())?;
     let message = Message {
         user,
         text: body.message,
         conversation_id: body.conversation_id,
         channel: body.channel,
         name: body.name,
+        recall: true,
+        opened_by: acting.principal.label(),
     };
     blocking(move || Ok(app.turns.open(message, Invoke::Routed)?))
         .await
@@ -361,10 +377,11 @@ pub async fn open_turn(
     ))]
 pub async fn get_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<TurnView>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.turns.view(&id, &user)?))).await
 }
 
@@ -381,17 +398,18 @@ pub async fn get_turn(
     ))]
 pub async fn end_turn(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<EndTurn>,
 ) -> Result<Json<TurnView>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     blocking(move || Ok(Json(app.turns.end(&id, &user, body.reply.as_deref())?))).await
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/authorize", tag = "turns",
     summary = "May the agent call this tool now?",
-    description = "The gate's decision for `tool` in this turn: allow, ask (ask the user first; their yes is given with POST /api/turns/{id}/approvals, after which the tool is allowed for the rest of the turn) or deny, with a stable reason code. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
+    description = "The gate's decision for `tool` with `args` in this turn: allow, ask (show the user this call first; their yes is given with POST /api/turns/{id}/approvals with the same `args`, after which this call is allowed) or deny, with a stable reason code. Once the turn has read outside content (a fetch, a file, one of your tools' results), a call that sends to a destination not named in the message or the granted skill, nor approved in the turn, asks (`new-destination`), whatever grant is in force. Always 200 (an unknown, ended or expired turn is a deny with its code); always written to the audit log.",
     params(("id" = String, Path, description = "Turn id"), UserQuery),
     request_body = Authorize,
     responses(
@@ -401,11 +419,12 @@ pub async fn end_turn(
     ))]
 pub async fn authorize(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Authorize>,
 ) -> Result<Json<Decision>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     if !(body.args.is_object() || body.args.is_null()) {
         return Err(ApiError::invalid_field("args", "must be an object"));
     }
@@ -440,11 +459,12 @@ pub async fn authorize(
     ))]
 pub async fn run_tool(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path((id, name)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ToolCall>,
 ) -> Result<Json<ToolResult>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     // `fetch_url` waits on the network from the blocking pool too: the service's one
     // path for host tools blocks, for scripts as for REST.
     blocking(move || {
@@ -458,28 +478,34 @@ pub async fn run_tool(
 }
 
 #[utoipa::path(post, path = "/api/turns/{id}/approvals", tag = "turns",
-    summary = "Approve a tool for the rest of a turn",
-    description = "The person's yes to a tool the gate answers ask for: from now until the turn ends or expires, calls of `tool` in this turn (the agent's, and its scripts' `tools.invoke`) are allowed, with code `approved`; the next turn asks again. Only the person approves: a dashboard session, the operator token, or a chat channel's approval button. The agent's token is 403 `person-required`, and the refusal is written to the audit log (caller `agent`, decision `deny`, code `person-required`). The approval is written to the audit log (caller `dashboard`, `operator` or `channel:<name>`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn (or another user's) 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
+    summary = "Approve a call (or a tool) in a turn",
+    description = "The person's yes to a call the gate answers ask for: with `args`, that call (`tool` with exactly those arguments) is allowed from now until the turn ends or expires, with code `approved`, and the host it sends to becomes a destination the turn may send to; without `args`, every call of `tool` in this turn (the agent's, and its scripts' `tools.invoke`), except a send to a new destination after outside content was read, which only an approved call lifts. The next turn asks again. Only the person approves: a dashboard session, the operator token, or a chat channel's approval button. The agent's token is 403 `person-required`, and the refusal is written to the audit log (caller `agent`, decision `deny`, code `person-required`). The approval is written to the audit log (caller `dashboard`, `operator` or `channel:<name>`, decision `allow`, code `approved`) and listed in the turn's `approvals` (GET /api/turns/{id}). Approving again is harmless. A tool the gate denies in this turn cannot be approved: 409 with the deny's code (`operator-deny`, `not-in-allowed-tools`); a tool the gate does not know is 422 `unknown-tool`; an unknown turn (or another user's) 404 `unknown-turn`; an ended or expired one 409 `turn-ended` / `turn-expired`.",
     params(("id" = String, Path, description = "Turn id", pattern = r"^turn_[0-9a-z]{26}$"), UserQuery),
     request_body = Approve,
     responses(
         (status = 201, body = ApprovalGranted),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "`person-required`: the agent's token cannot approve", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`person-required`: the agent's token cannot approve (`user-not-allowed` when it names a user outside `agent.users`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn approve(
     State(app): State<Arc<App>>,
-    Extension(principal): Extension<Principal>,
+    acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<Approve>,
 ) -> Result<(StatusCode, Json<ApprovalGranted>), ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
+    if body.args.as_ref().is_some_and(|args| !args.is_object()) {
+        return Err(ApiError::invalid_field("args", "must be an object"));
+    }
+    let principal = acting.principal;
     blocking(move || {
-        let granted = app.turns.approve(&id, &user, &body.tool, &principal)?;
+        let granted = app
+            .turns
+            .approve(&id, &user, &body.tool, body.args.as_ref(), &principal)?;
         Ok((StatusCode::CREATED, Json(granted)))
     })
     .await
@@ -503,11 +529,12 @@ pub async fn approve(
     ))]
 pub async fn run_script(
     State(app): State<Arc<App>>,
+    acting: Acting,
     Path((id, name)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(body): ApiJson<ScriptCall>,
 ) -> Result<Json<ScriptResult>, ApiError> {
-    let user = user_id(query.user.as_deref())?;
+    let user = acting.user(query.user.as_deref())?;
     // Off the async workers: a script may run up to its time limit.
     blocking(move || Ok(Json(app.turns.run_script(&id, &user, &name, body.args)?))).await
 }
@@ -522,6 +549,7 @@ pub async fn run_script(
     ))]
 pub async fn audit(
     State(app): State<Arc<App>>,
+    acting: Acting,
     ApiQuery(params): ApiQuery<AuditParams>,
 ) -> Result<Json<AuditPage>, ApiError> {
     let max = crate::gate::audit::MAX_PAGE;
@@ -535,7 +563,7 @@ pub async fn audit(
             ));
         }
     };
-    let user = user_id(params.user.as_deref())?;
+    let user = acting.user(params.user.as_deref())?;
     blocking(move || {
         Ok(Json(app.gate.audit().list(&AuditQuery {
             limit,

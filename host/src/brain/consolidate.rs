@@ -23,6 +23,19 @@ pub const DEFAULT_INTERVAL_MS: i64 = 60 * 60_000;
 const SNAPSHOT_LIMIT: usize = 500;
 
 const PROFILE: &str = "profile_summary";
+/// What consolidation summarised may hold what the person since asked to forget: the
+/// summaries are dropped, and the next consolidation builds them from what is left.
+pub(super) fn forget_summaries(
+    tx: &rusqlite::Connection,
+    user: &str,
+) -> Result<(), super::store::StoreError> {
+    tx.execute(
+        "DELETE FROM meta WHERE user_id = ?1 AND key IN (?2, ?3)",
+        rusqlite::params![user, PROFILE, ACTIVE],
+    )?;
+    Ok(())
+}
+
 const ACTIVE: &str = "active_summary";
 const LAST_RUN: &str = "last_consolidation_at";
 const NEXT_RUN: &str = "next_consolidation_at";

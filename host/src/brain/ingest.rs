@@ -12,7 +12,7 @@
 //!   (negation mismatch, detected by the host too) keep the higher confidence, the newer
 //!   on a tie; the loser is superseded (kept, linked, never retrieved).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap};
 
 use engram_strategies::model::{Candidate, Conversation, Message, Resolution, Role};
 use engram_strategies::text;
@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::lifecycle::reinforce;
 use super::record::MemoryRecord;
+use super::settle;
 use super::store::{StoreError, q};
 use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
@@ -31,12 +32,10 @@ use crate::runtime::strategies::Strategies;
 pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
 /// Related memories given to the resolver.
 pub const RELATED: usize = 5;
-/// Memories checked for a contradiction when a fact is stored.
-const CONFLICT_SWEEP: usize = 20;
+/// Most source turns a memory keeps (the latest).
+const MAX_SOURCE_TURNS: usize = 64;
 /// Most messages one extraction reads: the latest ones of the conversation.
 pub const MAX_TURNS: i64 = 2_000;
-/// Confidence difference under which two facts count as equally certain.
-const CONFIDENCE_EPSILON: f32 = 1e-6;
 
 /// What happened to one candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -127,14 +126,16 @@ impl Brain {
                 return Err(StoreError::NoConversation(conversation_id.to_string()));
             }
             let conversation = unread(tx, user, conversation_id)?;
+            let speakers = speakers(tx, user, conversation_id)?;
             // Read now, whatever extraction makes of it: a failed or paused extraction
             // is not retried on these messages when the conversation reopens.
             tx.execute(
                 "UPDATE conversations SET extracted_seq = (SELECT coalesce(max(seq), extracted_seq) FROM messages WHERE conversation_id = ?1) WHERE id = ?1",
                 [conversation_id],
             )?;
-            Ok(conversation)
+            Ok((conversation, speakers))
         })?;
+        let (conversation, speakers) = conversation;
         let mut ingested = Ingested {
             conversation_id: conversation_id.to_string(),
             skipped: None,
@@ -156,6 +157,9 @@ impl Brain {
                     })?;
             ingested.extractor = Some(extracted.plugin);
             let mut candidates = extracted.value;
+            for candidate in &mut candidates {
+                attribute_to_speaker(candidate, &speakers);
+            }
             candidates.sort_by(|a, b| b.importance.total_cmp(&a.importance));
             candidates.truncate(MAX_FACTS_PER_CONVERSATION);
             ingested.candidates = candidates.len();
@@ -238,6 +242,60 @@ fn unread(tx: &Transaction, user: &str, conversation_id: &str) -> Result<Convers
     })
 }
 
+/// The speaker's name of each named user message of a conversation, when it has two
+/// or more speakers (a group chat): there "I" is whoever speaks, and each keeps their
+/// own facts. With one speaker or none, "I" is the user, whatever the name.
+fn speakers(
+    tx: &Transaction,
+    user: &str,
+    conversation_id: &str,
+) -> Result<HashMap<String, String>, StoreError> {
+    let mut stmt = tx.prepare(
+        "SELECT id, name FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND role = 'user' AND name IS NOT NULL",
+    )?;
+    let named: HashMap<String, String> = stmt
+        .query_map(params![conversation_id, user], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let distinct: BTreeSet<String> = named.values().map(|n| n.to_lowercase()).collect();
+    Ok(if distinct.len() >= 2 {
+        named
+    } else {
+        HashMap::new()
+    })
+}
+
+/// A fact read from one speaker's words in a group chat is theirs: "User is allergic
+/// to latex" from Greg's message becomes "Greg is allergic to latex", linked to Greg.
+fn attribute_to_speaker(candidate: &mut Candidate, speakers: &HashMap<String, String>) {
+    let mut names = candidate.source_turns.iter().map(|t| speakers.get(t));
+    let Some(Some(speaker)) = names.next() else {
+        return;
+    };
+    if !names.all(|n| n == Some(speaker)) {
+        return;
+    }
+    let rest = if let Some(rest) = candidate.summary.strip_prefix("User's ") {
+        format!("{speaker}'s {rest}")
+    } else if let Some(rest) = candidate.summary.strip_prefix("User ") {
+        format!("{speaker} {rest}")
+    } else {
+        return;
+    };
+    candidate.summary = rest;
+    if !candidate
+        .persons
+        .iter()
+        .any(|p| p.name.eq_ignore_ascii_case(speaker))
+    {
+        candidate.persons.push(engram_strategies::model::PersonRef {
+            name: speaker.clone(),
+            relation: None,
+        });
+    }
+}
+
 /// Applies one decision under a savepoint; any failure rolls back that decision only.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn apply_one(
@@ -313,17 +371,24 @@ fn apply(
     related: &[MemoryRecord],
     now: i64,
 ) -> Result<Applied, StoreError> {
+    // A resolver may take a new value for the old one said again; the store decides
+    // what a fact restates (`settle.rs`): a new value of the same attribute is added
+    // and supersedes the old one.
+    let resolution = &match resolution {
+        Resolution::Reinforce(id) | Resolution::Update { id, .. }
+            if settle::new_value(&known(related, id)?.summary, &candidate.summary) =>
+        {
+            Resolution::Add
+        }
+        other => other.clone(),
+    };
     match resolution {
         Resolution::Reject(reason) => Ok(Applied::Rejected {
             reason: reason.clone(),
         }),
         Resolution::Reinforce(id) => {
             known(related, id)?;
-            let old = q::get(tx, user, id)?;
-            let new = reinforce(&old, now);
-            q::update(tx, &old, &new, "REINFORCE", ACTOR_SYSTEM)?;
-            link_persons(tx, user, id, candidate, now)?;
-            Ok(Applied::Reinforced { id: id.clone() })
+            reinforce_with(tx, user, id, candidate, now)
         }
         Resolution::Update { id, patch } => {
             known(related, id)?;
@@ -351,9 +416,11 @@ fn apply(
             }
             new.last_seen_at = now;
             new.updated_at = now;
+            let mut new = new.with_about_read();
+            settle::resolve_attribute(tx, &mut new)?;
             q::update(tx, &old, &new, "UPDATE", ACTOR_SYSTEM)?;
             link_persons(tx, user, id, candidate, now)?;
-            settle_conflicts(tx, text, user, &new, now)?;
+            settle::settle(tx, text, &new, now, ACTOR_SYSTEM)?;
             Ok(Applied::Updated { id: id.clone() })
         }
         Resolution::Add | Resolution::Supersede(_) | Resolution::SupersededBy(_) => {
@@ -363,7 +430,15 @@ fn apply(
                 }
                 _ => None,
             };
-            let record = new_record(user, conversation_id, candidate, now);
+            let mut record = new_record(user, conversation_id, candidate, now);
+            settle::resolve_attribute(tx, &mut record)?;
+            // The store decides what restates a live memory, whatever the resolver
+            // said (`settle.rs`).
+            if loser.is_none()
+                && let Some(existing) = settle::restated(tx, text, &record)?
+            {
+                return reinforce_with(tx, user, &existing.id, candidate, now);
+            }
             q::insert(tx, &record, ACTOR_SYSTEM)?;
             link_persons(tx, user, &record.id, candidate, now)?;
             if let Some(other) = loser {
@@ -373,11 +448,11 @@ fn apply(
                 } else {
                     (existing, record.clone())
                 };
-                supersede(tx, &winner.id, &loser, now)?;
+                settle::supersede(tx, &winner.id, &loser, now, ACTOR_SYSTEM)?;
             }
             let stored = q::get(tx, user, &record.id)?;
             if stored.superseded_by.is_none() {
-                settle_conflicts(tx, text, user, &stored, now)?;
+                settle::settle(tx, text, &stored, now, ACTOR_SYSTEM)?;
             }
             let stored = q::get(tx, user, &record.id)?;
             Ok(match stored.superseded_by {
@@ -415,50 +490,28 @@ fn new_record(user: &str, conversation_id: &str, c: &Candidate, now: i64) -> Mem
     }
 }
 
-fn supersede(
+/// Reinforces memory `id` with what `candidate` says again.
+fn reinforce_with(
     tx: &Transaction,
-    winner: &str,
-    loser: &MemoryRecord,
-    now: i64,
-) -> Result<(), StoreError> {
-    let mut new = loser.clone();
-    new.superseded_by = Some(winner.to_string());
-    new.updated_at = now;
-    q::update(tx, loser, &new, "SUPERSEDE", ACTOR_SYSTEM)
-}
-
-/// The specification's conflict rules, enforced by the host whatever the resolver
-/// said: every live memory that opposes `fact` is settled against it, so that no
-/// contradicting pair is ever retrievable together.
-fn settle_conflicts(
-    tx: &Transaction,
-    text: &TextIndex,
     user: &str,
-    fact: &MemoryRecord,
+    id: &str,
+    candidate: &Candidate,
     now: i64,
-) -> Result<(), StoreError> {
-    let query = super::retrieve::query_words(&fact.summary).join(" ");
-    let mut seen = HashSet::new();
-    for hit in q::search(tx, text, user, &query, CONFLICT_SWEEP)? {
-        let other = hit.record;
-        if other.id == fact.id || !seen.insert(other.id.clone()) {
-            continue;
+) -> Result<Applied, StoreError> {
+    let old = q::get(tx, user, id)?;
+    let mut new = reinforce(&old, now);
+    for turn in &candidate.source_turns {
+        if !new.source_turns.contains(turn) {
+            new.source_turns.push(turn.clone());
         }
-        if !text::opposes(&fact.summary, fact.negated, &other.summary, other.negated) {
-            continue;
-        }
-        // Higher confidence wins; on a tie the newer one (`fact`, just stated) wins.
-        let current = q::get(tx, user, &fact.id)?;
-        if current.superseded_by.is_some() {
-            break;
-        }
-        if other.confidence > current.confidence + CONFIDENCE_EPSILON {
-            supersede(tx, &other.id, &current, now)?;
-            break;
-        }
-        supersede(tx, &current.id, &other, now)?;
     }
-    Ok(())
+    // The latest statements are what a forget or a redaction must find; a fact said a
+    // hundred times need not name every message.
+    let excess = new.source_turns.len().saturating_sub(MAX_SOURCE_TURNS);
+    new.source_turns.drain(..excess);
+    q::update(tx, &old, &new, "REINFORCE", ACTOR_SYSTEM)?;
+    link_persons(tx, user, id, candidate, now)?;
+    Ok(Applied::Reinforced { id: id.to_string() })
 }
 
 /// Creates or refreshes the persons a fact names and links them to the memory.

@@ -74,6 +74,11 @@ pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Repor
             tracing::error!("pruning the transcript failed: {e}");
         }
     }
+    // A purge that a reader kept from reaching the end of the WAL is tried again.
+    if let Err(e) = brain.store().purge_if_requested() {
+        report.failures += 1;
+        tracing::error!("purging forgotten text from the database file failed: {e}");
+    }
     let due = brain.users_due().unwrap_or_else(|e| {
         report.failures += 1;
         tracing::error!("finding users due for consolidation failed: {e}");

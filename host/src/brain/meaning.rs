@@ -20,3 +20,13 @@ pub fn closeness(query: &[f32], text: &str) -> f64 {
         .embed(&super::retrieve::query_words(text))
         .map_or(0.0, |v| f64::from(embed::dot(query, &v).max(0.0)))
 }
+
+/// The cosine of two texts' content words, 0 when either has no known word.
+pub fn similarity(a: &str, b: &str) -> f32 {
+    let embeddings = embed::embeddings();
+    let vector = |text: &str| embeddings.embed(&super::retrieve::query_words(text));
+    match (vector(a), vector(b)) {
+        (Some(a), Some(b)) => embed::dot(&a, &b),
+        _ => 0.0,
+    }
+}

@@ -4,14 +4,18 @@
 
 mod bm25;
 pub mod consolidate;
+mod focus;
+pub mod forget;
 pub mod ingest;
 pub mod lifecycle;
 pub mod maintenance;
 mod meaning;
 pub mod persons;
 pub mod record;
+pub mod redact;
 pub mod retrieve;
 mod schema;
+pub mod settle;
 pub mod snippet;
 pub mod store;
 mod text_index;
@@ -82,6 +86,25 @@ pub struct NewMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub importance: Option<f32>,
+    /// Whose fact it is, when not the user's: a person's name or relation ("Ben",
+    /// "mother"). Read from the summary when absent ("User's husband Ben is a pilot").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
+    pub holder: Option<String>,
+    /// What the fact states: `phone`, `email`, `address`, `residence`, `employer`,
+    /// `occupation`, `vehicle`, `diet`, `favorite <noun>`, ... (a single-valued one
+    /// replaces the holder's live value). Read from the summary when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
+    pub attribute: Option<String>,
 }
 
 impl NewMemory {
@@ -96,13 +119,21 @@ impl NewMemory {
             scope: None,
             confidence: None,
             importance: None,
+            holder: None,
+            attribute: None,
         }
     }
 
     /// The record a manual memory becomes, whichever store keeps it.
     pub fn into_record(self, user: &str, now: i64) -> MemoryRecord {
         let evidence = self.evidence.unwrap_or(Evidence::Manual);
-        MemoryRecord {
+        let named = |value: Option<String>| {
+            value
+                .map(|v| v.trim().to_lowercase())
+                .filter(|v| !v.is_empty() && v != "user")
+        };
+        let (holder, attribute) = (named(self.holder), named(self.attribute));
+        let record = MemoryRecord {
             detail: self.detail.filter(|d| !d.trim().is_empty()),
             scope: self.scope.unwrap_or(self.memory_type.default_scope()),
             importance: self
@@ -118,8 +149,102 @@ impl NewMemory {
                 self.confidence.unwrap_or(1.0),
                 now,
             )
+        };
+        // What the writer named wins over what the summary reads as.
+        MemoryRecord {
+            holder: holder.or(record.holder),
+            attribute: attribute.or(record.attribute),
+            ..record
         }
     }
+}
+
+/// What storing a memory did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A new memory.
+    Added,
+    /// It restated a live memory, which was reinforced instead (and is the one
+    /// returned).
+    Reinforced,
+    /// A live memory outranks it (higher confidence): it was stored superseded.
+    Outvoted,
+}
+
+/// A stored memory and what storing it did to the others: the answer of
+/// `POST /api/brain/memory`, MCP `memory_add` and `save_memory`, the memory's fields
+/// with `outcome` and `superseded` beside them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stored {
+    #[serde(flatten)]
+    pub record: MemoryRecord,
+    pub outcome: Outcome,
+    /// Live memories it replaced (now superseded by it).
+    pub superseded: Vec<String>,
+}
+
+/// The record's schema with `outcome` and `superseded` added: written out because the
+/// record refuses unknown fields, so a derived `allOf` would admit no answer.
+impl utoipa::PartialSchema for Stored {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+        let record = <MemoryRecord as utoipa::PartialSchema>::schema();
+        let RefOr::T(Schema::Object(mut object)) = record else {
+            return record;
+        };
+        object
+            .properties
+            .insert("outcome".to_string(), Outcome::schema());
+        object.properties.insert(
+            "superseded".to_string(),
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(SchemaType::Type(Type::String)))
+                .description(Some("Ids of the live memories this one replaced."))
+                .into(),
+        );
+        object.required.push("outcome".to_string());
+        object.required.push("superseded".to_string());
+        object.description = Some(
+            "A stored memory (its fields) and what storing it did: `outcome` added, reinforced (it restated a live memory, which is returned) or outvoted (a live memory with higher confidence keeps the attribute; this one is stored superseded), and the ids it superseded.".to_string(),
+        );
+        RefOr::T(Schema::Object(object))
+    }
+}
+
+impl utoipa::ToSchema for Stored {}
+
+/// Stores `record` by the rules of `settle.rs`, inside a write.
+pub(crate) fn store_settled(
+    conn: &rusqlite::Connection,
+    text: &text_index::TextIndex,
+    mut record: MemoryRecord,
+    now: i64,
+    actor: &str,
+) -> Result<Stored, StoreError> {
+    settle::resolve_attribute(conn, &mut record)?;
+    if let Some(existing) = settle::restated(conn, text, &record)? {
+        let reinforced = lifecycle::reinforce(&existing, now);
+        q::update(conn, &existing, &reinforced, "REINFORCE", actor)?;
+        return Ok(Stored {
+            record: reinforced,
+            outcome: Outcome::Reinforced,
+            superseded: Vec::new(),
+        });
+    }
+    q::insert(conn, &record, actor)?;
+    let settled = settle::settle(conn, text, &record, now, actor)?;
+    let record = q::get(conn, &record.user_id, &record.id)?;
+    Ok(Stored {
+        outcome: if settled.outvoted_by.is_some() {
+            Outcome::Outvoted
+        } else {
+            Outcome::Added
+        },
+        record,
+        superseded: settled.superseded,
+    })
 }
 
 /// The fields of a memory that may change; `None` keeps a field. (The body of
@@ -212,6 +337,8 @@ impl From<SearchResult> for SearchHit {
 pub struct Brain {
     store: Store,
     clock: Arc<dyn Clock>,
+    /// Which secrets every write redacts (`redact.rs`).
+    redaction: redact::Redaction,
 }
 
 impl Brain {
@@ -219,6 +346,7 @@ impl Brain {
         Ok(Brain {
             store: Store::open(path, events)?,
             clock,
+            redaction: redact::Redaction::default(),
         })
     }
 
@@ -230,12 +358,18 @@ impl Brain {
         self.clock.now_ms()
     }
 
-    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, StoreError> {
+    /// Stores a memory written by hand, by the rules of `settle.rs`: one that restates a
+    /// live memory reinforces it instead; one that replaces live memories supersedes
+    /// them.
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, StoreError> {
         let now = self.now();
+        let (new, found) = new.redacted(self.redaction.kinds())?;
         let record = new.into_record(user, now);
-        self.store
-            .write_grouped(|conn| q::insert(conn, &record, ACTOR_USER))?;
-        Ok(record)
+        let text = self.store.text();
+        self.store.write_grouped(|conn| {
+            redact::count_found(conn, user, &found)?;
+            store_settled(conn, text, record, now, ACTOR_USER)
+        })
     }
 
     /// Any memory of the user, superseded ones included (their history matters), as
@@ -255,12 +389,23 @@ impl Brain {
 
     pub fn edit(&self, user: &str, id: &str, edit: MemoryEdit) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
+        let kinds = self.redaction.kinds();
+        let (summary, found) = match edit.summary {
+            Some(summary) => {
+                let (checked, found) =
+                    NewMemory::new(MemoryType::Preference, summary).redacted(kinds)?;
+                (Some(checked.summary), found)
+            }
+            None => (None, Vec::new()),
+        };
         self.store.write_grouped(|tx| {
+            redact::count_found(tx, user, &found)?;
             let old = q::get(tx, user, id)?;
             let mut new = old.clone();
-            if let Some(summary) = edit.summary {
+            if let Some(summary) = summary {
                 new.negated = engram_strategies::text::is_negated(&summary);
                 new.summary = summary.trim().to_string();
+                new = new.with_about_read();
             }
             if let Some(t) = edit.memory_type {
                 new.memory_type = t;
@@ -286,8 +431,12 @@ impl Brain {
                 new.validated = v;
             }
             new.updated_at = now;
+            settle::resolve_attribute(tx, &mut new)?;
             q::update(tx, &old, &new, "UPDATE", ACTOR_USER)?;
-            Ok(new)
+            if new.is_live() {
+                settle::settle(tx, self.store.text(), &new, now, ACTOR_USER)?;
+            }
+            q::get(tx, user, id)
         })
     }
 
@@ -451,11 +600,22 @@ impl Brain {
         self.store.read(|c| q::export(c, user, out))
     }
 
-    /// Imports an export, all or nothing; returns the number of records.
+    /// Imports an export, all or nothing; returns the number of records. Each live
+    /// memory imported is settled against the others as any write is (`settle.rs`).
     pub fn import(&self, user: &str, input: &mut dyn BufRead) -> Result<usize, StoreError> {
         let now = self.now();
-        self.store
-            .write(|tx| q::import(tx, user, input, ACTOR_USER, now))
+        let text = self.store.text();
+        self.store.write(|tx| {
+            let (count, memories) =
+                q::import(tx, user, input, ACTOR_USER, now, self.redaction.kinds())?;
+            for id in memories {
+                let record = q::get(tx, user, &id)?;
+                if record.is_live() {
+                    settle::settle(tx, text, &record, now, ACTOR_USER)?;
+                }
+            }
+            Ok(count)
+        })
     }
 
     fn model_of(&self, record: &MemoryRecord) -> engram_strategies::model::Memory {
@@ -520,3 +680,5 @@ impl MemorySource for Brain {
 mod test_rng;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod truth_tests;

@@ -44,7 +44,8 @@ pub struct LinkedPerson {
 pub struct PersonDetail {
     #[serde(flatten)]
     pub person: PersonSummary,
-    /// Relationship facts about the person.
+    /// Facts about the person: how they relate to the user, and the facts they hold
+    /// (`holder`).
     pub facts: Vec<MemoryRecord>,
     /// Every other live memory that names them.
     pub related_memories: Vec<MemoryRecord>,
@@ -211,7 +212,13 @@ impl Brain {
                         relation: relation.clone(),
                     });
                 }
-                if memory.memory_type == MemoryType::Relationship {
+                // The person's facts: how they relate to the user, and what is theirs
+                // ("User's sister Maria lives in Lisbon" holds Maria's city).
+                let theirs = memory
+                    .holder
+                    .as_deref()
+                    .is_some_and(|h| h.eq_ignore_ascii_case(&person.name));
+                if memory.memory_type == MemoryType::Relationship || theirs {
                     facts.push(memory);
                 } else {
                     related_memories.push(memory);

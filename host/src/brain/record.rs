@@ -234,6 +234,24 @@ pub struct MemoryRecord {
     #[serde(with = "rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub confidence_at: i64,
+    /// Whose fact it is: `null` for the user, else the person's name (or relation,
+    /// "mother") in lower case. Read from the summary unless the writer named it.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
+    pub holder: Option<String>,
+    /// The attribute the fact states (`phone`, `employer`, `favorite language`, ...):
+    /// a new value of a single-valued attribute of the same holder supersedes this one.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x1F\x7F-\x9F]*$"
+    )]
+    pub attribute: Option<String>,
 }
 
 impl MemoryRecord {
@@ -274,7 +292,18 @@ impl MemoryRecord {
             source_conversation: None,
             source_turns: Vec::new(),
             confidence_at: now,
+            holder: None,
+            attribute: None,
         }
+        .with_about_read()
+    }
+
+    /// The holder and attribute read from the summary (`engram_strategies::about`).
+    pub fn with_about_read(mut self) -> MemoryRecord {
+        let about = engram_strategies::about::of_summary(&self.summary);
+        self.holder = about.holder_key();
+        self.attribute = about.attribute;
+        self
     }
 
     /// Live memories are the ones retrieval, search and listings may show.

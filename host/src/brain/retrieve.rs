@@ -42,6 +42,7 @@ use std::collections::{BTreeSet, HashSet};
 use engram_strategies::analyser;
 use engram_strategies::model::Scope;
 
+use super::focus::{self, Focus, StaleTurns};
 use super::record::{MemoryRecord, MessageRecord};
 use super::snippet::{self, snippet};
 use super::store::{StoreError, TextMatch, q};
@@ -156,18 +157,29 @@ pub struct Retrieval {
     pub block: String,
 }
 
-pub fn render_line(record: &MemoryRecord) -> String {
-    format!("- [{}] {}", record.memory_type, record.summary)
+/// `- [<type>, <when>] <summary>`: when the fact was last stated ("2 days ago").
+pub fn render_line(record: &MemoryRecord, now: i64) -> String {
+    format!(
+        "- [{}, {}] {}",
+        record.memory_type,
+        crate::time::ago(record.last_seen_at, now),
+        record.summary
+    )
 }
 
-/// `- [said <date>] <speaker>: `, the part of a snippet's line before its text.
-pub fn said_prefix(message: &MessageRecord) -> String {
+/// `- [said <date>, <when>] <speaker>: `, the part of a snippet's line before its
+/// text.
+pub fn said_prefix(message: &MessageRecord, now: i64) -> String {
     let speaker = match (&message.name, message.role.as_str()) {
         (Some(name), _) => format!("{name}: "),
         (None, "user") => String::new(),
         (None, role) => format!("{role}: "),
     };
-    format!("- [said {}] {speaker}", crate::time::date(message.at))
+    format!(
+        "- [said {}, {}] {speaker}",
+        crate::time::date(message.at),
+        crate::time::ago(message.at, now)
+    )
 }
 
 /// A query as retrieval and search read it.
@@ -413,8 +425,11 @@ fn broad_query<I: FullText>(index: &I, terms: &str) -> Result<Option<TextQuery>,
 
 /// Relevance of a match relative to the best one: 1.0 for the best, less for weaker.
 fn relative(bm25: f64, best: f64) -> f64 {
-    // bm25() is negative, more negative is better.
-    if best >= 0.0 {
+    // bm25() is negative, more negative is better; 0 is a candidate found otherwise
+    // (by what it is about, or by meaning), with no word in common.
+    if bm25 >= 0.0 {
+        0.0
+    } else if best >= 0.0 {
         1.0
     } else {
         (bm25 / best).clamp(0.0, 1.0)
@@ -457,15 +472,97 @@ impl Ranked {
     }
 }
 
-/// Both tiers' candidates, ranked (steps 3 and 4 of the module docs).
+/// Both tiers' candidates, ranked (steps 3 to 5 of the module docs).
 pub(super) fn rank(
     memories: Vec<TextMatch>,
     said: Vec<MessageMatch>,
     query: &Query,
     tuning: &Tuning,
     now: i64,
+    focus: &Focused,
 ) -> Vec<Ranked> {
-    rank_with(memories, said, query, tuning, now, false)
+    rank_with(memories, said, query, tuning, now, false, Some(focus))
+}
+
+/// What a message asks about and what its candidate messages say now (`focus.rs`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Focused {
+    pub focus: Focus,
+    pub stale: StaleTurns,
+}
+
+/// Added to the score of the asked holder's fact on an asked attribute: it answers the
+/// question, whatever its words, so it comes first (the newest first among them).
+const FOCUS_BONUS: f64 = 0.5;
+/// Added to the score of any fact of a person the message names.
+const HOLDER_BONUS: f64 = 0.15;
+/// Added to the score of a message said by a person the message names.
+const SPEAKER_BONUS: f64 = 0.1;
+/// A message learned into a memory since superseded, on another attribute, weighs this
+/// much of its score.
+const SUPERSEDED_WEIGHT: f64 = 0.5;
+
+impl Focused {
+    /// Whether a candidate may be injected at all.
+    fn admits(&self, source: &Source) -> bool {
+        match source {
+            Source::Memory { record, .. } => !self.focus.other_holders(record),
+            Source::Message(message) => {
+                !self.stale.superseded_asked.contains(&message.id)
+                    && !self.stale.other_holders.contains(&message.id)
+            }
+        }
+    }
+
+    /// A candidate's score with what the focus adds or takes.
+    fn adjust(
+        &self,
+        source: &Source,
+        score: f64,
+        newest: &std::collections::HashMap<String, i64>,
+    ) -> f64 {
+        match source {
+            Source::Memory { record, .. } => {
+                let strength = self.focus.strength(record);
+                if strength > 0.0 {
+                    // Newer statements of the same attribute first: the newest of each
+                    // attribute gets the whole bonus, older ones a little less.
+                    let newest_at = record
+                        .attribute
+                        .as_ref()
+                        .and_then(|a| newest.get(a))
+                        .copied()
+                        .unwrap_or(record.last_seen_at);
+                    let older = if record.last_seen_at < newest_at {
+                        0.05
+                    } else {
+                        0.0
+                    };
+                    score + FOCUS_BONUS * strength - older
+                } else if self.focus.named && self.focus.holds(record) {
+                    score + HOLDER_BONUS
+                } else {
+                    score
+                }
+            }
+            Source::Message(message) => {
+                let spoken_by_holder = self.focus.named
+                    && message.name.as_ref().is_some_and(|name| {
+                        self.focus.holders.contains(&Some(name.to_lowercase()))
+                    });
+                let score = if spoken_by_holder {
+                    score + SPEAKER_BONUS
+                } else {
+                    score
+                };
+                if self.stale.superseded_other.contains(&message.id) {
+                    score * SUPERSEDED_WEIGHT
+                } else {
+                    score
+                }
+            }
+        }
+    }
 }
 
 /// Every candidate ranked as retrieval ranks them, subconscious memories included
@@ -477,7 +574,7 @@ pub(super) fn rank_all(
     tuning: &Tuning,
     now: i64,
 ) -> Vec<Source> {
-    rank_with(memories, said, query, tuning, now, true)
+    rank_with(memories, said, query, tuning, now, true, None)
         .into_iter()
         .map(|r| r.source)
         .collect()
@@ -490,6 +587,7 @@ fn rank_with(
     tuning: &Tuning,
     now: i64,
     every_match: bool,
+    focused: Option<&Focused>,
 ) -> Vec<Ranked> {
     let mut candidates: Vec<(Source, Signals)> = Vec::new();
     if let Some(best) = memories.iter().map(|m| m.bm25).reduce(f64::min) {
@@ -551,6 +649,24 @@ fn rank_with(
             Ranked { source, score }
         })
         .collect();
+    if let Some(focused) = focused {
+        let mut newest: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+        for candidate in &ranked {
+            if let Source::Memory { record, .. } = &candidate.source
+                && focused.focus.matches(record)
+                && let Some(attribute) = &record.attribute
+            {
+                let at = newest
+                    .entry(attribute.clone())
+                    .or_insert(record.last_seen_at);
+                *at = (*at).max(record.last_seen_at);
+            }
+        }
+        ranked.retain(|r| focused.admits(&r.source));
+        for candidate in &mut ranked {
+            candidate.score = focused.adjust(&candidate.source, candidate.score, &newest);
+        }
+    }
     ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -654,7 +770,7 @@ fn id_of(source: &Source) -> &str {
 }
 
 /// Chooses and renders the lines within the budget (step 5 of the module docs).
-pub(super) fn fit(ranked: Vec<Ranked>, query: &Query) -> Vec<Injected> {
+pub(super) fn fit(ranked: Vec<Ranked>, query: &Query, now: i64) -> Vec<Injected> {
     struct Chosen {
         ranked: Ranked,
         /// The memory's line, or a snippet's prefix.
@@ -672,7 +788,7 @@ pub(super) fn fit(ranked: Vec<Ranked>, query: &Query) -> Vec<Injected> {
         }
         let separator = usize::from(!chosen.is_empty());
         let (head, snippet_chars, wanted) = match &candidate.source {
-            Source::Memory { record, .. } => (render_line(record), 0, 0),
+            Source::Memory { record, .. } => (render_line(record, now), 0, 0),
             Source::Message(message) => {
                 let whole: usize = message
                     .content
@@ -683,7 +799,7 @@ pub(super) fn fit(ranked: Vec<Ranked>, query: &Query) -> Vec<Injected> {
                     continue;
                 }
                 let wanted = (whole - 1).min(MAX_SNIPPET);
-                (said_prefix(message), wanted.min(MIN_SNIPPET), wanted)
+                (said_prefix(message, now), wanted.min(MIN_SNIPPET), wanted)
             }
         };
         let cost = head.chars().count() + snippet_chars + separator;
@@ -749,6 +865,68 @@ pub(super) fn fit(ranked: Vec<Ranked>, query: &Query) -> Vec<Injected> {
         .collect()
 }
 
+/// How many of the user's latest memories, and of their latest messages, are read for
+/// meaning when words find nothing.
+const MEANING_WINDOW: usize = 200;
+/// The cosine under which a text is no closer to the message than unrelated text is
+/// (the static vectors of two unrelated sentences score about 0 to 0.1).
+const MEANING_FLOOR: f64 = 0.1;
+/// Candidates found by meaning alone, per tier: the static vectors tell related from
+/// unrelated text, not the best of several related ones.
+const BY_MEANING: usize = 3;
+
+/// When the words of a message find nothing (no word in common: "What's my vehicle?"
+/// and "The Kia Soul needs new tires"), the user's latest live memories and messages
+/// closest to it in meaning are the candidates, [`BY_MEANING`] of each at most.
+/// Bounded to the latest [`MEANING_WINDOW`] of each, whatever the size of the store.
+fn add_by_meaning(
+    conn: &rusqlite::Connection,
+    user: &str,
+    query: &Query,
+    memories: &mut Vec<TextMatch>,
+    said: &mut Vec<MessageMatch>,
+) -> Result<(), StoreError> {
+    let Some(vector) = query.vector.as_deref() else {
+        return Ok(());
+    };
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {} FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND dismissed_at IS NULL
+           AND scope <> 'subconscious' ORDER BY updated_at DESC LIMIT ?2",
+        super::store::COLUMNS
+    ))?;
+    let recent = stmt
+        .query_map(
+            rusqlite::params![user, MEANING_WINDOW as i64],
+            super::store::record_from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut close: Vec<(f64, MemoryRecord)> = recent
+        .into_iter()
+        .map(|record| (meaning::closeness(vector, about(&record.summary)), record))
+        .filter(|(cos, _)| *cos >= MEANING_FLOOR)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0));
+    memories.extend(
+        close
+            .into_iter()
+            .take(BY_MEANING)
+            .map(|(_, record)| TextMatch { record, bm25: 0.0 }),
+    );
+    let mut close: Vec<(f64, MessageRecord)> = transcript::latest(conn, user, MEANING_WINDOW)?
+        .into_iter()
+        .map(|message| (meaning::closeness(vector, &message.content), message))
+        .filter(|(cos, _)| *cos >= MEANING_FLOOR)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0));
+    said.extend(
+        close
+            .into_iter()
+            .take(BY_MEANING)
+            .map(|(_, message)| MessageMatch { message, bm25: 0.0 }),
+    );
+    Ok(())
+}
+
 impl Brain {
     /// Chooses the lines to inject before a message (see the module docs).
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
@@ -766,29 +944,53 @@ impl Brain {
         let query = Query::new(message);
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
-        let (memories, said) = self.store.read(|c| {
-            Ok((
-                text_matches(
-                    c,
-                    text,
-                    user,
-                    &query.terms,
-                    tuning.candidates,
-                    MAX_INJECTED,
-                    tuning,
-                )?,
-                said_matches(
-                    c,
-                    counts,
-                    user,
-                    &query.terms,
-                    tuning.candidates,
-                    MAX_INJECTED,
-                    tuning,
-                )?,
-            ))
+        let (memories, said, focused) = self.store.read(|c| {
+            let focus = focus::focus(c, user, message)?;
+            // The words the asked attributes are stated with find their statements
+            // ("where am I living" finds "moved to Seattle"); ranking reads the
+            // message's own words.
+            let mut terms = query.terms.clone();
+            for word in &focus.expansion {
+                terms.push(' ');
+                terms.push_str(word);
+            }
+            let mut memories = text_matches(
+                c,
+                text,
+                user,
+                &terms,
+                tuning.candidates,
+                MAX_INJECTED,
+                tuning,
+            )?;
+            for record in focus::candidates(c, user, &focus)? {
+                if !memories.iter().any(|m| m.record.id == record.id) {
+                    // Found by what it is about, not by its words: no bm25 of its own.
+                    memories.push(TextMatch { record, bm25: 0.0 });
+                }
+            }
+            let said = said_matches(
+                c,
+                counts,
+                user,
+                &terms,
+                tuning.candidates,
+                MAX_INJECTED,
+                tuning,
+            )?;
+            let mut said = said;
+            if memories.is_empty() && said.is_empty() {
+                add_by_meaning(c, user, &query, &mut memories, &mut said)?;
+            }
+            let turns: Vec<&str> = said.iter().map(|m| m.message.id.as_str()).collect();
+            let stale = focus::stale_turns(c, user, &turns, &focus)?;
+            Ok((memories, said, Focused { focus, stale }))
         })?;
-        let mut lines = fit(rank(memories, said, &query, tuning, now), &query);
+        let mut lines = fit(
+            rank(memories, said, &query, tuning, now, &focused),
+            &query,
+            now,
+        );
         self.mark_used(&mut lines, now)?;
         let block = lines
             .iter()
@@ -799,8 +1001,10 @@ impl Brain {
     }
 
     /// Records the use of each chosen memory and promotes the recalled ones, in one
-    /// transaction.
-    fn mark_used(&self, chosen: &mut [Injected], now: i64) -> Result<(), StoreError> {
+    /// transaction. A chosen memory whose row is gone (deleted by another process
+    /// behind the index's back) is left out of the block: one line fewer, never an
+    /// error for the whole turn.
+    fn mark_used(&self, chosen: &mut Vec<Injected>, now: i64) -> Result<(), StoreError> {
         if !chosen.iter().any(|i| i.memory().is_some()) {
             return Ok(());
         }
@@ -809,12 +1013,20 @@ impl Brain {
         let promotes = chosen
             .iter()
             .any(|i| matches!(i.source, Source::Memory { recalled: true, .. }));
+        let mut gone: Vec<String> = Vec::new();
         let apply = |tx: &rusqlite::Transaction| {
             for injected in chosen.iter_mut() {
                 let Source::Memory { record, recalled } = &mut injected.source else {
                     continue;
                 };
-                let old = q::get(tx, &record.user_id, &record.id)?;
+                let old = match q::get(tx, &record.user_id, &record.id) {
+                    Ok(old) => old,
+                    Err(StoreError::NotFound(_)) => {
+                        gone.push(record.id.clone());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let mut new = old.clone();
                 new.last_used_at = Some(now);
                 new.stale = false;
@@ -832,10 +1044,18 @@ impl Brain {
             Ok(())
         };
         if promotes {
-            self.store.write(apply)
+            self.store.write(apply)?;
         } else {
-            self.store.write_relaxed(apply)
+            self.store.write_relaxed(apply)?;
         }
+        if !gone.is_empty() {
+            tracing::warn!(
+                ids = ?gone,
+                "memories in the search index have no row any more (deleted by another process?); left out"
+            );
+            chosen.retain(|i| !i.memory().is_some_and(|m| gone.contains(&m.id)));
+        }
+        Ok(())
     }
 }
 

@@ -166,7 +166,62 @@ const MIGRATIONS: &[&str] = &[
     DROP TRIGGER memories_fts_update;
     DROP TABLE memories_fts;
     "#,
-    // 4: a user's transcript ranking depends on that user's messages alone
+    // 4: what a memory is about (`engram_strategies::about`): its holder (NULL for the
+    // user, else a person's name or relation) and the attribute it states, which the
+    // store reads from every memory it writes and supersedes by. Rows written before
+    // are read once when the store opens (`Store::open`, `about_backfilled` in meta).
+    r#"
+    ALTER TABLE memories ADD COLUMN holder TEXT;
+    ALTER TABLE memories ADD COLUMN attribute TEXT;
+    CREATE INDEX memories_by_attribute ON memories (user_id, attribute, holder) WHERE attribute IS NOT NULL;
+    -- A user's latest messages, which retrieval reads for meaning when words find
+    -- too little.
+    CREATE INDEX messages_by_user_time ON messages (user_id, at);
+
+    -- Which messages each memory was learned from (`source_turns`), indexed by message:
+    -- retrieval leaves out a message whose fact was superseded, and forgetting a
+    -- memory finds the messages to redact. Kept by triggers, so that every path that
+    -- writes `source_turns` keeps it.
+    CREATE TABLE memory_turns (
+        turn_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        user_id     TEXT NOT NULL,
+        PRIMARY KEY (turn_id, memory_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_turns_by_memory ON memory_turns (memory_id);
+    INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+        SELECT j.value, m.id, m.user_id FROM memories m, json_each(m.source_turns) j WHERE j.type = 'text';
+    CREATE TRIGGER memory_turns_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+            SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
+    END;
+    -- How many secrets of each kind were redacted from what a user's writes brought.
+    CREATE TABLE redactions (
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        count       INTEGER NOT NULL,
+        PRIMARY KEY (user_id, kind)
+    ) WITHOUT ROWID;
+
+    -- What was forgotten, when and by whom: ids and counts, never the text.
+    CREATE TABLE forget_log (
+        id          INTEGER PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        actor       TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        memories    TEXT NOT NULL,
+        messages    TEXT NOT NULL
+    );
+    CREATE INDEX forget_log_by_user ON forget_log (user_id, id);
+    CREATE TRIGGER memory_turns_update AFTER UPDATE OF source_turns ON memories
+        WHEN old.source_turns IS NOT new.source_turns BEGIN
+        DELETE FROM memory_turns WHERE memory_id = old.id;
+        INSERT OR IGNORE INTO memory_turns (turn_id, memory_id, user_id)
+            SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
+    END;
+    "#,
+    // 5: a user's transcript ranking depends on that user's messages alone
     // (`transcript.rs`). Each user's messages take a block of the index's rowids,
     // `(number << 40) + n`, so that FTS5 reads one user's rows with a rowid range; the
     // index's content is a view giving each message that rowid. `transcript_users`
@@ -248,7 +303,7 @@ pub use crate::sqlite::SchemaError;
 
 /// Makes `conn` one that can write the Second Brain, and brings the schema up to
 /// date: registers `engram_tokens` (`tokenizer.rs`), which the transcript's triggers
-/// call (and the migration to version 4 too), then migrates.
+/// call (and the migration to version 5 too), then migrates.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
     super::tokenizer::register_token_count(conn)?;
     crate::sqlite::migrate(conn, MIGRATIONS, "the Second Brain database")
@@ -325,11 +380,11 @@ mod tests {
         assert!(found.iter().all(|h| h.tier == Tier::Transcript));
     }
 
-    /// A database of version 3 with two users' messages: the upgrade gives each user
+    /// A database of version 4 with two users' messages: the upgrade gives each user
     /// their counters and their block of the index, and each finds their own messages,
     /// scored over theirs alone.
     #[test]
-    fn a_version_3_database_upgrades_to_per_user_statistics() {
+    fn a_version_4_database_upgrades_to_per_user_statistics() {
         use crate::brain::{Brain, SearchScope};
         use crate::time::ManualClock;
         use std::sync::Arc;
@@ -338,7 +393,7 @@ mod tests {
         let path = dir.path().join("second-brain.db");
         {
             let mut conn = Connection::open(&path).expect("open");
-            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..3], "test").expect("version 3");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..4], "test").expect("version 4");
             conn.execute_batch(
                 "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('a', 'ann', 5, 6), ('b', 'bob', 5, 6);
                  INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at) VALUES
@@ -347,7 +402,7 @@ mod tests {
                     ('turn_b2', 'b', 'bob', 2, 'user', 'No more peanuts for me, thanks.', 6),
                     ('turn_a2', 'a', 'ann', 2, 'user', 'Tea.', 6);",
             )
-            .expect("version 3 data");
+            .expect("version 4 data");
         }
         let brain = Brain::open(
             &path,

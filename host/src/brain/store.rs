@@ -46,6 +46,8 @@ pub enum StoreError {
     OtherUsers { what: &'static str, id: String },
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    #[error(transparent)]
+    SecretRefused(#[from] super::redact::SecretRefused),
     #[error("import line {line}: {reason}")]
     Import { line: usize, reason: String },
     /// An import whose records name others that are nowhere: depends on what is
@@ -148,9 +150,11 @@ pub struct Store {
     /// `word_counts.rs`).
     word_counts: WordCounts,
     path: PathBuf,
+    /// Set when forgotten text may still be in the file (`forget.rs`).
+    purge_requested: std::sync::atomic::AtomicBool,
 }
 
-pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at";
+pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
 
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
@@ -194,6 +198,8 @@ pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         source_conversation: row.get(21)?,
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
         confidence_at: row.get(23)?,
+        holder: row.get(24)?,
+        attribute: row.get(25)?,
     })
 }
 
@@ -227,6 +233,8 @@ fn values(r: &MemoryRecord) -> Vec<SqlValue> {
         opt_text(r.source_conversation.as_deref()),
         SqlValue::Text(serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into())),
         SqlValue::Integer(r.confidence_at),
+        opt_text(r.holder.as_deref()),
+        opt_text(r.attribute.as_deref()),
     ]
 }
 
@@ -263,6 +271,50 @@ pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
     if r.prior_scope == Some(Scope::Subconscious) {
         return invalid("prior_scope", "must be durable or active".into());
     }
+    for (field, value, most) in [("holder", &r.holder, 100), ("attribute", &r.attribute, 64)] {
+        if let Some(value) = value
+            && (value.trim().is_empty()
+                || value.chars().count() > most
+                || value.chars().any(char::is_control))
+        {
+            return invalid(
+                field,
+                format!("must be 1 to {most} characters without control characters"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Meta key (user `""`) set once every memory written before schema version 4 has had
+/// its holder and attribute read.
+const ABOUT_READ: &str = "about_read";
+
+/// Reads the holder and attribute of memories stored before they existed, once.
+fn read_about_once(conn: &mut Connection) -> Result<(), StoreError> {
+    if q::meta(conn, "", ABOUT_READ)?.is_some() {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    {
+        let mut select = tx.prepare(
+            "SELECT id, summary FROM memories WHERE holder IS NULL AND attribute IS NULL",
+        )?;
+        let rows = select
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut update =
+            tx.prepare("UPDATE memories SET holder = ?2, attribute = ?3 WHERE id = ?1")?;
+        for (id, summary) in rows {
+            let about = engram_strategies::about::of_summary(&summary);
+            let holder = about.holder_key();
+            if holder.is_some() || about.attribute.is_some() {
+                update.execute(params![id, holder, about.attribute])?;
+            }
+        }
+    }
+    q::set_meta(&tx, "", ABOUT_READ, "1")?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -277,16 +329,55 @@ impl Store {
         // FULL: a committed write survives a power cut, not only a process crash.
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)?;
+        // Deleted and redacted text is overwritten where it lay, not left in free pages.
+        conn.pragma_update(None, "secure_delete", true)?;
         schema::migrate(&mut conn)?;
+        // The transcript's search calls engram_hits (`bm25.rs`), in write transactions
+        // too (forgetting finds the messages to redact with it).
+        super::bm25::register(&conn)?;
+        read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
             writer: Writer::new(conn, events, text.clone()),
-            // The transcript's search calls engram_hits (`bm25.rs`).
             readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
             path: path.to_path_buf(),
+            purge_requested: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Asks for a purge of forgotten text (`forget.rs`) at the next chance.
+    pub fn request_purge(&self) {
+        self.purge_requested
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Merges the transcript's full-text index into one segment (old segments keep the
+    /// words of redacted messages until they are merged away) and checkpoints the WAL,
+    /// if a purge was asked for. The request stays when the checkpoint could not
+    /// reach the end of the WAL (a reader held it), for the next maintenance pass.
+    pub fn purge_if_requested(&self) -> Result<(), StoreError> {
+        use std::sync::atomic::Ordering;
+        if !self.purge_requested.swap(false, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let complete = self.writer.exclusive(|conn| -> Result<bool, StoreError> {
+            conn.execute_batch("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');")?;
+            let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+            Ok(busy == 0)
+        });
+        match complete {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.request_purge();
+                Ok(())
+            }
+            Err(e) => {
+                self.request_purge();
+                Err(e)
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -659,7 +750,7 @@ pub mod q {
     }
 
     /// Every memory, person, link, conversation and message of a user, one JSON object
-    /// per line.
+    /// per line (see [`one_line`]).
     pub fn export(conn: &Connection, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
         let mut lines = 0;
         let mut write = |line: ExportLine| -> Result<(), StoreError> {
@@ -667,6 +758,7 @@ pub mod q {
                 field: "export",
                 reason: e.to_string(),
             })?;
+            let text = one_line(text);
             writeln!(out, "{text}").map_err(|e| StoreError::Invalid {
                 field: "export",
                 reason: e.to_string(),
@@ -729,14 +821,17 @@ pub mod q {
     /// Imports an export into `user`, all or nothing: records keep their ids and
     /// timestamps; an existing record with the same id is replaced. A line that does
     /// not parse, a record of another user's id space, or a person link naming
-    /// another user's memory or person fails the whole import.
+    /// another user's memory or person fails the whole import. Returns the lines
+    /// imported and the ids of the memories among them.
     pub fn import(
         tx: &Transaction,
         user: &str,
         input: &mut dyn BufRead,
         actor: &str,
         now: i64,
-    ) -> Result<usize, StoreError> {
+        kinds: engram_strategies::secrets::KindSet,
+    ) -> Result<(usize, Vec<String>), StoreError> {
+        let mut memories = Vec::new();
         // Records may name others further down the file (superseded_by, links).
         tx.pragma_update(None, "defer_foreign_keys", true)?;
         let mut count = 0;
@@ -790,9 +885,28 @@ pub mod q {
                         }
                         tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
                     }
+                    let summary = engram_strategies::secrets::redact(&record.summary, kinds);
+                    let detail = record
+                        .detail
+                        .as_deref()
+                        .map(|d| engram_strategies::secrets::redact(d, kinds));
+                    crate::brain::redact::count_found(tx, user, &summary.found)?;
+                    if let Some(detail) = &detail {
+                        crate::brain::redact::count_found(tx, user, &detail.found)?;
+                    }
+                    let summary = summary.text.into_owned();
+                    record.detail = detail.map(|d| d.text.into_owned());
+                    if summary != record.summary {
+                        record.summary = summary;
+                        record = record.with_about_read();
+                    }
+                    if record.holder.is_none() && record.attribute.is_none() {
+                        record = record.with_about_read();
+                    }
                     validate_record(&record).map_err(|e| fail(e.to_string()))?;
                     insert_without_history(tx, &record)?;
                     history(tx, user, &record.id, "ADD", None, Some(&record), actor, now)?;
+                    memories.push(record.id.clone());
                 }
                 ExportLine::Person(mut person) => {
                     person.user_id = user.to_string();
@@ -864,6 +978,9 @@ pub mod q {
                             message.id
                         )));
                     }
+                    let content = engram_strategies::secrets::redact(&message.content, kinds);
+                    crate::brain::redact::count_found(tx, user, &content.found)?;
+                    message.content = content.text.into_owned();
                     tx.execute(
                         "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                          ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, seq = excluded.seq,
@@ -920,7 +1037,7 @@ pub mod q {
                 "a record of `{table}` names one of `{parent}` that neither the import nor the store has"
             )));
         }
-        Ok(count)
+        Ok((count, memories))
     }
 
     fn insert_without_history(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
@@ -931,4 +1048,17 @@ pub mod q {
         .execute(params_from_iter(values(r)))?;
         Ok(())
     }
+}
+
+/// A JSON text with the characters some readers take for a line break (NEL, the line
+/// and paragraph separators: Python's `splitlines`, among others) written as escapes.
+/// serde_json escapes the ASCII controls only; these can only be inside strings, where
+/// an escape means the same character, so every reader sees one record per line.
+fn one_line(json: String) -> String {
+    if !json.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return json;
+    }
+    json.replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }

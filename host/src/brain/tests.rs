@@ -8,7 +8,7 @@ use super::store::{ListFilter, StoreError};
 use super::*;
 use crate::time::{DAY_MS, ManualClock};
 
-const START: i64 = 1_790_000_000_000;
+pub(super) const START: i64 = 1_790_000_000_000;
 
 /// A Second Brain on a fresh file, its clock at [`START`] (the other test modules of
 /// the brain open theirs here too).
@@ -43,7 +43,8 @@ fn manual_memories_take_the_default_scope_of_their_type() {
         let record = f
             .brain
             .add("default", NewMemory::new(*t, format!("a {t} fact")))
-            .expect("add");
+            .expect("add")
+            .record;
         assert_eq!(record.scope, t.default_scope(), "{t}");
         assert_eq!(record.evidence, Evidence::Manual);
         assert!(record.id.starts_with("mem_"));
@@ -66,7 +67,8 @@ fn edits_change_only_the_editable_fields_and_bad_values_change_nothing() {
             "default",
             NewMemory::new(MemoryType::Preference, "User likes tea"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.clock.advance(1_000);
     let edited = f
         .brain
@@ -144,14 +146,16 @@ fn delete_removes_the_row_its_search_entry_and_its_history_text() {
             "default",
             NewMemory::new(MemoryType::Preference, "User likes jazz"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     let gone = f
         .brain
         .add(
             "default",
             NewMemory::new(MemoryType::Preference, "User likes opera"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     assert_eq!(
         f.brain
             .search("default", "opera", 10)
@@ -197,7 +201,8 @@ fn no_call_crosses_users() {
             "anna",
             NewMemory::new(MemoryType::Preference, "User likes coffee"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     assert!(matches!(
         f.brain.get("bob", &anna.id),
         Err(StoreError::NotFound(_))
@@ -251,7 +256,8 @@ fn listing_pages_and_filters_by_tier_and_type() {
     let sleeping = f
         .brain
         .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -378,7 +384,8 @@ fn search_merges_tiers_and_says_which_is_which() {
             "default",
             NewMemory::new(MemoryType::Habit, "User went hiking every Sunday"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -402,6 +409,50 @@ fn search_merges_tiers_and_says_which_is_which() {
 }
 
 #[test]
+fn a_chosen_memory_whose_row_is_gone_is_left_out_not_an_error() {
+    let f = fixture();
+    for summary in ["User likes green tea", "User grows green beans"] {
+        f.brain
+            .add("default", NewMemory::new(MemoryType::Preference, summary))
+            .expect("add");
+    }
+    let before = f.brain.retrieve("default", "green tea").expect("retrieve");
+    assert!(before.block.contains("green tea"), "{}", before.block);
+    // Another process deletes the row; this process's index still lists it.
+    let other =
+        rusqlite::Connection::open(f.dir.path().join("memory/second-brain/second-brain.db"))
+            .expect("another connection");
+    other
+        .execute(
+            "DELETE FROM memories WHERE summary = 'User likes green tea'",
+            [],
+        )
+        .expect("delete behind the index's back");
+    let after = f
+        .brain
+        .retrieve("default", "green tea")
+        .expect("a gone row is no error");
+    assert!(!after.block.contains("green tea"), "{}", after.block);
+}
+
+#[test]
+fn an_export_line_never_holds_a_character_taken_for_a_line_break() {
+    let f = fixture();
+    let odd = "Line\u{2028}separator, next\u{85}line, paragraph\u{2029}end";
+    f.brain
+        .add("default", NewMemory::new(MemoryType::Identity, odd))
+        .expect("add");
+    let text = export(&f.brain, "default");
+    assert!(
+        !text.contains(['\u{85}', '\u{2028}', '\u{2029}']),
+        "{text:?}"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(record["summary"], odd);
+}
+
+#[test]
 fn export_and_import_round_trip_losslessly() {
     let f = fixture();
     let a = f
@@ -410,7 +461,8 @@ fn export_and_import_round_trip_losslessly() {
             "default",
             NewMemory::new(MemoryType::Identity, "User's name is Dana"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.clock.advance(DAY_MS);
     let b = f
         .brain
@@ -418,7 +470,8 @@ fn export_and_import_round_trip_losslessly() {
             "default",
             NewMemory::new(MemoryType::Goal, "User wants to run a marathon"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .edit(
             "default",
@@ -478,7 +531,8 @@ fn an_import_cannot_link_another_users_memory_or_person() {
             "alice",
             NewMemory::new(MemoryType::Relationship, "Anna is Alice's sister"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     f.brain
         .store()
         .write(|tx| {
@@ -506,7 +560,8 @@ fn an_import_cannot_link_another_users_memory_or_person() {
             "bob",
             NewMemory::new(MemoryType::Relationship, "Bob knows someone"),
         )
-        .expect("add");
+        .expect("add")
+        .record;
     for text in [
         link(&memory.id, "per_anna"),
         link(&bobs_memory.id, "per_anna"),
@@ -629,8 +684,11 @@ mod retrieval {
         );
         assert_eq!(got.block.lines().count(), MAX_INJECTED);
         for m in &got.lines {
-            assert_eq!(m.line, render_line(m.memory().expect("a memory")));
-            assert!(m.line.starts_with("- [preference] User likes tea"));
+            assert_eq!(
+                m.line,
+                render_line(m.memory().expect("a memory"), START + 1_000)
+            );
+            assert!(m.line.starts_with("- [preference, today] User likes tea"));
             let stored = f.brain.get("default", m.id()).expect("get");
             assert_eq!(stored.last_used_at, Some(START + 1_000));
         }
@@ -660,7 +718,8 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes matcha tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let common = f.brain.retrieve("default", "tea").expect("retrieve");
         assert_eq!(
             common.lines.len(),
@@ -681,10 +740,11 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(0.2),
                     importance: Some(0.1),
-                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee at dawn")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let strong = f
             .brain
             .add(
@@ -692,10 +752,11 @@ mod retrieval {
                 NewMemory {
                     confidence: Some(1.0),
                     importance: Some(0.9),
-                    ..NewMemory::new(MemoryType::Preference, "User likes coffee")
+                    ..NewMemory::new(MemoryType::Preference, "User likes coffee at noon")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .add(
                 "default",
@@ -716,21 +777,24 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let winner = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User does not like coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let hidden = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee beans"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .store()
             .write(|tx| {
@@ -767,14 +831,16 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Habit, "User plays the cello on Sundays"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let active = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Project, "User restores a vintage sailboat"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         for id in [&durable.id, &active.id] {
             f.brain
                 .edit(
@@ -830,7 +896,8 @@ mod retrieval {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .edit(
                 "default",
@@ -879,7 +946,8 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(20 * DAY_MS);
         assert_eq!(prune(&f).staled, 0);
         f.clock.advance(DAY_MS);
@@ -900,14 +968,16 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Goal, "User wants to learn Rust"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let durable = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Identity, "User is a nurse"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(30 * DAY_MS);
         assert_eq!(prune(&f).demoted, 1);
         let moved = f.brain.get("default", &goal.id).expect("get");
@@ -933,14 +1003,16 @@ mod lifecycle {
                     ..NewMemory::new(MemoryType::Preference, "User likes jazz")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let sure = f
             .brain
             .add(
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes blues"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         f.clock.advance(119 * DAY_MS);
         assert_eq!(prune(&f).dismissed, 0);
         f.clock.advance(DAY_MS);
@@ -983,7 +1055,8 @@ mod lifecycle {
                 "default",
                 NewMemory::new(MemoryType::Episode, "User ran a 10k"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let mut current = episode.clone();
         for n in 1..=3 {
             f.clock.advance(DAY_MS);
@@ -1015,11 +1088,13 @@ mod lifecycle {
         let decaying = f
             .brain
             .add("default", inferred("User naps after lunch"))
-            .expect("add");
+            .expect("add")
+            .record;
         let sleeping = f
             .brain
             .add("default", inferred("User jogs at night"))
-            .expect("add");
+            .expect("add")
+            .record;
         f.brain
             .edit(
                 "default",
@@ -1040,11 +1115,13 @@ mod lifecycle {
                     ..NewMemory::new(MemoryType::Habit, "User cycles")
                 },
             )
-            .expect("add");
+            .expect("add")
+            .record;
         let manual = f
             .brain
             .add("default", NewMemory::new(MemoryType::Habit, "User swims"))
-            .expect("add");
+            .expect("add")
+            .record;
 
         f.clock.advance(45 * DAY_MS);
         prune(&f);
@@ -1077,7 +1154,7 @@ mod lifecycle {
     }
 }
 
-mod ingestion {
+pub(super) mod ingestion {
     use super::*;
     use std::sync::OnceLock;
 
@@ -1091,7 +1168,7 @@ mod ingestion {
     use crate::time::MINUTE_MS;
 
     /// The real built-in strategies, compiled once per test binary.
-    pub(super) fn strategies() -> &'static Strategies {
+    pub(in crate::brain) fn strategies() -> &'static Strategies {
         static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
         STRATEGIES.get_or_init(|| {
             let services = HostServices::new(
@@ -1259,7 +1336,8 @@ mod ingestion {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes coffee"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         assert_eq!(sure.confidence, 1.0);
         let ingested = say(&f, "c1", &[(Role::User, "I don't like coffee.")]);
         let Applied::Outvoted { id, by } = &ingested.applied[0] else {
@@ -2118,7 +2196,8 @@ mod transcript {
                 "default",
                 NewMemory::new(MemoryType::Preference, "User likes green tea"),
             )
-            .expect("add");
+            .expect("add")
+            .record;
         // Long messages about tea: each snippet is cut to fit.
         for i in 0..8 {
             say(
@@ -2128,8 +2207,8 @@ mod transcript {
                 Some("Anna"),
                 &format!(
                     "{} Then we drank green tea number {i} in the garden. {}",
-                    "We walked a long way through the hills and the old town first.".repeat(3),
-                    "Afterwards everyone went home tired but happy.".repeat(3)
+                    "We walked a long way through the hills and the old town first. ".repeat(3),
+                    "Afterwards everyone went home tired but happy. ".repeat(3)
                 ),
             );
         }
@@ -2137,12 +2216,15 @@ mod transcript {
         assert_eq!(got.lines.len(), MAX_INJECTED);
         assert!(got.block.chars().count() <= BUDGET_CHARS, "{}", got.block);
         assert_eq!(got.lines[0].id(), tea.id, "the stated preference first");
-        assert_eq!(got.lines[0].line, "- [preference] User likes green tea");
+        assert_eq!(
+            got.lines[0].line,
+            "- [preference, today] User likes green tea"
+        );
         for line in &got.lines[1..] {
             let Source::Message(message) = &line.source else {
                 panic!("a snippet: {line:?}");
             };
-            let prefix = format!("- [said {}] Anna: ", crate::time::date(message.at));
+            let prefix = format!("- [said {}, today] Anna: ", crate::time::date(message.at));
             let text = line.line.strip_prefix(&prefix).expect(&line.line);
             assert!(text.chars().count() <= MAX_SNIPPET);
             assert!(text.contains("green tea"), "{text}");
@@ -2163,7 +2245,10 @@ mod transcript {
             .end_conversation("default", "c2", strategies())
             .expect("end");
         let got = g.brain.retrieve("default", "peanuts").expect("retrieve");
-        assert_eq!(got.block, "- [constraint] User is allergic to peanuts");
+        assert_eq!(
+            got.block,
+            "- [constraint, today] User is allergic to peanuts"
+        );
     }
 
     #[test]

@@ -1138,6 +1138,7 @@ mod tests {
         let edited = brain
             .add("default", memory("tea garden".into(), None))
             .expect("add")
+            .record
             .id;
         for round in 0..300 {
             let summary = if round % 2 == 0 {
@@ -1154,6 +1155,7 @@ mod tests {
         let gone = brain
             .add("default", memory("tea".into(), None))
             .expect("add")
+            .record
             .id;
         brain.delete("default", &gone).expect("delete");
         let store = brain.store();
@@ -1218,7 +1220,8 @@ mod tests {
                     let detail = (rng.below(2) == 0).then(|| words(&mut rng, 12));
                     let added = brain
                         .add(user, memory(words(&mut rng, 8), detail))
-                        .expect("add");
+                        .expect("add")
+                        .record;
                     ids.push((user.to_string(), added.id));
                 } else {
                     let (user, id) = ids[rng.below(ids.len())].clone();
@@ -1390,9 +1393,12 @@ mod read_your_writes {
                                     scope: None,
                                     confidence: None,
                                     importance: None,
+                                    holder: None,
+                                    attribute: None,
                                 },
                             )
-                            .expect("add");
+                            .expect("add")
+                            .record;
                         assert_eq!(found(brain, &word), [added.id.as_str()], "after the add");
                         let edited = format!("{word}edited");
                         brain

@@ -133,7 +133,9 @@ impl Brain {
         let name = name.map(str::trim);
         let paused = self.learning_paused(user)?;
         let now = self.now();
-        self.store.write(|tx| {
+        let mut purge = false;
+        let kinds = self.redaction.kinds();
+        let recorded = self.store.write(|tx| {
             let owner: Option<String> = tx
                 .query_row(
                     "SELECT user_id FROM conversations WHERE id = ?1",
@@ -164,6 +166,9 @@ impl Brain {
             if paused {
                 return Ok(None);
             }
+            // Secrets never reach the table, its index, extraction or a plugin.
+            let content = super::redact::redacted(tx, user, content, kinds)?;
+            let content = content.as_ref();
             let seq: i64 = tx.query_row(
                 "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?1",
                 [conversation_id],
@@ -174,8 +179,28 @@ impl Brain {
                 "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![id, conversation_id, user, seq, role.as_str(), name, content, now],
             )?;
+            // A request to forget is acted on before anything reads the message.
+            if role == Role::User {
+                let message = MessageRecord {
+                    id: id.clone(),
+                    conversation_id: conversation_id.to_string(),
+                    user_id: user.to_string(),
+                    seq,
+                    role: role.as_str().to_string(),
+                    name: name.map(str::to_string),
+                    content: content.to_string(),
+                    at: now,
+                };
+                if let Some(forgotten) = super::forget::on_message(tx, &message, now)? {
+                    purge |= !forgotten.messages.is_empty();
+                }
+            }
             Ok(Some(id))
-        })
+        })?;
+        if purge {
+            self.purge();
+        }
+        Ok(recorded)
     }
 
     /// Deletes a conversation of `user` with all its messages (and their index
@@ -416,6 +441,21 @@ fn scan(conn: &Connection, share: &Share, query: &TextQuery) -> Result<Scan, Sto
         instances.extend(hits.instances());
     }
     Ok(Scan { matches, instances })
+}
+
+/// The user's latest `limit` messages of their own (role `user`), newest first.
+pub(super) fn latest(
+    conn: &Connection,
+    user: &str,
+    limit: usize,
+) -> Result<Vec<MessageRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 AND role = 'user' ORDER BY at DESC LIMIT ?2"
+    ))?;
+    let rows = stmt
+        .query_map(params![user, limit as i64], message_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
 }
 
 /// How many of `user`'s messages match `query`, counting no further than `cap + 1`.

@@ -395,6 +395,8 @@ mod tests {
                     scope: Some(scope),
                     confidence: None,
                     importance: None,
+                    holder: None,
+                    attribute: None,
                 },
             )
             .unwrap();

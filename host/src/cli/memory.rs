@@ -1,4 +1,4 @@
-//! `engram memory overview | recent | subconscious | search | add | edit | delete |
+//! `engram memory overview | recent | subconscious | search | add | edit | delete | redact |
 //! pause | resume | clear`: the Second Brain of the running daemon, through its REST
 //! API (second-brain spec §4, "Chat-channel command /memory").
 //!
@@ -11,8 +11,11 @@
 //! - `overview`: `GET /api/brain/status` (`BrainStatus`)
 //! - `recent`, `subconscious`: `{ "items": [memory...], "next_cursor": ... }`
 //! - `search`: `{ "items": [{ "tier": "conscious" | "subconscious", "memory": {...} }], ... }`
-//! - `add`, `edit`: the memory
-//! - `delete`: `{ "deleted": "<id>" }`
+//! - `add`: the memory, with `outcome` (added, reinforced, outvoted) and `superseded`
+//! - `edit`: the memory
+//! - `delete`: `{ "deleted": "<id>" }` (`--keep-messages` keeps the transcript text it
+//!   was learned from)
+//! - `redact`: `POST /api/brain/redact` (`RedactionReport`: ids and kinds found)
 //! - `pause`, `resume`: `{ "learning_paused": bool }`
 //! - `clear`: `{ "deleted": <count> }`
 
@@ -86,10 +89,19 @@ pub enum MemoryCommand {
     Add(AddArgs),
     /// Change a memory's summary, type, importance, confidence or scope
     Edit(EditArgs),
-    /// Delete a memory for good
+    /// Delete a memory for good, and redact what it was learned from
     Delete {
         /// Memory id (`mem_...`)
         id: String,
+        /// Keep the messages it was learned from (by default they are redacted too)
+        #[arg(long)]
+        keep_messages: bool,
+    },
+    /// Redact the secrets already stored (passwords, keys, card numbers, ...)
+    Redact {
+        /// Report what would be redacted, change nothing
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Pause learning: conversations are no longer learned from
     Pause,
@@ -130,6 +142,12 @@ pub struct AddArgs {
     /// 0.0 to 1.0 [default: by type]
     #[arg(long, short = 'i', value_parser = unit_interval)]
     pub importance: Option<f32>,
+    /// Whose fact it is when not yours: a person's name or relation [default: read from the summary]
+    #[arg(long)]
+    pub holder: Option<String>,
+    /// What it states (phone, email, residence, employer, favorite <noun>, ...) [default: read from the summary]
+    #[arg(long)]
+    pub attribute: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -377,14 +395,27 @@ impl MemoryClient {
         )
     }
 
-    pub fn delete(&self, id: &str) -> Result<Deleted, ClientError> {
+    pub fn delete(&self, id: &str, keep_messages: bool) -> Result<Deleted, ClientError> {
+        let mut params = vec![];
+        if keep_messages {
+            params.push(("keep_messages", "true".to_string()));
+        }
         self.client.delete(
             &format!("/api/brain/memory/{}", path_segment(id)),
-            &self.query(vec![]),
+            &self.query(params),
         )?;
         Ok(Deleted {
             deleted: id.to_string(),
         })
+    }
+
+    /// Applies the secret detector to what is stored; `dry_run` only reports.
+    pub fn redact(&self, dry_run: bool) -> Result<Redacted, ClientError> {
+        self.client.post::<(), _>(
+            "/api/brain/redact",
+            &self.query(vec![("dry_run", dry_run.to_string())]),
+            None,
+        )
     }
 
     pub fn pause(&self) -> Result<Learning, ClientError> {
@@ -596,6 +627,55 @@ pub fn render_learning(learning: &Learning) -> String {
     }
 }
 
+/// `redact`: what the pass found (ids and kinds, never the secrets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Redacted {
+    pub dry_run: bool,
+    pub messages: Vec<String>,
+    pub memories: Vec<String>,
+    pub deleted: Vec<String>,
+    pub found: BTreeMap<String, usize>,
+}
+
+pub fn render_redacted(report: &Redacted) -> String {
+    let kinds: Vec<String> = report
+        .found
+        .iter()
+        .map(|(kind, n)| format!("{n} {}", clean(kind)))
+        .collect();
+    let found = if kinds.is_empty() {
+        "no secrets".to_string()
+    } else {
+        kinds.join(", ")
+    };
+    let verb = if report.dry_run {
+        "would redact"
+    } else {
+        "redacted"
+    };
+    let mut out = format!(
+        "{verb} {found} in {} messages and {} memories",
+        report.messages.len(),
+        report.memories.len()
+    );
+    if !report.deleted.is_empty() {
+        let deleted = if report.dry_run {
+            "would delete"
+        } else {
+            "deleted"
+        };
+        out.push_str(&format!(
+            " ({deleted} {} that held nothing but a secret)",
+            report.deleted.len()
+        ));
+    }
+    out.push('\n');
+    if report.dry_run && !kinds.is_empty() {
+        out.push_str("run `engram memory redact` without --dry-run to apply\n");
+    }
+    out
+}
+
 pub fn render_deleted(deleted: &Deleted) -> String {
     format!("deleted {}\n", clean(&deleted.deleted))
 }
@@ -689,9 +769,22 @@ pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 scope: add.scope,
                 confidence: add.confidence,
                 importance: add.importance,
+                holder: add.holder,
+                attribute: add.attribute,
             })?;
             output(json, &memory, |m| {
-                format!("added {}\n", render_memory_line(m))
+                let outcome = m.extra.get("outcome").and_then(Value::as_str);
+                let verb = match outcome {
+                    Some("reinforced") => "reinforced (already known)",
+                    Some("outvoted") => "added, outranked by a memory more certain",
+                    _ => "added",
+                };
+                let mut text = format!("{verb} {}\n", render_memory_line(m));
+                let superseded = m.extra.get("superseded").and_then(Value::as_array);
+                for id in superseded.into_iter().flatten().filter_map(Value::as_str) {
+                    text.push_str(&format!("  replaces {}\n", clean(id)));
+                }
+                text
             })
         }
         MemoryCommand::Edit(edit) => {
@@ -707,9 +800,12 @@ pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 format!("updated {}\n", render_memory_line(m))
             })
         }
-        MemoryCommand::Delete { id } => {
-            let deleted = client.delete(&id)?;
+        MemoryCommand::Delete { id, keep_messages } => {
+            let deleted = client.delete(&id, keep_messages)?;
             output(json, &deleted, render_deleted)
+        }
+        MemoryCommand::Redact { dry_run } => {
+            output(json, &client.redact(dry_run)?, render_redacted)
         }
         MemoryCommand::Pause => output(json, &client.pause()?, render_learning),
         MemoryCommand::Resume => output(json, &client.resume()?, render_learning),

@@ -4,6 +4,7 @@
 //! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
 //! any part failed (one id of several, one skill of an update, one doctor check).
 
+pub mod chat;
 pub mod client;
 mod kit;
 mod mcp;
@@ -72,16 +73,9 @@ pub enum Command {
     /// Serve Engram to an MCP client on stdin/stdout (through the running daemon, or
     /// --embedded)
     Mcp(mcp::McpArgs),
-    /// Talk to Engram in this terminal (needs llm.* in config.yaml for answers)
-    Chat(ChatArgs),
-}
-
-/// `engram chat`.
-#[derive(Debug, clap::Args)]
-pub struct ChatArgs {
-    /// Whose memory the conversation uses
-    #[arg(long, default_value = crate::brain::DEFAULT_USER, value_name = "USER")]
-    pub user: String,
+    /// Talk to Engram in this terminal, through the running daemon or, without one, in
+    /// this process (needs llm.* in config.yaml for answers)
+    Chat(chat::ChatArgs),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -122,7 +116,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),
-        Command::Chat(args) => crate::channels::terminal::run(App::open(data)?, args.user),
+        Command::Chat(args) => chat::run(data, args),
         Command::Mcp(args) => mcp::run(data, args),
     }
 }

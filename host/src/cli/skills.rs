@@ -99,6 +99,9 @@ pub enum SkillsCommand {
     Update { id: Option<String> },
     /// Remove an installed skill
     Remove { id: String },
+    /// Grant an installed skill the tools its SKILL.md asks for (allowed without asking
+    /// while it is invoked), for the file as it is now; asks first unless -y
+    Grant { id: String },
     /// List the installed skills
     List,
     /// Registry statistics and reachability
@@ -218,11 +221,16 @@ pub fn run(data: DataDir, args: SkillsArgs) -> anyhow::Result<ExitCode> {
         registry_flag: args.registry,
     };
     // Refuse before touching anything: a script without -y must not depend on state.
-    if let SkillsCommand::Remove { .. } = args.command
+    let asks = match args.command {
+        SkillsCommand::Remove { .. } => Some("remove"),
+        SkillsCommand::Grant { .. } => Some("grant tools"),
+        _ => None,
+    };
+    if let Some(act) = asks
         && !ctx.yes
         && !std::io::stdin().is_terminal()
     {
-        bail!("refusing to remove without confirmation: stdin is not a terminal; pass -y (--yes)");
+        bail!("refusing to {act} without confirmation: stdin is not a terminal; pass -y (--yes)");
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -247,6 +255,7 @@ async fn execute(ctx: &Ctx, command: SkillsCommand) -> anyhow::Result<ExitCode> 
         }
         SkillsCommand::Update { id } => update(ctx, id.as_deref()).await,
         SkillsCommand::Remove { id } => remove(ctx, &id),
+        SkillsCommand::Grant { id } => grant(ctx, &id),
         SkillsCommand::List => list(ctx),
         SkillsCommand::Info => info(ctx).await,
         SkillsCommand::Doctor { seed_skills } => doctor(ctx, seed_skills).await,
@@ -777,6 +786,50 @@ async fn update(ctx: &Ctx, id: Option<&str>) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The person at the terminal grants the skill the tools its SKILL.md asks for, having
+/// been shown them (and the file's sha256, which the grant is bound to).
+fn grant(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
+    let library = ctx.library()?;
+    let slug = SkillId::parse(id)?.slug().to_string();
+    let detail = library.installed_skill(&slug, false)?;
+    let (Some(catalog), Some(file)) = (&detail.skill.catalog, &detail.skill.file_sha256) else {
+        bail!("`{}` cannot be read, so nothing can be granted", clean(id));
+    };
+    let tools = &catalog.allowed_tools;
+    if tools.is_empty() {
+        bail!(
+            "`{}` asks for no tools; there is nothing to grant",
+            clean(id)
+        );
+    }
+    if !ctx.yes {
+        eprint!(
+            "Grant {} the tools [{}] (its SKILL.md as it is now, sha256 {})? [y/N] ",
+            clean(&detail.skill.entry.id),
+            crate::term_text::neutralised(&tools.join(", ")),
+            &file[..12.min(file.len())]
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            bail!("cancelled; nothing was granted");
+        }
+    }
+    let entry = library.confirm_tools(&slug, file)?;
+    let granted = entry.granted.map(|g| g.tools).unwrap_or_default();
+    let value =
+        json!({"status": "granted", "slug": slug, "id": entry.id, "granted_tools": granted});
+    ctx.output(&value, || {
+        format!(
+            "{}: granted {}\n",
+            clean(&entry.id),
+            clean(&granted.join(", "))
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn remove(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
     let library = ctx.library()?;
     let parsed = SkillId::parse(id)?;
@@ -852,6 +905,7 @@ fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 "page_url": page_url,
                 "warnings": s.warnings,
                 "error": s.error,
+                "granted_tools": s.granted_tools,
             })
         })
         .collect();

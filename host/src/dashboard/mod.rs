@@ -27,6 +27,10 @@ use crate::app::App;
 use crate::html::{escape, fill};
 use crate::skills::RegistryUrl;
 
+/// The largest login form taken: a token and a page to go back to fit in far less,
+/// and a stranger must not hold a connection open with a body that never ends.
+const LOGIN_MAX_BYTES: usize = 4 * 1024;
+
 /// Where `/` and a login without `next` lead.
 const HOME: &str = "/second-brain/memory";
 
@@ -53,7 +57,14 @@ pub fn router(app: Arc<App>, auth: Auth) -> Router {
     let mut router = Router::new()
         .route("/", get(|| async { Redirect::to(HOME) }))
         .route("/second-brain", get(|| async { Redirect::to(HOME) }))
-        .route("/login", get(login_page).post(login))
+        .route(
+            "/login",
+            get(login_page)
+                .post(login)
+                .layer(tower_http::limit::RequestBodyLimitLayer::new(
+                    LOGIN_MAX_BYTES,
+                )),
+        )
         .route("/logout", post(logout))
         .route("/assets/{*path}", get(asset));
     for &(path, title, module) in PAGES {

@@ -33,6 +33,11 @@ pub enum GateError {
     Invalid { field: &'static str, reason: String },
     #[error("{open} turns are open, the most the gate keeps at once; end some or let them expire")]
     TooManyTurns { open: usize },
+    /// One caller holds as many open turns as it may (the others still open theirs).
+    #[error(
+        "`{caller}` holds {cap} open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
+    )]
+    CallerAtCap { caller: String, cap: usize },
     #[error("cannot open the audit log at {path}: {reason}")]
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -52,7 +57,7 @@ impl GateError {
             GateError::NotApprovable { code, .. } => code.as_str(),
             GateError::PersonRequired(_) => crate::credentials::PersonRequired::CODE,
             GateError::Invalid { .. } => "invalid",
-            GateError::TooManyTurns { .. } => "too-many-turns",
+            GateError::TooManyTurns { .. } | GateError::CallerAtCap { .. } => "too-many-turns",
             GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",
         }
     }

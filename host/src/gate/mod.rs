@@ -5,7 +5,9 @@
 //! - `catalog`: the tools the gate knows (the host tools read from `crate::tools`),
 //!   their default levels; unknown `allowed-tools`
 //! - `policy`: the operator's levels and the decision rules (a pure function)
-//! - `turns`: turns, their grants and the operator's approvals, in memory, with expiry
+//! - `turns`: turns, their grants and the person's approvals, in memory, with expiry
+//! - `flow`: where a call's data goes, for the rule against leaks: in a turn that has
+//!   read outside content, a send to a new destination asks, whatever the grant
 //! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
 //!
 //! [`Gate`] ties them together and is shared between threads (REST handlers on the
@@ -15,6 +17,7 @@
 pub mod audit;
 pub mod catalog;
 mod error;
+pub mod flow;
 pub mod policy;
 mod schema;
 pub mod turns;
@@ -29,10 +32,16 @@ pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
 pub use schema::SchemaError;
 pub use turns::{Approval, NewTurn, Turn, TurnState};
 
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
 use crate::config::{Config, ConfigFile};
 use crate::credentials::{PersonAct, Principal};
 use crate::paths::DataDir;
 use crate::time::Clock;
+
+/// The audit log's `tool` of a forced skill's entry (see [`Gate::record_forced`]).
+pub const FORCED_SKILL: &str = "(skill)";
 
 /// Where the audit log lives.
 pub fn audit_path(data_dir: &DataDir) -> PathBuf {
@@ -181,8 +190,13 @@ impl Gate {
 
     /// Opens a turn; it expires after the policy's turn lifetime unless ended first.
     pub fn open_turn(&self, new: NewTurn) -> Result<Turn, GateError> {
-        let ttl = self.policy.policy().turn_ttl_ms();
-        self.turns.open(new, self.clock.now_ms(), ttl)
+        let policy = self.policy.policy();
+        self.turns.open(
+            new,
+            self.clock.now_ms(),
+            policy.turn_ttl_ms(),
+            policy.max_open_per_caller(),
+        )
     }
 
     /// Ends a turn and revokes its grants.
@@ -198,22 +212,36 @@ impl Gate {
         Some((turn, state))
     }
 
-    /// The person approves `tool` for `user`'s open turn `turn_id`: from now until the
-    /// turn ends or expires, the gate answers allow where it would ask. Only the person
-    /// may ([`PersonAct::Approve`]): the agent's attempt is recorded as a deny (code
-    /// `person-required`, caller `agent`) and refused. A tool the gate denies in the
-    /// turn (operator deny, not in the invoked skill's `allowed-tools`) cannot be
-    /// approved, nor one it does not know. The approval is written to the audit log
-    /// (caller: how the person reached the daemon, code `approved`) before it takes
-    /// effect: one that cannot be recorded is not given.
+    /// The person approves, in `user`'s open turn `turn_id`, the call of `tool` with
+    /// `args` (what they were shown), or with `args` absent the tool with any
+    /// arguments for the rest of the turn: from now until the turn ends or expires,
+    /// the gate answers allow where it would ask. An approved call also lets the turn
+    /// send to its host from then on (`gate::flow`); an approval of the whole tool
+    /// never covers a new destination. Only the person may ([`PersonAct::Approve`]):
+    /// the agent's attempt is recorded as a deny (code `person-required`, caller
+    /// `agent`) and refused. A tool the gate denies in the turn (operator deny, not in
+    /// the invoked skill's `allowed-tools`) cannot be approved, nor one it does not
+    /// know. The approval is written to the audit log (caller: how the person reached
+    /// the daemon, code `approved`, the arguments' summary) before it takes effect:
+    /// one that cannot be recorded is not given.
     pub fn approve(
         &self,
         turn_id: &str,
         user: &str,
         tool: &str,
+        args: Option<&Value>,
         by: &Principal,
     ) -> Result<Approved, GateError> {
         let now = self.clock.now_ms();
+        let call = args.map(|args| turns::ApprovedCall {
+            key: args_key(args),
+            summary: summarize_args(&args.to_string()),
+            host: match flow::of(tool, args).sends {
+                Some(flow::Destination::Host(host)) => Some(host),
+                _ => None,
+            },
+        });
+        let args_summary = call.as_ref().map_or("", |c| c.summary.as_str());
         if let Err(refused) = by.require(PersonAct::Approve) {
             let decision = Decision::deny(ReasonCode::PersonRequired, refused.to_string());
             self.audit.record(&audit::NewEntry {
@@ -224,7 +252,7 @@ impl Gate {
                 caller: &by.label(),
                 tool,
                 decision: &decision,
-                args_summary: "",
+                args_summary,
             })?;
             return Err(GateError::PersonRequired(refused));
         }
@@ -251,13 +279,17 @@ impl Gate {
             }
             (Verdict::Allow | Verdict::Ask, _) => {}
         }
+        let scope = match &call {
+            Some(_) => "this call".to_string(),
+            None => format!(
+                "`{}` with any arguments for the rest of this turn (never a new destination after outside content)",
+                policy::shown(tool)
+            ),
+        };
         let decision = Decision::new(
             Verdict::Allow,
             ReasonCode::Approved,
-            format!(
-                "the person approved `{}` for this turn only",
-                policy::shown(tool)
-            ),
+            format!("the person approved {scope}"),
         );
         self.audit.record(&audit::NewEntry {
             at: now,
@@ -267,16 +299,54 @@ impl Gate {
             caller: &by.label(),
             tool,
             decision: &decision,
-            args_summary: "",
+            args_summary,
         })?;
         // The turn may have closed since the check; then the recorded approval
         // granted nothing, which the turn's state says.
-        let (turn, approval) = self.turns.approve(turn_id, tool, now)?;
+        let asked = turns::ApprovalRequest {
+            tool: tool.to_string(),
+            call,
+        };
+        let (turn, approval) = self.turns.approve(turn_id, asked, now)?;
         Ok(Approved {
             turn,
             approval,
             decision,
         })
+    }
+
+    /// Records that `by` forced the turn's skill (not the router's choice, nor the
+    /// person's `/slug`): code `skill-forced`, with what it grants, which is only what
+    /// the person granted it.
+    pub fn record_forced(&self, turn: &Turn, by: &str) -> Result<(), GateError> {
+        let Some(grant) = &turn.skill else {
+            return Ok(());
+        };
+        let granted = if grant.granted_tools.is_empty() {
+            "nothing".to_string()
+        } else {
+            grant.granted_tools.join(", ")
+        };
+        let decision = Decision::new(
+            Verdict::Allow,
+            ReasonCode::SkillForced,
+            format!(
+                "`{}` forced skill `{}` into this turn; it grants only what the person granted it: {granted}",
+                policy::shown(by),
+                policy::shown(&grant.skill)
+            ),
+        );
+        self.audit.record(&audit::NewEntry {
+            at: self.clock.now_ms(),
+            turn_id: Some(&turn.id),
+            user: Some(&turn.user),
+            skill: Some(&grant.skill),
+            caller: by,
+            tool: FORCED_SKILL,
+            decision: &decision,
+            args_summary: "",
+        })?;
+        Ok(())
     }
 
     /// The entries of a skill's `allowed-tools` that will grant nothing under the
@@ -345,9 +415,7 @@ impl Gate {
                             ReasonCode::TurnExpired,
                             "the turn was not ended within its lifetime and has expired",
                         ),
-                        TurnState::Open => {
-                            policy::decide(&policy, turn.skill.as_ref(), turn.approved(tool), tool)
-                        }
+                        TurnState::Open => decide_in(&policy, turn, tool, args),
                     };
                     (decision, turn.skill.as_ref().map(|s| s.skill.clone()))
                 }
@@ -383,6 +451,99 @@ impl Gate {
             }
         }
         decision
+    }
+}
+
+/// The decision for `tool` with `args` (JSON text) in the open `turn`, and what it
+/// changes there: the policy's answer with the turn's grant and approvals, then the
+/// rule against leaks (`flow`): after outside content, a send to a new destination
+/// asks unless the person approved this very call. An allowed call that brings
+/// outside content marks the turn.
+fn decide_in(policy: &Policy, turn: &mut Turn, tool: &str, args: &str) -> Decision {
+    let args: Value = if args.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(args).unwrap_or(Value::Null)
+    };
+    let key = args_key(&args);
+    let call_approved = turn.approved_call(tool, &key);
+    let approved = call_approved || turn.approved_tool(tool);
+    let mut decision = policy::decide(policy, turn.skill.as_ref(), approved, tool);
+    if !decision.is_allowed() {
+        return decision;
+    }
+    let flow = flow::of(tool, &args);
+    if let (Some(read), Some(sends)) = (&turn.outside_read, &flow.sends) {
+        let known =
+            matches!(sends, flow::Destination::Host(host) if turn.destinations.contains(host));
+        if !known && call_approved {
+            decision = Decision::new(
+                Verdict::Allow,
+                ReasonCode::Approved,
+                format!(
+                    "the person approved this call of `{}`, which sends to a new destination",
+                    policy::shown(tool)
+                ),
+            );
+        } else if !known {
+            let to = match sends {
+                flow::Destination::Host(host) => format!("`{}`", policy::shown(host)),
+                flow::Destination::Unnamed => {
+                    "wherever its arguments lead (the gate cannot read a destination from them)"
+                        .to_string()
+                }
+            };
+            decision = Decision::new(
+                Verdict::Ask,
+                ReasonCode::NewDestination,
+                format!(
+                    "this turn holds private data and has read content from outside ({read}); `{}` would send {} to {to}, a destination not named in the message or the granted skill, nor approved in this turn: ask the person, showing them this call",
+                    policy::shown(tool),
+                    summarize_args(&args.to_string()),
+                ),
+            );
+            return decision;
+        }
+    }
+    if flow.reads_outside && turn.outside_read.is_none() {
+        let call: String = format!(
+            "{} {}",
+            policy::shown(tool),
+            summarize_args(&args.to_string())
+        )
+        .chars()
+        .take(160)
+        .collect();
+        turn.outside_read = Some(call);
+    }
+    decision
+}
+
+/// The key an approval binds a call's arguments by: the sha256 of their canonical JSON
+/// (objects' keys sorted; no arguments and `{}` alike).
+fn args_key(args: &Value) -> [u8; 32] {
+    let canonical = match args {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => canonical(other),
+    };
+    Sha256::digest(canonical.to_string().as_bytes()).into()
+}
+
+/// `value` with every object's keys in sorted order, whatever order the map type keeps
+/// (serde_json keeps insertion order when a dependency turns `preserve_order` on).
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
     }
 }
 

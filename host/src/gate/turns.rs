@@ -10,8 +10,10 @@
 //! an accurate reason, swept when the map fills, and past the cap of open turns a new
 //! turn is refused rather than an open one evicted.
 //!
-//! The operator's approvals (tools raised from ask to allow) live in the turn as well,
-//! so they end with it exactly as grants do.
+//! The person's approvals (a call, or a tool as a whole, raised from ask to allow) live
+//! in the turn as well, so they end with it exactly as grants do; so does what the
+//! rule against leaks needs (`gate::flow`): the destinations the turn may send to, and
+//! whether it has read content from outside.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,6 +38,11 @@ const MAX_CHANNEL_CHARS: usize = 64;
 const MAX_SKILL_CHARS: usize = 128;
 const MAX_ALLOWED_TOOLS: usize = 128;
 const MAX_TOOL_CHARS: usize = 128;
+/// Approvals one turn keeps, at most: a person does not answer more questions than
+/// this about one message.
+pub const MAX_APPROVALS: usize = 64;
+/// Destinations one turn keeps, at most (its message's, its skill's, approved ones).
+const MAX_DESTINATIONS: usize = 192;
 
 /// Where a turn stands at a given time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -48,13 +55,36 @@ pub enum TurnState {
     Expired,
 }
 
-/// A tool the operator approved for one turn.
+/// What the person approved in one turn: one call (a tool with the arguments they
+/// were shown), or a tool with any arguments when the approval said so.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Approval {
     pub tool: String,
+    /// A summary of the arguments approved; `null` when the approval covers the tool
+    /// with any arguments for the rest of the turn (it never covers a new destination
+    /// after outside content was read: only an approved call does).
+    pub args_summary: Option<String>,
+    /// The sha256 of the approved arguments' canonical JSON.
+    #[serde(skip)]
+    pub args_key: Option<[u8; 32]>,
     #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub approved_at: i64,
+}
+
+/// An approval asked for: the tool and, for one call, its arguments (their key and
+/// summary) and the host they send to, which the turn may send to from then on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    pub tool: String,
+    pub call: Option<ApprovedCall>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovedCall {
+    pub key: [u8; 32],
+    pub summary: String,
+    pub host: Option<String>,
 }
 
 /// One turn: who, where, the invoked skill and its grant, the operator's approvals,
@@ -66,12 +96,22 @@ pub struct Turn {
     pub user: String,
     pub conversation_id: Option<String>,
     pub channel: Option<String>,
+    /// Who opened it, as the audit log names callers: each may hold only so many
+    /// turns open at once.
+    pub opened_by: String,
     /// The skill invoked in this turn, whose `allowed-tools` are the only tools that
     /// may be called in it.
     pub skill: Option<SkillGrant>,
-    /// Tools the operator approved for this turn (ask raised to allow until it
-    /// closes), first approval first.
+    /// What the person approved in this turn (ask raised to allow until it closes),
+    /// first approval first.
     pub approvals: Vec<Approval>,
+    /// The hosts this turn may send to once it has read outside content: those the
+    /// person's message names, those in the text of the skill they granted, those of
+    /// calls they approved in it.
+    pub destinations: Vec<String>,
+    /// The first call that brought content from outside into the turn (`fetch_url
+    /// {"url":...}`): from then on a send to a new destination asks the person.
+    pub outside_read: Option<String>,
     #[serde(with = "crate::time::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub opened_at: i64,
@@ -94,9 +134,19 @@ impl Turn {
         }
     }
 
-    /// Whether the operator approved `tool` for this turn.
-    pub fn approved(&self, tool: &str) -> bool {
-        self.approvals.iter().any(|a| a.tool == tool)
+    /// Whether the person approved this very call: `tool` with the arguments whose
+    /// key is `args_key`.
+    pub fn approved_call(&self, tool: &str, args_key: &[u8; 32]) -> bool {
+        self.approvals
+            .iter()
+            .any(|a| a.tool == tool && a.args_key.as_ref() == Some(args_key))
+    }
+
+    /// Whether the person approved `tool` with any arguments.
+    pub fn approved_tool(&self, tool: &str) -> bool {
+        self.approvals
+            .iter()
+            .any(|a| a.tool == tool && a.args_key.is_none())
     }
 
     /// When the turn stopped granting anything (it may still be open at `now_ms`).
@@ -111,7 +161,11 @@ pub struct NewTurn {
     pub user: String,
     pub conversation_id: Option<String>,
     pub channel: Option<String>,
+    /// Who opens it (see [`Turn::opened_by`]).
+    pub opened_by: String,
     pub skill: Option<SkillGrant>,
+    /// The hosts the turn may send to from the start (see [`Turn::destinations`]).
+    pub destinations: Vec<String>,
 }
 
 impl NewTurn {
@@ -119,6 +173,9 @@ impl NewTurn {
     /// requests and end up in reasons and the audit log.
     fn check(&self) -> Result<(), GateError> {
         check_text("user", &self.user, MAX_USER_CHARS)?;
+        if !self.opened_by.is_empty() {
+            check_text("opened_by", &self.opened_by, MAX_CHANNEL_CHARS)?;
+        }
         if let Some(id) = &self.conversation_id {
             check_text("conversation_id", id, MAX_CONVERSATION_CHARS)?;
         }
@@ -191,21 +248,46 @@ impl Turns {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Opens a turn at `now_ms` that expires `ttl_ms` later.
-    pub fn open(&self, new: NewTurn, now_ms: i64, ttl_ms: i64) -> Result<Turn, GateError> {
+    /// Opens a turn at `now_ms` that expires `ttl_ms` later, unless its opener holds
+    /// `per_caller` open turns already.
+    pub fn open(
+        &self,
+        new: NewTurn,
+        now_ms: i64,
+        ttl_ms: i64,
+        per_caller: usize,
+    ) -> Result<Turn, GateError> {
         new.check()?;
         let turn = Turn {
             id: crate::ids::new_id("turn"),
             user: new.user,
             conversation_id: new.conversation_id,
             channel: new.channel,
+            opened_by: new.opened_by,
             skill: new.skill,
             approvals: Vec::new(),
+            destinations: new
+                .destinations
+                .into_iter()
+                .take(MAX_DESTINATIONS)
+                .collect(),
+            outside_read: None,
             opened_at: now_ms,
             expires_at: now_ms.saturating_add(ttl_ms.max(0)),
             ended_at: None,
         };
         let mut map = self.lock();
+        let held = map
+            .turns
+            .values()
+            .filter(|t| t.opened_by == turn.opened_by && t.state(now_ms) == TurnState::Open)
+            .count();
+        if held >= per_caller {
+            return Err(GateError::CallerAtCap {
+                caller: turn.opened_by,
+                cap: per_caller,
+            });
+        }
         map.opened += 1;
         if map.opened.is_multiple_of(SWEEP_EVERY) {
             sweep(&mut map.turns, now_ms, CLOSED_RETENTION_MS);
@@ -238,14 +320,14 @@ impl Turns {
         Ok(turn.clone())
     }
 
-    /// Records the operator's approval of `tool` in the open turn `id` (once: a
-    /// repeated approval keeps the first) and answers the turn and the approval. The
-    /// caller has checked that the tool can be approved; this checks only that the
-    /// turn is still open.
+    /// Records the person's approval `asked` in the open turn `id` (once: a repeated
+    /// approval keeps the first) and answers the turn and the approval. The caller has
+    /// checked that the tool can be approved; this checks that the turn is still open
+    /// and has room for it.
     pub fn approve(
         &self,
         id: &str,
-        tool: &str,
+        asked: ApprovalRequest,
         now_ms: i64,
     ) -> Result<(Turn, Approval), GateError> {
         let mut map = self.lock();
@@ -258,14 +340,35 @@ impl Turns {
             TurnState::Ended => return Err(GateError::TurnEnded(id.to_string())),
             TurnState::Expired => return Err(GateError::TurnExpired(id.to_string())),
         }
-        let approval = match turn.approvals.iter().find(|a| a.tool == tool) {
+        let key = asked.call.as_ref().map(|call| call.key);
+        let approval = match turn
+            .approvals
+            .iter()
+            .find(|a| a.tool == asked.tool && a.args_key == key)
+        {
             Some(first) => first.clone(),
             None => {
+                if turn.approvals.len() >= MAX_APPROVALS {
+                    return Err(GateError::Invalid {
+                        field: "approvals",
+                        reason: format!(
+                            "the turn has {MAX_APPROVALS} approvals, the most it keeps; open another turn"
+                        ),
+                    });
+                }
                 let approval = Approval {
-                    tool: tool.to_string(),
+                    tool: asked.tool,
+                    args_summary: asked.call.as_ref().map(|call| call.summary.clone()),
+                    args_key: key,
                     approved_at: now_ms,
                 };
                 turn.approvals.push(approval.clone());
+                if let Some(host) = asked.call.and_then(|call| call.host)
+                    && !turn.destinations.contains(&host)
+                    && turn.destinations.len() < MAX_DESTINATIONS
+                {
+                    turn.destinations.push(host);
+                }
                 approval
             }
         };
@@ -277,10 +380,10 @@ impl Turns {
         self.lock().turns.get(id).cloned()
     }
 
-    /// Runs `f` on the turn under the lock, without copying it: decisions use this.
-    /// `f` must not block.
-    pub fn with<R>(&self, id: &str, f: impl FnOnce(Option<&Turn>) -> R) -> R {
-        f(self.lock().turns.get(id))
+    /// Runs `f` on the turn under the lock, without copying it: decisions use this,
+    /// and record in the turn what the decision changed. `f` must not block.
+    pub fn with<R>(&self, id: &str, f: impl FnOnce(Option<&mut Turn>) -> R) -> R {
+        f(self.lock().turns.get_mut(id))
     }
 
     /// Forgets turns closed for longer than [`CLOSED_RETENTION_MS`]; returns how many.
@@ -320,7 +423,9 @@ mod tests {
     #[test]
     fn a_turn_is_open_until_ended_or_expired() {
         let turns = Turns::default();
-        let t = turns.open(new("u"), 1_000, 600_000).expect("open");
+        let t = turns
+            .open(new("u"), 1_000, 600_000, usize::MAX)
+            .expect("open");
         assert!(t.id.starts_with("turn_"), "{}", t.id);
         assert_eq!(t.expires_at, 601_000);
         assert_eq!(t.state(600_999), TurnState::Open);
@@ -338,35 +443,79 @@ mod tests {
         assert_eq!(turns.get(&t.id).and_then(|t| t.ended_at), Some(2_000));
     }
 
+    fn tool(name: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: name.to_string(),
+            call: None,
+        }
+    }
+
+    fn call(name: &str, key: u8, host: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: name.to_string(),
+            call: Some(ApprovedCall {
+                key: [key; 32],
+                summary: format!("call {key}"),
+                host: host.map(str::to_string),
+            }),
+        }
+    }
+
     #[test]
     fn approvals_live_in_the_open_turn_only() {
         let turns = Turns::default();
-        let t = turns.open(new("u"), 0, 1_000).expect("open");
-        let (approved, _) = turns.approve(&t.id, "fetch_url", 10).expect("approve");
-        assert!(approved.approved("fetch_url") && !approved.approved("save_memory"));
+        let t = turns.open(new("u"), 0, 1_000, usize::MAX).expect("open");
+        let (approved, _) = turns
+            .approve(&t.id, tool("fetch_url"), 10)
+            .expect("approve");
+        assert!(approved.approved_tool("fetch_url") && !approved.approved_tool("save_memory"));
         // Twice: one approval, the first.
         let first = Approval {
             tool: "fetch_url".into(),
+            args_summary: None,
+            args_key: None,
             approved_at: 10,
         };
-        let (again, approval) = turns.approve(&t.id, "fetch_url", 20).expect("again");
+        let (again, approval) = turns.approve(&t.id, tool("fetch_url"), 20).expect("again");
         assert_eq!(approval, first);
         assert_eq!(again.approvals, [first]);
         // Another turn does not see it.
-        let other = turns.open(new("u"), 0, 1_000).expect("open");
+        let other = turns.open(new("u"), 0, 1_000, usize::MAX).expect("open");
         assert!(turns.get(&other.id).is_some_and(|o| o.approvals.is_empty()));
         assert!(matches!(
-            turns.approve(&t.id, "save_memory", 1_000),
+            turns.approve(&t.id, tool("save_memory"), 1_000),
             Err(GateError::TurnExpired(_))
         ));
         turns.end(&other.id, 30).expect("end");
         assert!(matches!(
-            turns.approve(&other.id, "fetch_url", 40),
+            turns.approve(&other.id, tool("fetch_url"), 40),
             Err(GateError::TurnEnded(_))
         ));
         assert!(matches!(
-            turns.approve("turn_nope", "fetch_url", 40),
+            turns.approve("turn_nope", tool("fetch_url"), 40),
             Err(GateError::UnknownTurn(_))
+        ));
+    }
+
+    #[test]
+    fn an_approved_call_covers_its_arguments_and_adds_its_host() {
+        let turns = Turns::default();
+        let t = turns.open(new("u"), 0, 1_000, usize::MAX).expect("open");
+        let (turn, _) = turns
+            .approve(&t.id, call("fetch_url", 1, Some("a.example")), 10)
+            .expect("approve");
+        assert!(turn.approved_call("fetch_url", &[1; 32]));
+        assert!(!turn.approved_call("fetch_url", &[2; 32]));
+        assert!(!turn.approved_tool("fetch_url"));
+        assert_eq!(turn.destinations, ["a.example"]);
+        for n in 2..=MAX_APPROVALS as u8 {
+            turns
+                .approve(&t.id, call("fetch_url", n, None), 10)
+                .expect("room");
+        }
+        assert!(matches!(
+            turns.approve(&t.id, call("fetch_url", 200, None), 10),
+            Err(GateError::Invalid { .. })
         ));
     }
 
@@ -385,12 +534,16 @@ mod tests {
                 skill: Some(SkillGrant {
                     skill: "s".into(),
                     allowed_tools: vec!["t".into(); 129],
+                    granted_tools: Vec::new(),
                 }),
                 ..new("u")
             },
         ] {
             assert!(
-                matches!(turns.open(bad, 0, 1), Err(GateError::Invalid { .. })),
+                matches!(
+                    turns.open(bad, 0, 1, usize::MAX),
+                    Err(GateError::Invalid { .. })
+                ),
                 "accepted"
             );
         }
@@ -398,19 +551,44 @@ mod tests {
     }
 
     #[test]
+    fn one_caller_holds_only_so_many_open_turns_and_the_others_still_open_theirs() {
+        let turns = Turns::default();
+        let by = |caller: &str| NewTurn {
+            opened_by: caller.to_string(),
+            ..new("u")
+        };
+        let first = turns.open(by("agent"), 0, 1_000, 2).expect("first");
+        turns.open(by("agent"), 0, 1_000, 2).expect("second");
+        assert!(matches!(
+            turns.open(by("agent"), 0, 1_000, 2),
+            Err(GateError::CallerAtCap { cap: 2, .. })
+        ));
+        turns
+            .open(by("channel:telegram"), 0, 1_000, 2)
+            .expect("another caller");
+        // An ended (or expired) turn no longer counts.
+        turns.end(&first.id, 10).expect("end");
+        turns.open(by("agent"), 10, 1_000, 2).expect("room again");
+        assert!(
+            turns.open(by("agent"), 2_000, 1_000, 2).is_ok(),
+            "expired ones free it"
+        );
+    }
+
+    #[test]
     fn bounded_closed_turns_are_swept_and_open_ones_are_never_evicted() {
         let turns = Turns::with_cap(3);
-        let a = turns.open(new("u"), 0, 10).expect("a");
-        let _b = turns.open(new("u"), 0, 1_000).expect("b");
-        let _c = turns.open(new("u"), 0, 1_000).expect("c");
+        let a = turns.open(new("u"), 0, 10, usize::MAX).expect("a");
+        let _b = turns.open(new("u"), 0, 1_000, usize::MAX).expect("b");
+        let _c = turns.open(new("u"), 0, 1_000, usize::MAX).expect("c");
         // Full of open turns: refused, nothing evicted.
         assert!(matches!(
-            turns.open(new("u"), 5, 1_000),
+            turns.open(new("u"), 5, 1_000, usize::MAX),
             Err(GateError::TooManyTurns { open: 3 })
         ));
         assert!(turns.get(&a.id).is_some());
         // `a` has expired: it makes room.
-        let d = turns.open(new("u"), 20, 1_000).expect("d");
+        let d = turns.open(new("u"), 20, 1_000, usize::MAX).expect("d");
         assert!(turns.get(&a.id).is_none());
         assert!(turns.get(&d.id).is_some());
         assert_eq!(turns.len(), 3);

@@ -96,6 +96,13 @@ impl From<TurnError> for Failure {
     }
 }
 
+/// The agent named a user it may not act for: the REST API's 403 code.
+impl From<crate::credentials::UserNotAllowed> for Failure {
+    fn from(e: crate::credentials::UserNotAllowed) -> Failure {
+        Failure::new(crate::credentials::UserNotAllowed::CODE, e.to_string())
+    }
+}
+
 impl From<MemoryError> for Failure {
     fn from(e: MemoryError) -> Failure {
         if e.is_internal() {

@@ -38,6 +38,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 
 use crate::app::App;
+use crate::credentials::{AgentUsers, Principal};
 pub use failure::Failure;
 
 /// What a client is told about using the server (the `instructions` of `initialize`).
@@ -63,6 +64,24 @@ fn session_user(app: &App) -> Result<String, Failure> {
     let config = app.config.current();
     crate::memory::user_or_default(config.mcp.user.as_deref())
         .map_err(|reason| Failure::invalid("mcp.user", format!("{reason} (config.yaml)")))
+}
+
+/// Who calls: over `/mcp`, the credential the auth middleware found (the agent's
+/// token or the person's); over stdio (`engram mcp --embedded`), an MCP client,
+/// which is an agent.
+fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+        .unwrap_or(Principal::Agent)
+}
+
+/// Refuses a `user` the caller may not act for (`user-not-allowed`, as REST does).
+fn check_user(app: &App, principal: &Principal, user: &str) -> Result<(), Failure> {
+    let allowed = AgentUsers::from_config(&app.config.current(), crate::brain::DEFAULT_USER);
+    Ok(principal.may_act_for(user, &allowed)?)
 }
 
 /// Runs `f` on the blocking pool (SQLite, files, plugins must not stall the async
@@ -103,7 +122,7 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = tools::tool(&request.name) else {
             return Err(ErrorData::invalid_params(
@@ -112,9 +131,12 @@ impl ServerHandler for McpServer {
             ));
         };
         let app = self.app.clone();
+        let principal = principal_of(&context);
         let ran = crate::background::run(move || {
             let user = session_user(&app)?;
-            tool.run(&app, &user, request.arguments)
+            let (user, arguments) = tool.user(&user, request.arguments)?;
+            check_user(&app, &principal, &user)?;
+            tool.run(&app, &user, arguments)
         })
         .await;
         let result = match ran {
@@ -159,11 +181,13 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let app = self.app.clone();
+        let principal = principal_of(&context);
         Ok(blocking(move || {
             let user = session_user(&app).map_err(catalog::error)?;
+            check_user(&app, &principal, &user).map_err(catalog::error)?;
             catalog::read(&app, &user, &request.uri)
         })
         .await?

@@ -19,10 +19,12 @@ use serde_json::{Map, Value, json};
 
 use super::failure::Failure;
 use crate::app::App;
+use crate::brain::forget::Forgetter;
 use crate::brain::record::wire_opt;
 use crate::brain::store::ListFilter;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::gate::Caller;
+use crate::memory::MemoryError;
 use crate::strict_json::ShapeError;
 use crate::turns::{Invoke, Message};
 
@@ -72,25 +74,31 @@ impl McpTool {
         )
     }
 
-    /// Runs the tool with `args` (the call's arguments, `None` when it gave none) for
-    /// the session user `user` unless the arguments name another. Blocks.
-    pub fn run(
+    /// The user the call acts for and the rest of its arguments (`None` when it gave
+    /// none): the `user` it names, when the tool takes one, else the session's
+    /// `session_user`.
+    pub fn user(
         &self,
-        app: &App,
-        user: &str,
+        session_user: &str,
         args: Option<Map<String, Value>>,
-    ) -> Result<Value, Failure> {
+    ) -> Result<(String, Map<String, Value>), Failure> {
         let mut args = args.unwrap_or_default();
         if !self.takes_user {
-            return (self.run)(app, user, args);
+            return Ok((session_user.to_string(), args));
         }
         let user = match args.remove("user") {
-            None | Some(Value::Null) => user.to_string(),
+            None | Some(Value::Null) => session_user.to_string(),
             Some(Value::String(named)) => crate::memory::user_or_default(Some(&named))
                 .map_err(|reason| Failure::invalid("user", reason))?,
             Some(_) => return Err(Failure::invalid("user", "must be a string")),
         };
-        (self.run)(app, &user, args)
+        Ok((user, args))
+    }
+
+    /// Runs the tool for `user` (see [`McpTool::user`]) with the rest of its
+    /// arguments. Blocks.
+    pub fn run(&self, app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
+        (self.run)(app, user, args)
     }
 }
 
@@ -172,22 +180,74 @@ pub const TOOLS: &[McpTool] = &[
         run: memory_recent,
     },
     McpTool {
+        name: "memory_update",
+        description: || {
+            "Correct or update one memory, by its id (`mem_...`), when the user says it is \
+             wrong or has changed. Give only the fields that change. A new summary is read \
+             like any new fact: if it states a new value of something that has one value at a \
+             time (a phone number, an employer, a city, a favourite), it replaces the other \
+             live memory that states the old one. The answer is the memory as stored."
+                .to_string()
+        },
+        schema: || {
+            let mut schema = serde_json::to_value(
+                <crate::api::memory::EditMemory as utoipa::PartialSchema>::schema(),
+            )
+            .unwrap_or_else(|_| json!({"type": "object", "properties": {}}));
+            if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                properties.insert(
+                    "id".into(),
+                    json!({"type": "string", "minLength": 1, "description": "The memory's id (`mem_...`)."}),
+                );
+            }
+            schema["required"] = json!(["id"]);
+            schema
+        },
+        hints: (false, false, true),
+        takes_user: true,
+        run: memory_update,
+    },
+    McpTool {
         name: "memory_forget",
         description: || {
-            "Delete one memory for good, by its id (`mem_...`, from `memory_search`, \
-             `memory_recent` or `memory_context`). Only when the user asks you to forget it \
-             or says it is wrong; it cannot be undone."
+            "Forget one memory for good, by its id (`mem_...`, from `memory_search`, \
+             `memory_recent` or `memory_context`): the memory is deleted, and what the user \
+             said that it was learned from is redacted from the conversation history too, \
+             unless `keep_messages` is true. Only when the user asks you to forget it or \
+             says it is wrong; it cannot be undone. The answer lists what was forgotten."
                 .to_string()
         },
         schema: || {
             object(
-                json!({"id": {"type": "string", "minLength": 1, "description": "The memory's id (`mem_...`)."}}),
+                json!({
+                    "id": {"type": "string", "minLength": 1, "description": "The memory's id (`mem_...`)."},
+                    "keep_messages": {"type": ["boolean", "null"], "description": "Keep the messages it was learned from (default false: they are redacted with it)."},
+                }),
                 &["id"],
             )
         },
         hints: (false, true, false),
         takes_user: true,
         run: memory_forget,
+    },
+    McpTool {
+        name: "conversation_forget",
+        description: || {
+            "Delete a whole conversation and every message of it, by the `conversation_id` \
+             you gave it. For when the user asks you to forget a conversation; memories \
+             already learned from it stay (forget them with `memory_forget`). It cannot be \
+             undone."
+                .to_string()
+        },
+        schema: || {
+            object(
+                json!({"conversation_id": {"type": "string", "minLength": 1, "description": "The conversation's id."}}),
+                &["conversation_id"],
+            )
+        },
+        hints: (false, true, false),
+        takes_user: true,
+        run: conversation_forget,
     },
     McpTool {
         name: "conversation_log",
@@ -398,6 +458,8 @@ fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Val
         conversation_id: args.conversation_id,
         channel: Some(CHANNEL.to_string()),
         name: None,
+        recall: true,
+        opened_by: CHANNEL.to_string(),
     };
     let invoke = match &args.skill {
         Some(slug) => Invoke::Skill(slug),
@@ -455,13 +517,52 @@ fn memory_recent(app: &App, user: &str, args: Map<String, Value>) -> Result<Valu
 #[serde(deny_unknown_fields)]
 struct ForgetArgs {
     id: String,
+    keep_messages: Option<bool>,
 }
 
 fn memory_forget(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
     let args: ForgetArgs = parse(args)?;
     not_blank("id", &args.id)?;
-    app.memory.delete(user, &args.id)?;
-    Ok(json!({ "deleted": args.id }))
+    let forgotten = app.memory.delete(
+        user,
+        &args.id,
+        args.keep_messages.unwrap_or(false),
+        Forgetter::Agent,
+    )?;
+    Ok(json!({ "deleted": args.id, "forgotten": to_json(forgotten)? }))
+}
+
+fn memory_update(app: &App, user: &str, mut args: Map<String, Value>) -> Result<Value, Failure> {
+    let id = match args.remove("id") {
+        Some(Value::String(id)) => id,
+        Some(_) => return Err(Failure::invalid("id", "must be a string")),
+        None => return Err(Failure::invalid("id", "is required")),
+    };
+    not_blank("id", &id)?;
+    let edit: crate::api::memory::EditMemory = parse(args)?;
+    to_json(
+        app.memory
+            .brain()?
+            .edit(user, &id, edit.into())
+            .map_err(MemoryError::from)?,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConversationArgs {
+    conversation_id: String,
+}
+
+fn conversation_forget(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
+    let args: ConversationArgs = parse(args)?;
+    not_blank("conversation_id", &args.conversation_id)?;
+    let messages = app
+        .memory
+        .brain()?
+        .delete_conversation(user, &args.conversation_id)
+        .map_err(MemoryError::from)?;
+    Ok(json!({ "conversation_id": args.conversation_id, "messages_deleted": messages }))
 }
 
 #[derive(Deserialize)]

@@ -65,6 +65,8 @@ pub enum FactsError {
     NotFound(String),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    #[error(transparent)]
+    SecretRefused(#[from] crate::brain::redact::SecretRefused),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -81,6 +83,8 @@ pub struct FactsStore {
     /// Serialises this process's writers; the lock file serialises processes.
     write_lock: Mutex<()>,
     events: EventBus,
+    /// Which secrets an add redacts (the Second Brain's rule, `brain/redact.rs`).
+    redaction: crate::brain::redact::Redaction,
 }
 
 /// One line as read, without its newline.
@@ -100,6 +104,7 @@ impl FactsStore {
             clock,
             write_lock: Mutex::new(()),
             events,
+            redaction: crate::brain::redact::Redaction::default(),
         }
     }
 
@@ -119,6 +124,7 @@ impl FactsStore {
     /// Stores a fact for `user` and returns it once it is on disk.
     pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, FactsError> {
         let now = self.clock.now_ms();
+        let (new, _) = new.redacted(self.redaction.kinds())?;
         let record = new.into_record(user, now);
         validate_record(&record).map_err(|e| match e {
             StoreError::Invalid { field, reason } => FactsError::Invalid { field, reason },
@@ -142,6 +148,11 @@ impl FactsStore {
         self.append(&line)?;
         self.announce(EventKind::MemoryCreated, user, &record.id, "ADD");
         Ok(record)
+    }
+
+    /// Which secrets an add redacts.
+    pub fn redaction(&self) -> &crate::brain::redact::Redaction {
+        &self.redaction
     }
 
     /// One fact of `user`.

@@ -16,10 +16,11 @@ pub mod open;
 
 use engram_strategies::model::Role;
 
+use crate::brain::forget::{Forgetter, Forgotten};
 use crate::brain::record::MemoryRecord;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::store::{Counts, ListFilter, Page, StoreError};
-use crate::brain::{Brain, NewMemory, SearchHit, SearchResult, SearchScope};
+use crate::brain::{Brain, NewMemory, Outcome, SearchHit, SearchResult, SearchScope, Stored};
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
 
@@ -44,11 +45,14 @@ impl MemoryError {
     pub fn code(&self) -> &'static str {
         match self {
             MemoryError::BrainDisabled { .. } => "brain-disabled",
-            MemoryError::Brain(StoreError::NotFound(_))
+            MemoryError::Brain(StoreError::NotFound(_) | StoreError::NoConversation(_))
             | MemoryError::Facts(FactsError::NotFound(_)) => "not-found",
+            MemoryError::Brain(StoreError::OtherUsers { .. }) => "owned-by-another-user",
             MemoryError::Brain(StoreError::Invalid { .. })
             | MemoryError::Facts(FactsError::Invalid { .. }) => "invalid-field",
             MemoryError::Brain(StoreError::Import { .. }) => "invalid-import",
+            MemoryError::Brain(StoreError::SecretRefused(_))
+            | MemoryError::Facts(FactsError::SecretRefused(_)) => "secret-refused",
             _ => "internal",
         }
     }
@@ -58,6 +62,8 @@ impl MemoryError {
         match self {
             MemoryError::Brain(StoreError::Invalid { field, .. })
             | MemoryError::Facts(FactsError::Invalid { field, .. }) => Some(field),
+            MemoryError::Brain(StoreError::SecretRefused(_))
+            | MemoryError::Facts(FactsError::SecretRefused(_)) => Some("summary"),
             _ => None,
         }
     }
@@ -71,7 +77,9 @@ impl MemoryError {
                 e,
                 StoreError::NotFound(_)
                     | StoreError::NoConversation(_)
+                    | StoreError::OtherUsers { .. }
                     | StoreError::Invalid { .. }
+                    | StoreError::SecretRefused(_)
                     | StoreError::Import { .. }
             ),
             MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
@@ -135,6 +143,14 @@ impl Memory {
         }
     }
 
+    /// Which secrets writes redact (`memory.redact`; all kinds unless configured).
+    pub fn set_redaction(&self, kinds: engram_strategies::secrets::KindSet) {
+        match &self.backend {
+            Backend::Brain(brain) => brain.redaction().set(kinds),
+            Backend::Facts { store, .. } => store.redaction().set(kinds),
+        }
+    }
+
     /// Why the Second Brain is not in use, for the status report; `None` when it is.
     pub fn disabled_reason(&self) -> Option<&str> {
         match &self.backend {
@@ -143,10 +159,16 @@ impl Memory {
         }
     }
 
-    pub fn add(&self, user: &str, new: NewMemory) -> Result<MemoryRecord, MemoryError> {
+    /// Stores a memory; with the Second Brain, by its rules for what a memory restates
+    /// or replaces (`brain/settle.rs`).
+    pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, MemoryError> {
         Ok(match &self.backend {
             Backend::Brain(brain) => brain.add(user, new)?,
-            Backend::Facts { store, .. } => store.add(user, new)?,
+            Backend::Facts { store, .. } => Stored {
+                record: store.add(user, new)?,
+                outcome: Outcome::Added,
+                superseded: Vec::new(),
+            },
         })
     }
 
@@ -163,13 +185,26 @@ impl Memory {
         })
     }
 
-    /// Deletes for good (the Second Brain keeps the event in the history).
-    pub fn delete(&self, user: &str, id: &str) -> Result<(), MemoryError> {
-        match &self.backend {
-            Backend::Brain(brain) => brain.delete(user, id)?,
-            Backend::Facts { store, .. } => store.delete(user, id)?,
-        }
-        Ok(())
+    /// Deletes for good (the Second Brain keeps the event in the history, and redacts
+    /// the transcript text the memory came from unless `keep_messages`: see
+    /// `brain/forget.rs`).
+    pub fn delete(
+        &self,
+        user: &str,
+        id: &str,
+        keep_messages: bool,
+        by: Forgetter,
+    ) -> Result<Forgotten, MemoryError> {
+        Ok(match &self.backend {
+            Backend::Brain(brain) => brain.forget_memory(user, id, keep_messages, by)?,
+            Backend::Facts { store, .. } => {
+                store.delete(user, id)?;
+                Forgotten {
+                    memories: vec![id.to_string()],
+                    messages: Vec::new(),
+                }
+            }
+        })
     }
 
     /// Live memories, most recently changed first. The fact store has no tiers and no

@@ -79,6 +79,20 @@ pub fn open_memory(
     events: EventBus,
 ) -> Memory {
     let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock), events.clone());
+    let memory = open_store(data_dir, env, config, &clock, &events, facts);
+    // An unknown kind was refused when config.yaml was read; all kinds then.
+    memory.set_redaction(config.memory.redact_kinds().unwrap_or_default());
+    memory
+}
+
+fn open_store(
+    data_dir: &Path,
+    env: Option<String>,
+    config: &Config,
+    clock: &Arc<dyn Clock>,
+    events: &EventBus,
+    facts: impl Fn() -> FactsStore,
+) -> Memory {
     match enablement(env.as_deref(), config.memory.second_brain.enabled) {
         Enablement::Disabled { reason } => {
             tracing::info!("Second Brain {reason}; memory uses the fact store");
@@ -86,7 +100,7 @@ pub fn open_memory(
         }
         Enablement::Enabled => {
             let path = brain_db_path(data_dir);
-            match Brain::open(&path, Arc::clone(&clock), events.clone()) {
+            match Brain::open(&path, Arc::clone(clock), events.clone()) {
                 Ok(brain) => Memory::from_brain(brain),
                 Err(e) => {
                     let detail = match e {
@@ -200,12 +214,22 @@ mod tests {
         // Nothing is created by opening ...
         assert!(!dir.path().join("memory").exists());
         // ... and using the fact store creates its file only.
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(
             facts.search("default", "tea", 5).expect("search")[0].record,
             added
         );
-        facts.delete("default", &added.id).expect("delete");
+        facts
+            .delete(
+                "default",
+                &added.id,
+                false,
+                crate::brain::forget::Forgetter::Person,
+            )
+            .expect("delete");
         assert!(facts_path(dir.path()).is_file());
         let db = brain_db_path(dir.path());
         assert!(!db.exists());
@@ -259,7 +283,10 @@ mod tests {
         assert!(reason.contains("not a database"), "{reason}");
         // Writes still land somewhere durable ...
         let facts = &memory;
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(facts.get("default", &added.id).expect("get"), added);
         // ... and the broken database is not "repaired" by overwriting it.
         drop(memory);
@@ -289,7 +316,10 @@ mod tests {
             "{reason}"
         );
         let facts = &memory;
-        let added = facts.add("default", fact("User likes tea")).expect("add");
+        let added = facts
+            .add("default", fact("User likes tea"))
+            .expect("add")
+            .record;
         assert_eq!(
             facts.list("default", &list(5)).expect("list").items,
             [added]

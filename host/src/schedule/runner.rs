@@ -57,6 +57,8 @@ pub fn open_run(turns: &TurnService, schedule: &Schedule) -> Result<String, Fail
         conversation_id: None,
         channel: Some(CHANNEL.to_string()),
         name: None,
+        recall: true,
+        opened_by: CHANNEL.to_string(),
     };
     let opened = turns.open(message, Invoke::Skill(&schedule.skill))?;
     Ok(opened.turn_id)

@@ -67,6 +67,9 @@ pub struct TurnView {
 pub struct ApprovalGranted {
     pub turn_id: String,
     pub tool: String,
+    /// A summary of the call approved; `null` when the approval covers the tool with
+    /// any arguments.
+    pub args_summary: Option<String>,
     /// The recorded approval (decision `allow`, code `approved`).
     pub decision: Decision,
     /// When the tool was first approved in this turn.
@@ -185,10 +188,12 @@ impl TurnService {
             .decide_as(caller, Some(id), tool, &args.to_string()))
     }
 
-    /// The person's yes to `tool` in `user`'s open turn `id`, for the rest of the
-    /// turn: calls the gate would ask about are allowed (code `approved`). Only the
-    /// person gives it (`by`: the dashboard, a channel's approval, the operator
-    /// token); the agent's attempt is audited and refused
+    /// The person's yes, in `user`'s open turn `id`, to the call of `tool` with `args`
+    /// (what they were shown), or, without `args`, to the tool with any arguments for
+    /// the rest of the turn: calls the gate would ask about are then allowed (code
+    /// `approved`; a new destination after outside content only for an approved call).
+    /// Only the person gives it (`by`: the dashboard, a channel's approval, the
+    /// operator token); the agent's attempt is audited and refused
     /// ([`GateError::PersonRequired`]). Recorded in the audit log; approving again
     /// keeps the first approval.
     pub fn approve(
@@ -196,13 +201,15 @@ impl TurnService {
         id: &str,
         user: &str,
         tool: &str,
+        args: Option<&Value>,
         by: &Principal,
     ) -> Result<ApprovalGranted, TurnError> {
         check_tool_name("tool", tool)?;
-        let approved = self.gate.approve(id, user, tool, by)?;
+        let approved = self.gate.approve(id, user, tool, args, by)?;
         Ok(ApprovalGranted {
             turn_id: approved.turn.id,
             tool: approved.approval.tool,
+            args_summary: approved.approval.args_summary,
             decision: approved.decision,
             approved_at: approved.approval.approved_at,
             expires_at: approved.turn.expires_at,

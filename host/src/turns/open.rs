@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 
 use super::{TurnError, TurnService, check_text};
 use crate::brain::Tier;
-use crate::brain::retrieve::Source;
-use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, policy};
+use crate::brain::retrieve::{Retrieval, Source};
+use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, flow, policy};
 use crate::routing::{Invocation, Reason, Routing};
 use crate::skills::{CatalogEntry, InvokedSkill};
 
@@ -34,6 +34,13 @@ pub struct Message {
     /// The sender's name, when the channel knows it (a group chat has several people):
     /// recorded with the message and searched with its text.
     pub name: Option<String>,
+    /// Whether the memory block is retrieved for it: not in a group chat that has not
+    /// been opened to personal memory, where the answer is read by others.
+    pub recall: bool,
+    /// Who opens the turn, as the audit log names callers (`agent`, `mcp`,
+    /// `schedule`, `operator`, `dashboard`, `channel:telegram`, ...): a skill it
+    /// forces is audited under this name.
+    pub opened_by: String,
 }
 
 /// Which skill the turn invokes.
@@ -41,8 +48,10 @@ pub struct Message {
 pub enum Invoke<'a> {
     /// The one the message names (`/slug ...`) or the router picks, if any.
     Routed,
-    /// This one, explicitly, whatever the router would say (scheduled runs). A skill
-    /// that is not installed or not active is an error.
+    /// This one, explicitly, whatever the router would say (scheduled runs, an MCP
+    /// client's `skill`). A skill that is not installed or not active is an error. It
+    /// grants only what the person granted it, and forcing it is audited (code
+    /// `skill-forced`, caller [`Message::opened_by`]).
     Skill(&'a str),
 }
 
@@ -153,17 +162,43 @@ impl TurnService {
             None => None,
         };
 
-        let retrieval = self.retrieve(&message.user, &message.text)?;
+        let retrieval = if message.recall {
+            self.retrieve(&message.user, &message.text)?
+        } else {
+            Retrieval::default()
+        };
 
         let grant = invoked
             .as_ref()
             .map(|(_, skill)| SkillGrant::from_invoked(skill));
+        // Where the turn may send once it has read outside content: the hosts the
+        // message names, and those in the text of a skill the person granted tools.
+        let mut destinations = flow::hosts_in(&message.text);
+        if let Some((_, skill)) = invoked
+            .as_ref()
+            .filter(|(_, s)| !s.granted_tools.is_empty())
+        {
+            for host in flow::hosts_in(&skill.body) {
+                if !destinations.contains(&host) {
+                    destinations.push(host);
+                }
+            }
+        }
         let turn = self.gate.open_turn(NewTurn {
             user: message.user.clone(),
             conversation_id: message.conversation_id.clone(),
             channel: message.channel.clone(),
+            opened_by: message.opened_by.clone(),
             skill: grant.clone(),
+            destinations,
         })?;
+        if let Invoke::Skill(_) = invoke
+            && let Err(e) = self.gate.record_forced(&turn, &message.opened_by)
+        {
+            // A forcing that cannot be audited is not done.
+            let _ = self.gate.end_turn(&turn.id);
+            return Err(e.into());
+        }
 
         let message_id = match &message.conversation_id {
             Some(conversation) => {

@@ -79,6 +79,8 @@ fn message(user: &str, text: &str) -> Message {
         conversation_id: None,
         channel: None,
         name: None,
+        recall: true,
+        opened_by: "agent".to_string(),
     }
 }
 
@@ -90,6 +92,19 @@ fn plain_turn(f: &Fixture, user: &str) -> String {
         .expect("open");
     assert!(opened.invoked.is_none(), "{opened:?}");
     opened.turn_id
+}
+
+/// The person grants the built-in `slug` the tools its SKILL.md asks for, as the
+/// dashboard or `confirm-tools` does.
+fn grant(f: &Fixture, slug: &str) {
+    let file = f
+        .skills
+        .installed_skill(slug, false)
+        .expect("installed")
+        .skill
+        .file_sha256
+        .expect("readable");
+    f.skills.confirm_tools(slug, &file).expect("confirm");
 }
 
 fn skill_turn(f: &Fixture, user: &str, skill: &str) -> String {
@@ -130,21 +145,58 @@ fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
     assert_eq!(invoked.reason, "explicit");
     assert_eq!(invoked.confidence, None);
     assert_eq!(invoked.message, "hello there, how are you");
-    let grants: Vec<(&str, Verdict, ReasonCode)> = opened
-        .grants
-        .iter()
-        .map(|g| (g.tool.as_str(), g.decision, g.code))
-        .collect();
+    let grants = |opened: &TurnOpened| -> Vec<(String, Verdict, ReasonCode)> {
+        opened
+            .grants
+            .iter()
+            .map(|g| (g.tool.clone(), g.decision, g.code))
+            .collect()
+    };
+    let listed = [
+        "schedule_task",
+        "send_message",
+        "save_memory",
+        "search_memory",
+        "fetch_url",
+        "github_api",
+    ];
+    // A built-in the person never confirmed grants nothing: its tools ask (issue 30,
+    // item 3), and forcing it is in the audit log under the one who forced it.
+    let expect = |code: ReasonCode, verdict: Verdict| -> Vec<(String, Verdict, ReasonCode)> {
+        listed
+            .iter()
+            .map(|tool| match *tool {
+                "search_memory" => (tool.to_string(), Verdict::Allow, ReasonCode::PolicyAllow),
+                _ => (tool.to_string(), verdict, code),
+            })
+            .collect()
+    };
     assert_eq!(
-        grants,
-        [
-            ("schedule_task", Verdict::Allow, ReasonCode::SkillGrant),
-            ("send_message", Verdict::Allow, ReasonCode::SkillGrant),
-            ("save_memory", Verdict::Allow, ReasonCode::SkillGrant),
-            ("search_memory", Verdict::Allow, ReasonCode::PolicyAllow),
-            ("fetch_url", Verdict::Allow, ReasonCode::SkillGrant),
-            ("github_api", Verdict::Allow, ReasonCode::SkillGrant),
-        ]
+        grants(&opened),
+        expect(ReasonCode::SkillUnconfirmed, Verdict::Ask)
+    );
+    let forced = f
+        .gate
+        .audit()
+        .list(&crate::gate::AuditQuery {
+            turn_id: Some(opened.turn_id.clone()),
+            ..Default::default()
+        })
+        .expect("audit")
+        .items;
+    assert_eq!(forced.len(), 1, "{forced:?}");
+    assert_eq!(forced[0].code, ReasonCode::SkillForced);
+    assert_eq!(forced[0].caller, "agent");
+    assert!(forced[0].reason.contains("nothing"), "{:?}", forced[0]);
+    // Once the person grants them, they are allowed while it is invoked.
+    grant(&f, "tweet-notifier");
+    let granted = f
+        .turns
+        .open(message("alice", "go"), Invoke::Skill("tweet-notifier"))
+        .expect("open");
+    assert_eq!(
+        grants(&granted),
+        expect(ReasonCode::SkillGrant, Verdict::Allow)
     );
     // No router ran, so no candidates: the catalog is by slug.
     let slugs: Vec<&str> = opened.catalog.iter().map(|c| c.slug.as_str()).collect();
@@ -193,7 +245,8 @@ fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
 #[test]
 fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
     let f = fixture(Policy::default().with_level("my_tool", ToolLevel::Allow));
-    // tweet-notifier lists send_message, so the gate would allow it in this turn.
+    // tweet-notifier lists send_message, granted: the gate would allow it in this turn.
+    grant(&f, "tweet-notifier");
     let t = skill_turn(&f, "u", "tweet-notifier");
     let plain = plain_turn(&f, "u");
     for (turn, tool) in [(&t, "send_message"), (&plain, "cd"), (&plain, "my_tool")] {
@@ -209,7 +262,14 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
             "not-a-host-tool"
         );
     }
-    assert_eq!(audited(&f, "u", &t), []);
+    // Only the forcing of the skill itself was recorded.
+    assert_eq!(
+        audited(&f, "u", &t),
+        [(
+            crate::gate::FORCED_SKILL.to_string(),
+            ReasonCode::SkillForced
+        )]
+    );
     assert_eq!(audited(&f, "u", &plain), []);
     // The agent's own way to use it is authorize, which decides and audits.
     let decision = f
@@ -230,6 +290,10 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
         [
             ("made_up".to_string(), ReasonCode::UnknownTool),
             ("send_message".to_string(), ReasonCode::SkillGrant),
+            (
+                crate::gate::FORCED_SKILL.to_string(),
+                ReasonCode::SkillForced
+            ),
         ]
     );
     // An allowed host tool runs, for the turn's user.
@@ -265,7 +329,7 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
     // The agent cannot approve for itself: refused, and nothing is granted.
     let refused_approval = f
         .turns
-        .approve(&t, "u", "save_memory", &Principal::Agent)
+        .approve(&t, "u", "save_memory", None, &Principal::Agent)
         .expect_err("the agent cannot approve");
     assert_eq!(refused_approval.code(), "person-required");
     assert_eq!(
@@ -277,7 +341,13 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
     );
     // Once the person approves, both may.
     f.turns
-        .approve(&t, "u", "save_memory", &Principal::Person(Via::Dashboard))
+        .approve(
+            &t,
+            "u",
+            "save_memory",
+            None,
+            &Principal::Person(Via::Dashboard),
+        )
         .expect("approve");
     let saved = f
         .turns

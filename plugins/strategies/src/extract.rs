@@ -27,6 +27,7 @@
 //! Relationship summaries are always `User's <relation> is <Name>`. An inferred habit
 //! is `User regularly <verb> <object>`.
 
+mod context;
 mod grammar;
 mod patterns;
 mod people;
@@ -37,6 +38,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{Candidate, Conversation, Evidence, MemoryType, PersonRef, Role};
 use crate::text;
+use context::Context;
 use patterns::{Activity, Certainty};
 use sentence::Token;
 
@@ -61,10 +63,12 @@ pub const INFERRED_CONFIDENCE: f32 = 0.6;
 /// episodes whose message carries no timestamp. Deterministic.
 pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
     let mut facts = Facts::default();
+    let mut context = Context::default();
     for message in &conversation.messages {
         if message.role != Role::User {
             continue;
         }
+        context.next_message();
         let said_at = if message.timestamp > 0 {
             message.timestamp
         } else {
@@ -74,24 +78,38 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
             if sentence.is_question {
                 continue;
             }
-            for clause in sentence::split_clauses(sentence::tokenize(&sentence.text)) {
-                let (clause, hedged) = strip_preamble(&clause);
+            let clauses = sentence::split_clauses(sentence::tokenize(&sentence.text));
+            for (index, clause) in clauses.iter().enumerate() {
+                let (clause, hedged) = strip_preamble(clause);
                 if clause.is_empty() || opens_question(clause) {
                     continue;
                 }
+                let completed = context.complete(clause, index == 0);
+                let clause = completed.as_deref().unwrap_or(clause);
                 let confidence = |certainty| match (hedged, certainty) {
                     (true, _) => HEDGED_CONFIDENCE,
                     (false, Certainty::Implied) => IMPLIED_CONFIDENCE,
                     (false, Certainty::Stated) => DIRECT_CONFIDENCE,
                 };
+                let (read, reading) = read_with_pause(clause);
+                context.remember(read, reading.as_ref().map(|r| r.summary.as_str()));
                 let persons = people::find_persons(clause);
+                // A person whose own fact this clause states is linked to it; a
+                // separate "User's sister is Anna" would only take one of the three
+                // places of the conversation's facts.
+                let holder = reading
+                    .as_ref()
+                    .and_then(|r| crate::about::of_summary(&r.summary).holder_key());
                 for person in persons.iter().filter(|p| p.relation.is_some()) {
+                    if holder.as_deref() == Some(person.name.to_lowercase().as_str()) {
+                        continue;
+                    }
                     facts.add(
                         relationship(person, confidence(Certainty::Stated), &message.turn_id),
                         None,
                     );
                 }
-                if let Some(reading) = patterns::read_clause(clause) {
+                if let Some(reading) = reading {
                     let detail = reading
                         .dated
                         .then(|| format!("Mentioned on {}.", iso_date(said_at)));
@@ -112,6 +130,48 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
     facts.infer_habits();
     facts.into_ranked()
 }
+
+/// Reads a clause, or its part after a pause that starts a first-person statement
+/// ("For the first-aid form: I'm allergic to penicillin").
+/// Returns the part read and what it says. A subordinate phrase before the subject
+/// ("Since the knee surgery I take the bus") ends the summary: it often says when
+/// the fact began.
+fn read_with_pause(clause: &[Token]) -> (&[Token], Option<patterns::Reading>) {
+    if let Some(reading) = patterns::read_clause(clause) {
+        return (clause, Some(reading));
+    }
+    let after_pause = (1..clause.len()).find(|&i| {
+        clause[i - 1].comma_after && matches!(clause[i].lower.as_str(), "i" | "my" | "our")
+    });
+    if let Some(at) = after_pause {
+        return (&clause[at..], patterns::read_clause(&clause[at..]));
+    }
+    let subordinate = SUBORDINATORS.contains(&clause[0].lower.as_str());
+    let subject = (1..clause.len().min(9)).find(|&i| clause[i].lower == "i");
+    match subject {
+        Some(at) if subordinate => {
+            let reading = patterns::read_clause(&clause[at..]).map(|mut reading| {
+                let phrase = grammar::render(&clause[..at]).to_lowercase();
+                reading.summary = format!("{} {phrase}", reading.summary);
+                reading
+            });
+            (&clause[at..], reading)
+        }
+        _ => (clause, None),
+    }
+}
+
+/// Words that open a phrase before the subject: "Since the knee surgery I ...",
+/// "After the move I ...".
+const SUBORDINATORS: &[&str] = &[
+    "since",
+    "after",
+    "ever",
+    "now",
+    "until",
+    "once",
+    "following",
+];
 
 /// Builds a candidate with its type's default importance and durability and its
 /// negation read from the summary.
@@ -227,9 +287,15 @@ const HEDGE_WORDS: &[&str] = &[
 ];
 
 /// The clause without its opening greetings, fillers and hedges, and whether it is
-/// hedged.
+/// hedged. A few words before a pause that a first-person statement follows are a
+/// preamble too: "Heads up: my number ...", "Quick update, I ...".
 fn strip_preamble(clause: &[Token]) -> (&[Token], bool) {
     let mut rest = clause;
+    if let Some(at) = (1..clause.len().min(4)).find(|&i| {
+        clause[i - 1].comma_after && matches!(clause[i].lower.as_str(), "i" | "my" | "our" | "we")
+    }) {
+        rest = &clause[at..];
+    }
     let mut hedged = false;
     loop {
         let words: Vec<&str> = rest.iter().take(5).map(|t| t.lower.as_str()).collect();
@@ -572,8 +638,8 @@ mod tests {
             ),
             (
                 "My sister Anna lives in Rome.",
-                Relationship,
-                "User's sister is Anna",
+                Identity,
+                "User's sister Anna lives in Rome",
             ),
             (
                 "Anna is my manager.",
@@ -767,19 +833,19 @@ mod tests {
 
     #[test]
     fn reads_events_of_people_close_to_the_user() {
-        let candidates = from_user(&["My sister Anna moved to Berlin last month."]);
-        let summaries: Vec<&str> = candidates.iter().map(|c| c.summary.as_str()).collect();
+        // Her move is a fact of hers (where she lives), linked to her with her
+        // relation: no separate "User's sister is Anna" takes a place of the three.
+        let moved = only("My sister Anna moved to Berlin last month.");
         assert_eq!(
-            summaries,
-            [
-                "User's sister is Anna",
-                "User's sister Anna moved to Berlin last month"
-            ]
+            moved.summary,
+            "User's sister Anna moved to Berlin last month"
         );
-        let event = &candidates[1];
+        assert_eq!(moved.memory_type, MemoryType::Identity);
+        assert_eq!(moved.persons, [person("Anna", "sister")]);
+        assert_eq!(moved.detail.as_deref(), Some("Mentioned on 2024-05-01."));
+        let event = only("My sister Anna ran a marathon last month.");
         assert_eq!(event.memory_type, MemoryType::Episode);
         assert_eq!(event.persons, [person("Anna", "sister")]);
-        assert_eq!(event.detail.as_deref(), Some("Mentioned on 2024-05-01."));
         let wedding = only("My brother is getting married next month.");
         assert_eq!(wedding.memory_type, MemoryType::Episode);
         assert_eq!(
@@ -883,7 +949,7 @@ mod tests {
             types,
             [
                 MemoryType::Constraint,
-                MemoryType::Relationship,
+                MemoryType::Identity,
                 MemoryType::Project
             ]
         );
@@ -1036,6 +1102,137 @@ mod tests {
                 "{line:?}"
             );
         }
+    }
+
+    fn summaries(lines: &[&str]) -> Vec<String> {
+        from_user(lines).into_iter().map(|c| c.summary).collect()
+    }
+
+    #[test]
+    fn keeps_values_numbers_names_and_dates() {
+        assert_eq!(
+            summaries(&["Text me at 415-555-2671 if anything changes."]),
+            ["User's phone number is 415-555-2671"]
+        );
+        assert_eq!(
+            summaries(&["I finally got a new email address. It's sam@example.org now."])[0],
+            "User's email address is sam@example.org now"
+        );
+        assert_eq!(
+            summaries(&["Go is my favourite language now."]),
+            ["User's favorite language is Go now"]
+        );
+        assert_eq!(
+            summaries(&["June 4 is our anniversary, can you believe it"]),
+            ["User's anniversary is June 4"]
+        );
+        assert_eq!(
+            summaries(&["My bike is a green Brompton, great for the metro."]),
+            ["User's bike is a green Brompton"]
+        );
+    }
+
+    #[test]
+    fn facts_of_other_people_are_theirs() {
+        let candidates =
+            from_user(&["Our daughter Mia plays violin, and our son Leo does karate."]);
+        let read: Vec<(&str, Vec<PersonRef>)> = candidates
+            .iter()
+            .map(|c| (c.summary.as_str(), c.persons.clone()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    "User's daughter Mia plays violin",
+                    vec![person("Mia", "daughter")]
+                ),
+                ("User's son Leo does karate", vec![person("Leo", "son")]),
+            ]
+        );
+        assert_eq!(
+            summaries(&["I'm a teacher, but my wife Ana works at Siemens."]),
+            ["User is a teacher", "User's wife Ana works at Siemens"]
+        );
+        let raj = only("Raj on my team only codes in Go.");
+        assert_eq!(raj.summary, "Raj on their team only codes in Go");
+        assert_eq!(raj.persons, [person("Raj", "teammate")]);
+        // A capitalised subject without a recognised attribute may be a place or a
+        // product: nothing is read from it.
+        assert!(from_user(&["Paris was lovely in the rain."]).is_empty());
+    }
+
+    #[test]
+    fn clauses_that_leave_something_out_borrow_it() {
+        // A reply in kind, then a relative's value in kind.
+        assert_eq!(
+            summaries(&[
+                "I'm allergic to shellfish.",
+                "Mine's peanuts, write that down."
+            ]),
+            [
+                "User is allergic to shellfish",
+                "User is allergic to peanuts"
+            ]
+        );
+        assert_eq!(
+            summaries(&["My birthday is in June, and my dad's is in March."]),
+            [
+                "User's birthday is in June",
+                "User's dad's birthday is in March"
+            ]
+        );
+        // An elided subject, and "there".
+        assert_eq!(
+            summaries(&["Moved to Denver last spring."]),
+            ["User moved to Denver last spring"]
+        );
+        assert_eq!(
+            summaries(&["The trams in Lisbon are the best. That's where I was born."]),
+            ["User was born in Lisbon"]
+        );
+        assert_eq!(
+            summaries(&["Fridays are for board games with my cousins."]),
+            ["User spends Fridays on board games with their cousins"]
+        );
+    }
+
+    #[test]
+    fn pronouns_and_it_point_back_within_a_message() {
+        let read = summaries(&["Lunch with my neighbor Ruth. She's a midwife, I'm a baker."]);
+        assert!(
+            read.contains(&"User's neighbor Ruth is a midwife".to_string()),
+            "{read:?}"
+        );
+        assert!(read.contains(&"User is a baker".to_string()), "{read:?}");
+        assert_eq!(
+            summaries(&["My work email changed, it's ruth@clinic.example now."])[0],
+            "User's work email is ruth@clinic.example now"
+        );
+    }
+
+    #[test]
+    fn favourites_schools_and_pay_are_read_however_they_are_put() {
+        assert_eq!(
+            summaries(&["After the festival, Dune has become my favourite film."]),
+            ["User's favorite film is Dune"]
+        );
+        let school = only("My daughter Ines goes to Westfield Academy.");
+        assert_eq!(
+            school.summary,
+            "User's daughter Ines goes to Westfield Academy"
+        );
+        assert_eq!(
+            crate::about::of_summary(&school.summary)
+                .attribute
+                .as_deref(),
+            Some("school")
+        );
+        let pay = only("I make about $95k a year at the mill.");
+        assert_eq!(
+            crate::about::of_summary(&pay.summary).attribute.as_deref(),
+            Some("income")
+        );
     }
 
     #[test]

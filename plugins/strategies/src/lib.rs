@@ -5,11 +5,14 @@
 //! the baseline of its benchmarks. The types in [`model`] mirror `wit/types.wit` one to
 //! one, so that the adapters are field-by-field conversions and nothing else.
 
+pub mod about;
 pub mod analyser;
 pub mod consolidate;
 pub mod extract;
+pub mod forget;
 pub mod model;
 pub mod resolve;
+pub mod secrets;
 pub mod text;
 
 /// Builders shared by the unit tests of the strategies.

@@ -54,6 +54,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Telegram's limit on a button's data.
 const MAX_BUTTON_DATA: usize = 64;
 
+/// What `/memory` answers in a group chat that has not been opened to personal memory.
+pub const MEMORY_IN_GROUP: &str = "Your memory is personal, and this chat is read by others: send /memory to me in a private chat. (The person running Engram can open a group to memory with channels.telegram.memoryGroups.)";
+
 /// The one answer to anyone not in `channels.bot`.
 pub const REFUSAL: &str =
     "You are not on this bot's list of approved users; ask its admin to add you.";
@@ -187,6 +190,21 @@ impl Bot {
         Role::of(&self.app.config.current().channels.bot, &user.to_string())
     }
 
+    /// Whether `chat` is a group chat where personal memory must not show: any chat but
+    /// the person's private one with the bot (whose id is theirs), unless listed in
+    /// `channels.telegram.memoryGroups`.
+    fn memory_private_in(&self, chat: i64, user: i64) -> bool {
+        chat != user
+            && !self
+                .app
+                .config
+                .current()
+                .channels
+                .telegram
+                .as_ref()
+                .is_some_and(|t| t.memory_groups.contains(&chat))
+    }
+
     /// The Engram user whose memory a Telegram user's chats use.
     fn engram_user(&self, user: i64) -> String {
         let id = user.to_string();
@@ -304,22 +322,25 @@ impl Bot {
         queue
     }
 
-    /// The person's conversation in this chat, with the tools their role allows.
+    /// The person's conversation in `chat`, with the tools their role allows and their
+    /// memory kept out where the chat is read by others.
     fn person<'a>(
         &self,
         people: &'a mut HashMap<i64, Chat>,
+        chat: i64,
         user: i64,
         role: Role,
     ) -> &'a mut Chat {
-        let chat = people
+        let person = people
             .entry(user)
             .or_insert_with(|| Chat::new(self.engram_user(user), CHANNEL));
-        chat.withhold(if role == Role::Admin {
+        person.withhold(if role == Role::Admin {
             &[]
         } else {
             &["install_skill"]
         });
-        chat
+        person.keep_memory_private(self.memory_private_in(chat, user));
+        person
     }
 
     async fn on_message(&self, chat: i64, people: &mut HashMap<i64, Chat>, message: Message) {
@@ -342,6 +363,9 @@ impl Bot {
         match command.as_deref() {
             Some("start" | "help") => {
                 self.say(chat, HELP, &Buttons::new()).await;
+            }
+            Some("memory") if self.memory_private_in(chat, from.id) => {
+                self.say(chat, MEMORY_IN_GROUP, &Buttons::new()).await;
             }
             Some("memory") => {
                 let user = self.engram_user(from.id);
@@ -373,7 +397,7 @@ impl Bot {
             }
             Some("skills") => self.skills(chat, &text, role).await,
             Some("new") => {
-                let person = self.person(people, from.id, role);
+                let person = self.person(people, chat, from.id, role);
                 let text = match self.agent.end_conversation(person).await {
                     Ok(Some(ingested)) => {
                         format!("New conversation. {}", super::learned(&ingested))
@@ -384,7 +408,7 @@ impl Bot {
                 self.say(chat, &text, &Buttons::new()).await;
             }
             _ => {
-                let person = self.person(people, from.id, role);
+                let person = self.person(people, chat, from.id, role);
                 person.set_speaker(Some(from.first_name.clone()));
                 self.converse(chat, from.id, person, &text).await;
             }
@@ -516,7 +540,9 @@ impl Bot {
         let data = press.data.clone().unwrap_or_default();
         let message = press.message.as_ref().map(|m| m.message_id);
         self.answer_press(&press, None).await;
-        if let Some(key) = data.strip_prefix("m:") {
+        if data.starts_with("m:") && self.memory_private_in(chat, press.from.id) {
+            self.say(chat, MEMORY_IN_GROUP, &Buttons::new()).await;
+        } else if let Some(key) = data.strip_prefix("m:") {
             let user = self.engram_user(press.from.id);
             match key {
                 "clear-yes" => {
@@ -612,11 +638,7 @@ impl ChatIo for BotIo<'_> {
                     answer,
                 },
             );
-        let question = format!(
-            "Allow {}?\n({})",
-            ask.summary(),
-            ask.reason.trim_end_matches('.')
-        );
+        let question = format!("Allow {}?\n({})", ask.summary(), ask.reason_shown());
         let buttons = vec![vec![
             ("Allow".to_string(), format!("a:{id}:y")),
             ("Refuse".to_string(), format!("a:{id}:n")),

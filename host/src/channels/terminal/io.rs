@@ -27,6 +27,11 @@ impl TerminalIo {
         self.at_line_start = true;
     }
 
+    /// A tool call's line (`install_skill: installed ...`), dim, on its own line.
+    pub fn tool_line(&mut self, line: &str) {
+        self.line(&format!("  · {}", crate::term_text::clean(line)));
+    }
+
     fn line(&mut self, text: &str) {
         if self.printed && !self.at_line_start {
             println!();
@@ -54,7 +59,7 @@ impl ChatIo for TerminalIo {
     }
 
     fn tool(&mut self, event: &ToolEvent) {
-        self.line(&format!("  · {}", event.line()));
+        self.tool_line(&event.line());
     }
 
     async fn approve(&mut self, ask: &Ask) -> bool {
@@ -66,7 +71,7 @@ impl ChatIo for TerminalIo {
         keys::yes_no(&format!(
             "Allow {}? ({})",
             ask.summary(),
-            ask.reason.trim_end_matches('.')
+            ask.reason_shown()
         ))
     }
 }

@@ -13,11 +13,16 @@
 //! Anything else is a message for the agent. Approvals are asked inline (y/n), and
 //! Ctrl-C stops an answer that is streaming.
 //!
-//! The channel opens the data directory itself, like the other commands that work on
-//! it directly; its turns are audited as `channel:terminal`.
+//! Where the conversation runs is a [`Conversation`]: through the running daemon
+//! (`cli/chat.rs` speaks to `daemon.rs` there), so that the daemon's services see every
+//! change at once, or [`Embedded`] in this process when no daemon runs (it then holds
+//! the data directory's lock). Either way [`session::Session`] does the work, and its
+//! turns are audited as `channel:terminal`.
 
+pub mod daemon;
 mod io;
-mod keys;
+pub mod keys;
+pub mod session;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,14 +33,13 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Config, Editor};
 
-use super::learned;
-use super::memory_command::{self, Action, Choice, TERMINAL_MENU};
-use super::skills_command::{Role, handle_skills_command};
-use crate::agent::{Agent, Chat};
+use super::memory_command::{Action, Choice, MemoryReply, TERMINAL_MENU};
 use crate::app::App;
-use crate::skills::RegistryClient;
+use crate::lock::DataDirLock;
+use crate::paths::DataDir;
 use crate::term_text::clean_block;
-use io::TerminalIo;
+pub use io::TerminalIo;
+use session::{Closing, Session};
 
 /// The channel's name in turns, the audit log and the prompt.
 pub const CHANNEL: &str = "terminal";
@@ -50,36 +54,100 @@ const HELP: &str = "Type a message to talk to Engram. Commands:
   /help              this text
   /exit              leave (Ctrl-D too); Ctrl-C stops an answer";
 
-/// Runs the terminal channel for `user` until `/exit` or Ctrl-D.
-pub fn run(app: App, user: String) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let app = Arc::new(app);
-    let agent = Agent::new(
-        app.turns.clone(),
-        app.memory.clone(),
-        app.strategies.clone(),
-        app.config.clone(),
-    );
-    let mut session = Session {
-        app: app.clone(),
-        agent,
-        chat: Chat::new(user.clone(), CHANNEL),
-        editor: editor(&app)?,
-        runtime,
-    };
-    session.banner();
+/// Where a terminal conversation runs: what each kind of line does. Every call blocks
+/// until it is done (the terminal shows one thing at a time).
+pub trait Conversation {
+    fn user(&self) -> &str;
+    /// The model's name, or why there is none.
+    fn model(&self) -> Result<String, String>;
+    /// A message for the agent: the answer printed as it streams, the gate's questions
+    /// asked inline; Ctrl-C stops it. Answers what to show after it, if anything.
+    fn message(&mut self, text: &str) -> Option<Closing>;
+    fn memory(&mut self, action: Action) -> MemoryReply;
+    fn skills(&mut self, line: &str) -> String;
+    /// Ends the conversation (learned from) and starts another: `New conversation.`
+    /// and what was learned.
+    fn new_conversation(&mut self) -> String;
+    /// Ends the conversation for good (learned from): `Bye.` and what was learned.
+    fn end(&mut self) -> String;
+}
+
+/// The conversation in this process, over a data directory it holds (no daemon runs).
+pub struct Embedded {
+    session: Session,
+    runtime: tokio::runtime::Runtime,
+    _lock: DataDirLock,
+}
+
+impl Embedded {
+    /// Opens the services over `data`, whose lock `lock` is, for `user`.
+    pub fn open(data: DataDir, lock: DataDirLock, user: String) -> anyhow::Result<Embedded> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let app = Arc::new(App::open(data)?);
+        Ok(Embedded {
+            session: Session::new(app, user),
+            runtime,
+            _lock: lock,
+        })
+    }
+}
+
+impl Conversation for Embedded {
+    fn user(&self) -> &str {
+        self.session.user()
+    }
+
+    fn model(&self) -> Result<String, String> {
+        self.session.model()
+    }
+
+    fn message(&mut self, text: &str) -> Option<Closing> {
+        let mut io = TerminalIo::default();
+        let interrupt = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let notice = self
+            .runtime
+            .block_on(self.session.message(text, &mut io, interrupt));
+        io.finish();
+        notice
+    }
+
+    fn memory(&mut self, action: Action) -> MemoryReply {
+        self.runtime.block_on(self.session.memory(action))
+    }
+
+    fn skills(&mut self, line: &str) -> String {
+        self.runtime.block_on(self.session.skills(line))
+    }
+
+    fn new_conversation(&mut self) -> String {
+        self.runtime
+            .block_on(self.session.new_conversation("New conversation."))
+    }
+
+    fn end(&mut self) -> String {
+        self.runtime.block_on(self.session.new_conversation("Bye."))
+    }
+}
+
+/// Runs the terminal channel over `conversation` until `/exit` or Ctrl-D; `data` is the
+/// data directory whose history file and config the terminal names.
+pub fn run(data: &DataDir, mut conversation: impl Conversation) -> anyhow::Result<ExitCode> {
+    let mut editor = editor(data)?;
+    banner(data, &conversation);
     loop {
-        match session.editor.readline("> ") {
+        match editor.readline("> ") {
             Ok(line) => {
                 let text = line.trim();
                 if text.is_empty() {
                     continue;
                 }
-                let _ = session.editor.add_history_entry(text);
-                session.save_history();
-                if !session.handle(text)? {
+                let _ = editor.add_history_entry(text);
+                save_history(data, &mut editor);
+                if !handle(&mut conversation, &mut editor, text)? {
                     break;
                 }
             }
@@ -88,199 +156,144 @@ pub fn run(app: App, user: String) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(e.into()),
         }
     }
-    session.end_conversation("Bye.");
+    println!("{}", clean_block(&conversation.end()));
     Ok(ExitCode::SUCCESS)
 }
 
-struct Session {
-    app: Arc<App>,
-    agent: Agent,
-    chat: Chat,
-    editor: Editor<(), DefaultHistory>,
-    runtime: tokio::runtime::Runtime,
-}
-
-fn editor(app: &App) -> anyhow::Result<Editor<(), DefaultHistory>> {
+fn editor(data: &DataDir) -> anyhow::Result<Editor<(), DefaultHistory>> {
     let config = Config::builder()
         .max_history_size(HISTORY)?
         .history_ignore_dups(true)?
         .auto_add_history(false)
         .build();
     let mut editor = Editor::with_config(config)?;
-    let _ = editor.load_history(&app.data.chat_history_file());
+    let _ = editor.load_history(&data.chat_history_file());
     Ok(editor)
 }
 
-impl Session {
-    fn banner(&self) {
-        let model = match self.agent.model() {
-            Ok(model) => format!("model {}", model.name()),
-            Err(e) => format!("{} ({})", "no model".yellow(), clean_block(&e.to_string())),
-        };
+fn banner(data: &DataDir, conversation: &impl Conversation) {
+    let model = match conversation.model() {
+        Ok(name) => format!("model {name}"),
+        Err(why) => format!("{} ({})", "no model".yellow(), clean_block(&why)),
+    };
+    println!(
+        "Engram chat, user {}, {model}.\nType a message, or /memory, /skills, /new, /help; Ctrl-D leaves.",
+        conversation.user()
+    );
+    if conversation.model().is_err() {
         println!(
-            "Engram chat, user {}, {model}.\nType a message, or /memory, /skills, /new, /help; Ctrl-D leaves.",
-            self.chat.user()
+            "Chat needs llm.baseUrl and llm.model in {}; /memory, /skills and /new work without them.",
+            data.config_file().display()
         );
-        if self.agent.model().is_err() {
-            println!(
-                "Chat needs llm.baseUrl and llm.model in {}; /memory, /skills and /new work without them.",
-                self.app.config.path().display()
-            );
-        }
     }
+}
 
-    /// The history file, private to its owner (it holds what was typed).
-    fn save_history(&mut self) {
-        let path = self.app.data.chat_history_file();
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let _ = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(&path);
-        }
-        if let Err(e) = self.editor.save_history(&path) {
-            tracing::warn!("cannot save the chat history to {}: {e}", path.display());
-        }
+/// The history file, private to its owner (it holds what was typed).
+fn save_history(data: &DataDir, editor: &mut Editor<(), DefaultHistory>) {
+    let path = data.chat_history_file();
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path);
+    }
+    if let Err(e) = editor.save_history(&path) {
+        tracing::warn!("cannot save the chat history to {}: {e}", path.display());
+    }
+}
 
-    /// Handles one line; `false` to leave.
-    fn handle(&mut self, text: &str) -> anyhow::Result<bool> {
-        let mut words = text.split_whitespace();
-        let command = words.next().unwrap_or_default().to_ascii_lowercase();
-        match command.as_str() {
-            "/exit" | "/quit" => return Ok(false),
-            "/help" | "/?" => println!("{HELP}"),
-            "/new" => self.end_conversation("New conversation."),
-            "/memory" => {
-                let rest: Vec<&str> = words.collect();
-                self.memory(&rest)?;
+/// Handles one line; `false` to leave.
+fn handle(
+    conversation: &mut impl Conversation,
+    editor: &mut Editor<(), DefaultHistory>,
+    text: &str,
+) -> anyhow::Result<bool> {
+    let mut words = text.split_whitespace();
+    let command = words.next().unwrap_or_default().to_ascii_lowercase();
+    match command.as_str() {
+        "/exit" | "/quit" => return Ok(false),
+        "/help" | "/?" => println!("{HELP}"),
+        "/new" => println!("{}", clean_block(&conversation.new_conversation())),
+        "/memory" => {
+            let rest: Vec<&str> = words.collect();
+            memory(conversation, editor, &rest)?;
+        }
+        "/skills" => {
+            println!("{}\n", clean_block(&conversation.skills(text)));
+            let _ = std::io::stdout().flush();
+        }
+        _ => {
+            match conversation.message(text) {
+                Some(Closing::Stopped(notice)) => println!("{}", clean_block(&notice).yellow()),
+                Some(Closing::Failed(why)) => println!("{}", clean_block(&why).red()),
+                None => {}
             }
-            "/skills" => self.skills(text),
-            _ => self.message(text),
-        }
-        Ok(true)
-    }
-
-    fn message(&mut self, text: &str) {
-        let mut io = TerminalIo::default();
-        let interrupt = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        let replied =
-            self.runtime
-                .block_on(self.agent.reply(&mut self.chat, text, &mut io, interrupt));
-        io.finish();
-        match replied {
-            Ok(reply) => {
-                if let Some(stopped) = reply.stopped {
-                    println!("{}", stopped.notice().yellow());
-                }
-            }
-            Err(e) => println!("{}", clean_block(&e.for_person()).red()),
-        }
-        println!();
-    }
-
-    fn end_conversation(&mut self, then: &str) {
-        let ended = self
-            .runtime
-            .block_on(self.agent.end_conversation(&mut self.chat));
-        match ended {
-            Ok(Some(ingested)) => println!("{then} {}", learned(&ingested)),
-            Ok(None) => println!("{then}"),
-            Err(e) => println!("{then} {}", format!("(learning failed: {e})").red()),
+            println!();
         }
     }
+    Ok(true)
+}
 
-    fn memory(&mut self, args: &[&str]) -> anyhow::Result<()> {
-        let choice = match args.first() {
-            Some(key) => match Choice::parse(key) {
-                Some(choice) => choice,
-                None => {
-                    println!("No /memory entry `{}`. {}", clean_block(key), entries());
-                    return Ok(());
-                }
-            },
-            None if keys::interactive() => {
-                let entries: Vec<(&str, &str)> = TERMINAL_MENU
-                    .iter()
-                    .map(|c| (c.label(), c.hint()))
-                    .collect();
-                match keys::menu("Second Brain", &entries)? {
-                    Some(n) => TERMINAL_MENU[n],
-                    None => return Ok(()),
-                }
-            }
+fn memory(
+    conversation: &mut impl Conversation,
+    editor: &mut Editor<(), DefaultHistory>,
+    args: &[&str],
+) -> anyhow::Result<()> {
+    let choice = match args.first() {
+        Some(key) => match Choice::parse(key) {
+            Some(choice) => choice,
             None => {
-                println!("{}", entries());
+                println!("No /memory entry `{}`. {}", clean_block(key), entries());
                 return Ok(());
             }
-        };
-        let action = match choice.action() {
-            Some(action) => action,
-            None => {
-                let query = if args.len() > 1 {
-                    args[1..].join(" ")
-                } else {
-                    match self.editor.readline("search: ") {
-                        Ok(query) => query,
-                        Err(_) => return Ok(()),
-                    }
-                };
-                Action::Search(query)
-            }
-        };
-        let reply = self.memory_action(action);
-        println!("{}", clean_block(&reply.text));
-        if reply.confirm {
-            if keys::yes_no("Clear everything?") {
-                let done = self.memory_action(Action::ClearConfirmed);
-                println!("{}", clean_block(&done.text));
-            } else {
-                println!("Nothing was deleted.");
+        },
+        None if keys::interactive() => {
+            let entries: Vec<(&str, &str)> = TERMINAL_MENU
+                .iter()
+                .map(|c| (c.label(), c.hint()))
+                .collect();
+            match keys::menu("Second Brain", &entries)? {
+                Some(n) => TERMINAL_MENU[n],
+                None => return Ok(()),
             }
         }
-        println!();
-        Ok(())
+        None => {
+            println!("{}", entries());
+            return Ok(());
+        }
+    };
+    let action = match choice.action() {
+        Some(action) => action,
+        None => {
+            let query = if args.len() > 1 {
+                args[1..].join(" ")
+            } else {
+                match editor.readline("search: ") {
+                    Ok(query) => query,
+                    Err(_) => return Ok(()),
+                }
+            };
+            Action::Search(query)
+        }
+    };
+    let reply = conversation.memory(action);
+    println!("{}", clean_block(&reply.text));
+    if reply.confirm {
+        if keys::yes_no("Clear everything?") {
+            let done = conversation.memory(Action::ClearConfirmed);
+            println!("{}", clean_block(&done.text));
+        } else {
+            println!("Nothing was deleted.");
+        }
     }
-
-    fn memory_action(&self, action: Action) -> memory_command::MemoryReply {
-        let memory = self.app.memory.clone();
-        let user = self.chat.user().to_string();
-        self.runtime
-            .block_on(crate::background::run(move || {
-                memory_command::run(&memory, &user, action)
-            }))
-            .unwrap_or_else(|e| memory_command::MemoryReply {
-                text: format!("/memory failed: {e}"),
-                confirm: false,
-            })
-    }
-
-    fn skills(&mut self, text: &str) {
-        let config = self.app.config.current();
-        let registry = match RegistryClient::from_config(&self.app.data, &config, None) {
-            Ok(registry) => registry,
-            Err(e) => {
-                println!("{}", clean_block(&e.to_string()).red());
-                return;
-            }
-        };
-        let reply = self.runtime.block_on(handle_skills_command(
-            text,
-            Role::Admin,
-            &self.app.skills,
-            &registry,
-        ));
-        println!("{}\n", clean_block(&reply.text));
-        let _ = std::io::stdout().flush();
-    }
+    println!();
+    Ok(())
 }
 
 fn entries() -> String {

@@ -22,6 +22,12 @@ pub struct KvStore {
 
 impl KvStore {
     pub fn open(path: &Path) -> rusqlite::Result<KvStore> {
+        crate::sqlite::create_private(path).map_err(|e| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(format!("{}: {e}", path.display())),
+            )
+        })?;
         KvStore::init(Connection::open(path)?)
     }
 

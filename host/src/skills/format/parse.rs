@@ -41,6 +41,9 @@ pub struct ParsedSkill {
     pub body: String,
     /// sha256 of the body's bytes, lowercase hex.
     pub sha256: String,
+    /// sha256 of the whole file (frontmatter and body), lowercase hex: what the person
+    /// reviewed when they grant a skill its tools.
+    pub file_sha256: String,
     pub warnings: Vec<Warning>,
 }
 
@@ -72,6 +75,7 @@ pub fn parse_skill_with(bytes: &[u8], leniency: Leniency) -> Result<ParsedSkill,
     Ok(ParsedSkill {
         frontmatter: fm,
         sha256: hex::encode(Sha256::digest(body)),
+        file_sha256: hex::encode(Sha256::digest(bytes)),
         body: text.to_string(),
         warnings,
     })

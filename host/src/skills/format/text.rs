@@ -4,25 +4,8 @@
 //! a warning, because text hidden from the reader but read by a model is exactly how a
 //! prompt gets smuggled into a skill listing.
 
-/// Invisible or direction-changing characters (not counting controls).
-pub(crate) fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}'                      // soft hyphen
-        | '\u{034F}'                    // combining grapheme joiner
-        | '\u{061C}'                    // Arabic letter mark
-        | '\u{115F}' | '\u{1160}'       // Hangul fillers
-        | '\u{17B4}' | '\u{17B5}'       // Khmer inherent vowels
-        | '\u{180B}'..='\u{180F}'       // Mongolian variation selectors, vowel separator
-        | '\u{200B}'..='\u{200F}'       // zero-width space/joiners, LRM, RLM
-        | '\u{202A}'..='\u{202E}'       // bidi embeddings and overrides
-        | '\u{2060}'..='\u{206F}'       // word joiner, invisible operators, bidi isolates
-        | '\u{3164}' | '\u{FFA0}'       // Hangul fillers
-        | '\u{FEFF}'                    // zero-width no-break space (BOM)
-        | '\u{FFF0}'..='\u{FFF8}'
-        | '\u{1D173}'..='\u{1D17A}'     // musical formatting controls
-        | '\u{E0000}'..='\u{E0FFF}'     // tags and variation selectors supplement
-    )
-}
+/// Invisible or direction-changing characters: the one list, in `term_text`.
+pub(crate) use crate::term_text::is_invisible;
 
 /// A character that may never appear in a name.
 pub(crate) fn is_hidden(c: char) -> bool {

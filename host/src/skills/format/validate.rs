@@ -36,6 +36,8 @@ pub struct ValidSkill {
     pub frontmatter: Frontmatter,
     pub body: String,
     pub sha256: String,
+    /// sha256 of the whole SKILL.md (see `ParsedSkill::file_sha256`).
+    pub file_sha256: String,
     pub warnings: Vec<Warning>,
 }
 
@@ -74,6 +76,7 @@ pub fn validate(parsed: ParsedSkill, origin: Origin) -> Result<ValidSkill, Skill
         frontmatter,
         body,
         sha256,
+        file_sha256,
         mut warnings,
     } = parsed;
     let (slug, frontmatter) = validate_frontmatter(frontmatter, origin, &mut warnings)?;
@@ -82,6 +85,7 @@ pub fn validate(parsed: ParsedSkill, origin: Origin) -> Result<ValidSkill, Skill
         frontmatter,
         body,
         sha256,
+        file_sha256,
         warnings,
     })
 }

@@ -64,6 +64,8 @@ pub struct InvokedSkill {
     /// The Markdown instructions, exactly as in the file.
     pub body: String,
     pub allowed_tools: Vec<String>,
+    /// Those the person granted it, for its SKILL.md as it is now.
+    pub granted_tools: Vec<String>,
     /// Files under `scripts/` and `references/`, relative to `dir`, sorted.
     pub resources: Vec<String>,
 }

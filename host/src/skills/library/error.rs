@@ -60,6 +60,11 @@ pub enum LibraryError {
         tools: Vec<String>,
         before: Vec<String>,
     },
+
+    #[error(
+        "`{slug}`'s SKILL.md is not the one confirmed (its sha256 is now {current}); read it again and confirm what it is now; nothing was granted"
+    )]
+    SkillChanged { slug: String, current: String },
 }
 
 impl LibraryError {
@@ -78,6 +83,7 @@ impl LibraryError {
             LibraryError::PathTaken { .. } => "path-taken",
             LibraryError::OutsideRoot { .. } => "outside-root",
             LibraryError::ToolsUnconfirmed { .. } => "tools-unconfirmed",
+            LibraryError::SkillChanged { .. } => "skill-changed",
         }
     }
 

@@ -4,8 +4,13 @@
 //! ```json
 //! { "version": 1, "skills": { "<slug>": { "id", "name", "version", "category", "path",
 //!   "source": {"kind": "seed|registry|url|file|manual", "url"?, "registry"?},
-//!   "sha256", "installed_at", "updated_at", "active", "pinned" } } }
+//!   "sha256", "installed_at", "updated_at", "active", "pinned",
+//!   "granted"?: {"tools", "file_sha256", "at"} } } }
 //! ```
+//!
+//! `granted` is Engram's addition: the tools the person granted the skill, and the
+//! SKILL.md (the sha256 of the whole file) they granted them for. An entry without it
+//! (a built-in, a skill found on disk, one installed before grants were kept) has none.
 //!
 //! It is replaced atomically on every change. Loading checks every entry's key and
 //! path: an index is input too (people edit files), and a path in it must never lead
@@ -51,6 +56,31 @@ pub struct IndexEntry {
     pub active: bool,
     /// Left alone by `skills update`.
     pub pinned: bool,
+    /// What the person granted it; see the module documentation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted: Option<Granted>,
+}
+
+/// The tools the person granted a skill, for one SKILL.md.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Granted {
+    pub tools: Vec<String>,
+    /// sha256 of the whole SKILL.md they confirmed: a file that differs (an update,
+    /// an edit on disk) is granted nothing until they confirm again.
+    pub file_sha256: String,
+    /// RFC 3339 UTC.
+    pub at: String,
+}
+
+impl Granted {
+    /// The grant for the SKILL.md whose whole-file hash is `file_sha256`: its tools,
+    /// or none when the person confirmed another text.
+    pub fn for_file(granted: Option<&Granted>, file_sha256: &str) -> Vec<String> {
+        granted
+            .filter(|g| g.file_sha256 == file_sha256)
+            .map(|g| g.tools.clone())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,6 +208,7 @@ mod tests {
             updated_at: now(),
             active: true,
             pinned: false,
+            granted: None,
         }
     }
 
@@ -213,6 +244,25 @@ mod tests {
             serde_json::json!({"kind": "registry", "registry": "https://r.example"})
         );
         assert!(e["installed_at"].as_str().unwrap().ends_with('Z'));
+        // A grant adds `granted`; an index written before grants were kept reads as
+        // granting nothing.
+        let mut granted = entry("web-search");
+        granted.granted = Some(Granted {
+            tools: vec!["fetch_url".into()],
+            file_sha256: "ab".into(),
+            at: now(),
+        });
+        let json = serde_json::to_value(&granted).unwrap();
+        assert_eq!(json["granted"]["tools"], serde_json::json!(["fetch_url"]));
+        let mut old = serde_json::to_value(entry("web-search")).unwrap();
+        old.as_object_mut().unwrap().remove("granted");
+        let read: IndexEntry = serde_json::from_value(old).unwrap();
+        assert_eq!(read.granted, None);
+        assert_eq!(
+            Granted::for_file(granted.granted.as_ref(), "ab"),
+            ["fetch_url"]
+        );
+        assert!(Granted::for_file(granted.granted.as_ref(), "cd").is_empty());
     }
 
     #[test]

@@ -10,12 +10,16 @@
 //! state and its `installed_at`. Every install that changed the files or the index is
 //! announced as `skill.installed` (with its status) once the index is saved.
 //!
-//! A skill's `allowed-tools` are granted as allow whenever it is invoked, so they are
-//! the person's to accept ([`ToolConsent`]): a skill that asks for tools installs only
-//! when they were confirmed (`-y`, the dashboard's dialog, a channel admin), unless
-//! the copy in place already asked for exactly the same tools. Otherwise the install
-//! is refused with [`LibraryError::ToolsUnconfirmed`], naming the tools, and nothing is
-//! written.
+//! A skill's `allowed-tools` are granted as allow whenever it is invoked only once the
+//! person has accepted them ([`ToolConsent`]), for the SKILL.md they accepted (the
+//! index entry's `granted`, bound to the whole file's sha256). A skill that asks for
+//! tools installs only when they were confirmed (`-y`, the dashboard's dialog, a
+//! channel admin), unless the copy in place already asked for exactly the same tools;
+//! otherwise the install is refused with [`LibraryError::ToolsUnconfirmed`], naming
+//! the tools, and nothing is written. An install nobody confirmed keeps the grant only
+//! for the very same file: a changed body, description or intents drops it until the
+//! person confirms again. The built-ins install with [`ToolConsent::Later`]: nothing
+//! granted until the person confirms (`Library::confirm_tools`).
 
 use std::path::PathBuf;
 
@@ -23,7 +27,7 @@ use serde::Serialize;
 
 use super::durable::{sync_dir, unique_name, write_new};
 use super::error::LibraryError;
-use super::index::{IndexEntry, Source};
+use super::index::{Granted, IndexEntry, Source};
 use super::package::SkillPackage;
 use super::scan::entry_for;
 use super::{Library, STAGING_PREFIX};
@@ -45,8 +49,13 @@ pub enum InstallStatus {
 /// Whether the person has seen and accepted the tools a skill asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolConsent {
+    /// They did: the tools are granted for this SKILL.md.
     Confirmed,
+    /// Nobody did: new tools are refused (`tools-unconfirmed`); otherwise the skill
+    /// installs, and keeps its grant only if its SKILL.md is the very same.
     NotConfirmed,
+    /// Installed without a grant, for the person to confirm later (the built-ins).
+    Later,
 }
 
 impl ToolConsent {
@@ -73,8 +82,10 @@ pub struct InstallOutcome {
     pub warnings: Vec<Warning>,
     /// The skill's previous location, when `force` moved it to another category.
     pub replaced: Option<String>,
-    /// The tools the skill asks for (granted as allow while it is invoked).
+    /// The tools the skill asks for (allowed while it is invoked, once granted).
     pub allowed_tools: Vec<String>,
+    /// Those the person has granted it, for this SKILL.md; empty until they confirm.
+    pub granted_tools: Vec<String>,
 }
 
 /// A skill's tools, sorted and without repeats, to compare what two versions ask for.
@@ -160,6 +171,18 @@ impl Library {
                 });
             }
         }
+        let granted = match consent {
+            ToolConsent::Confirmed if !asked.is_empty() => Some(Granted {
+                tools: skill.frontmatter.allowed_tools.clone(),
+                file_sha256: skill.file_sha256.clone(),
+                at: super::index::now(),
+            }),
+            ToolConsent::Confirmed | ToolConsent::Later => None,
+            ToolConsent::NotConfirmed => existing
+                .as_ref()
+                .and_then(|e| e.granted.clone())
+                .filter(|g| g.file_sha256 == skill.file_sha256),
+        };
         let same = previous
             .as_ref()
             .is_some_and(|(v, sha)| *v == skill.frontmatter.version && *sha == skill.sha256);
@@ -180,20 +203,31 @@ impl Library {
             warnings: skill.warnings.clone(),
             replaced: moved_from.as_ref().map(SkillId::to_string),
             allowed_tools: skill.frontmatter.allowed_tools.clone(),
+            granted_tools: granted
+                .as_ref()
+                .map(|g| g.tools.clone())
+                .unwrap_or_default(),
         };
 
         if status == InstallStatus::AlreadyInstalled {
-            if indexed.is_none() {
-                // The same files were already in place, unindexed or indexed elsewhere.
-                let entry = entry(existing, id, skill, source);
+            let regranted = existing
+                .as_ref()
+                .is_some_and(|e| e.granted != granted && consent == ToolConsent::Confirmed);
+            let newly_listed = indexed.is_none();
+            if newly_listed || regranted {
+                // The same files were already in place, unindexed or indexed elsewhere,
+                // or the person confirmed their tools now.
+                let entry = entry(existing, id, skill, source, granted);
                 index.skills.insert(slug, entry.clone());
                 index.save(&self.index_path())?;
-                // Newly listed, though no file changed.
-                self.announce(
-                    EventKind::SkillInstalled,
-                    &entry,
-                    serde_json::json!({ "status": status, "replaced": null }),
-                );
+                if newly_listed {
+                    // Newly listed, though no file changed.
+                    self.announce(
+                        EventKind::SkillInstalled,
+                        &entry,
+                        serde_json::json!({ "status": status, "replaced": null }),
+                    );
+                }
             }
             return Ok(outcome);
         }
@@ -206,7 +240,7 @@ impl Library {
             }
             _ => None,
         };
-        let entry = entry(existing, id, skill, source);
+        let entry = entry(existing, id, skill, source, granted);
         index.skills.insert(slug, entry.clone());
         index.save(&self.index_path())?;
         for dir in [replaced_dir, old_dir].into_iter().flatten() {
@@ -319,15 +353,19 @@ impl Drop for Staging {
     }
 }
 
-/// The index entry after an install: a fresh one, keeping the previous entry's
-/// `installed_at`, `active` and `pinned` when the slug was installed before.
+/// The index entry after an install: a fresh one with `granted`, keeping the previous
+/// entry's `installed_at`, `active` and `pinned` when the slug was installed before.
 fn entry(
     previous: Option<IndexEntry>,
     id: &SkillId,
     skill: &ValidSkill,
     source: Source,
+    granted: Option<Granted>,
 ) -> IndexEntry {
-    let fresh = entry_for(id, skill, source);
+    let fresh = IndexEntry {
+        granted,
+        ..entry_for(id, skill, source)
+    };
     match previous {
         Some(previous) => IndexEntry {
             installed_at: previous.installed_at,

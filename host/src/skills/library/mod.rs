@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use self::catalog::{CatalogEntry, InvokedSkill};
 use self::durable::{read_bounded, read_head, sync_dir, unique_name};
-use self::index::{INDEX_FILE, Index, IndexEntry};
+use self::index::{Granted, INDEX_FILE, Index, IndexEntry};
 use self::package::RESOURCE_DIRS;
 use crate::events::{Event, EventBus, EventKind, HOST_WIDE};
 use crate::skills::format::error::{SkillError, Warning};
@@ -250,6 +250,7 @@ impl Library {
         let id = entry.skill_id()?;
         let skill = self.load_dir(&id)?;
         let dir = id.dir_in(&self.root);
+        let granted_tools = Granted::for_file(entry.granted.as_ref(), &skill.file_sha256);
         let fm = displayed(skill.frontmatter, &entry, &skill.warnings);
         Ok(InvokedSkill {
             resources: list_resources(&dir),
@@ -258,7 +259,54 @@ impl Library {
             dir,
             body: skill.body,
             allowed_tools: fm.allowed_tools,
+            granted_tools,
         })
+    }
+
+    /// The person grants the skill `slug` its `allowed-tools`, for its SKILL.md as it
+    /// is now, whose whole-file sha256 must be `file_sha256` (the file they read): a
+    /// file changed since is refused ([`LibraryError::SkillChanged`]), so nothing they
+    /// did not see is granted. Answers the entry with its grant. Only the person may
+    /// call this (the front doors check).
+    pub fn confirm_tools(&self, slug: &str, file_sha256: &str) -> Result<IndexEntry, LibraryError> {
+        let _lock = self.lock(true)?;
+        let mut index = self.load_index()?;
+        let entry = index
+            .skills
+            .get_mut(slug)
+            .ok_or_else(|| LibraryError::NotFound(slug.to_string()))?;
+        let skill = self.load_dir(&entry.skill_id()?)?;
+        if skill.file_sha256 != file_sha256 {
+            return Err(LibraryError::SkillChanged {
+                slug: slug.to_string(),
+                current: skill.file_sha256,
+            });
+        }
+        entry.granted = (!skill.frontmatter.allowed_tools.is_empty()).then(|| Granted {
+            tools: skill.frontmatter.allowed_tools.clone(),
+            file_sha256: skill.file_sha256.clone(),
+            at: self::index::now(),
+        });
+        entry.updated_at = self::index::now();
+        let entry = entry.clone();
+        index.save(&self.index_path())?;
+        Ok(entry)
+    }
+
+    /// The sha256 of the skill's whole SKILL.md (what grants are bound to).
+    pub(super) fn file_sha256(&self, id: &SkillId) -> Result<String, LibraryError> {
+        use sha2::{Digest, Sha256};
+        let (path, _) = find_skill_file(&id.dir_in(&self.root))?;
+        self.check_inside(&path)?;
+        match read_bounded(&path, MAX_SKILL_FILE_BYTES) {
+            Ok(Ok(bytes)) => Ok(hex::encode(Sha256::digest(&bytes))),
+            Ok(Err(size)) => Err(SkillError::FileTooLarge {
+                size,
+                limit: MAX_SKILL_FILE_BYTES,
+            }
+            .into()),
+            Err(e) => Err(LibraryError::io(&path)(e)),
+        }
     }
 
     pub(super) fn index_path(&self) -> PathBuf {

@@ -467,6 +467,7 @@ pub(super) fn entry_for(id: &SkillId, skill: &ValidSkill, source: Source) -> Ind
         updated_at: now,
         active: true,
         pinned: false,
+        granted: None,
     }
 }
 

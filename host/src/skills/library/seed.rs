@@ -6,7 +6,8 @@
 //!   a SKILL.md (a built-in the user edited, or anything else) is left exactly as it
 //!   is, and so is a built-in whose slug another installed skill uses.
 //! - The built-ins are installed like any skill (staged, renamed into place, indexed
-//!   with source `seed`, active, announced as `skill.installed`).
+//!   with source `seed`, active, announced as `skill.installed`), and like any skill
+//!   their tools are granted only once the person confirms them.
 //! - `_template` is not a skill: its name is not a slug, so it cannot be installed,
 //!   addressed or routed to. It is written as a plain file, never indexed, and the
 //!   discovery scan skips it (it skips every name starting with `_`). Its `name` is
@@ -275,13 +276,14 @@ fn seed_skill(
     }
     // A new directory only (checked above), so the scripts never overwrite anything.
     let package = SkillPackage::new(Some(id), skill_md.as_bytes().to_vec(), builtin_files(name))?;
-    // Built-in skills ship with the binary the person installed: their tools need no
-    // second confirmation.
+    // Built-in skills ask for tools like any other: installed with nothing granted,
+    // until the person confirms them (a built-in forced into a turn must not bring
+    // `run_command` with it).
     library.install_locked(
         &package,
         Source::of(SourceKind::Seed),
         false,
-        ToolConsent::Confirmed,
+        ToolConsent::Later,
     )?;
     report.written.push(name.to_string());
     Ok(())

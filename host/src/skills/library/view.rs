@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::catalog::CatalogEntry;
 use super::error::LibraryError;
 use super::error::ScanProblem;
-use super::index::IndexEntry;
+use super::index::{Granted, IndexEntry};
 use super::{Library, displayed, list_resources};
 use crate::skills::format::error::Warning;
 
@@ -23,6 +23,10 @@ pub struct InstalledSkill {
     pub warnings: Vec<Warning>,
     /// Why it cannot be used: its SKILL.md is gone or breaks a rule.
     pub error: Option<ScanProblem>,
+    /// The sha256 of its whole SKILL.md, which the person's grant is bound to.
+    pub file_sha256: Option<String>,
+    /// The tools the person granted it, for its SKILL.md as it is now.
+    pub granted_tools: Vec<String>,
 }
 
 /// One skill in full.
@@ -80,8 +84,12 @@ impl Library {
     }
 
     fn describe(&self, slug: String, entry: IndexEntry) -> InstalledSkill {
-        match entry.skill_id().and_then(|id| self.load_head_warned(&id)) {
-            Ok((_, fm, warnings)) => InstalledSkill {
+        let head = entry.skill_id().and_then(|id| {
+            let (_, fm, warnings) = self.load_head_warned(&id)?;
+            Ok((fm, warnings, self.file_sha256(&id)?))
+        });
+        match head {
+            Ok((fm, warnings, file_sha256)) => InstalledSkill {
                 catalog: Some(CatalogEntry::new(
                     slug.clone(),
                     &entry,
@@ -89,6 +97,8 @@ impl Library {
                 )),
                 warnings,
                 error: None,
+                granted_tools: Granted::for_file(entry.granted.as_ref(), &file_sha256),
+                file_sha256: Some(file_sha256),
                 slug,
                 entry,
             },
@@ -96,6 +106,8 @@ impl Library {
                 catalog: None,
                 warnings: Vec::new(),
                 error: Some(ScanProblem::new(entry.path.clone(), &error)),
+                file_sha256: None,
+                granted_tools: Vec::new(),
                 slug,
                 entry,
             },

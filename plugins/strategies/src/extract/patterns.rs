@@ -19,6 +19,7 @@ use super::grammar::{
 use super::people;
 use super::sentence::Token;
 use super::time::{self, TimeKind, TimePhrase};
+use crate::about::catalog;
 use crate::model::MemoryType;
 use crate::text;
 
@@ -661,10 +662,10 @@ fn read_plan(m: &[&str], capitalised: impl Fn(usize) -> bool, phrases: &[TimePhr
 /// opening the clause. `(subject for the summary, index of the predicate)`.
 fn relative_subject(body: &[Token]) -> Option<(String, usize)> {
     let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
-    let ["my", rest @ ..] = &words[..] else {
+    let ["my" | "our", rest @ ..] = &words[..] else {
         return None;
     };
-    let (relation, len) = people::relation_at(rest)?;
+    let (relation, len) = crate::about::lexicon::relation_at(rest)?;
     let mut end = 1 + len;
     let mut subject = format!("User's {relation}");
     if let Some((name, consumed)) = people::name_at(&body[end..]) {
@@ -758,11 +759,216 @@ fn my_rule(words: &[&str]) -> Option<MemoryType> {
     if verb == 0 || verb + 1 >= words.len() {
         return None;
     }
-    words[..verb].iter().find_map(|word| {
-        MY_NOUNS
+    words[..verb]
+        .iter()
+        .find_map(|word| {
+            MY_NOUNS
+                .iter()
+                .find(|(nouns, _)| nouns.contains(word))
+                .map(|(_, memory_type)| *memory_type)
+        })
+        .or_else(|| {
+            // "my number is ...", "my ride is ...": an attribute the catalog names,
+            // unless the noun phrase is a person ("my sister is Anna" is a relation).
+            let noun_phrase = &words[..verb];
+            let person = crate::about::lexicon::relation_at(noun_phrase).is_some();
+            let attribute = catalog::by_noun(noun_phrase).filter(|_| !person)?;
+            Some(catalog::memory_type(&attribute))
+        })
+}
+
+/// The type of the fact `summary` states when it names an attribute of the catalog
+/// (`about.rs`): "User is on day shifts" (a shift: a habit).
+fn attribute_type(summary: &str) -> Option<MemoryType> {
+    let about = crate::about::of_summary(summary);
+    about.attribute.as_deref().map(catalog::memory_type)
+}
+
+/// "Python is my favorite language", "Haskell is my favourite now", "September 30 is
+/// our wedding anniversary": the value said first, written "User's favorite language
+/// is Python", "User's wedding anniversary is September 30".
+fn value_first(body: &[Token], time_suffix: &str) -> Option<Reading> {
+    let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
+    // "X is my favourite", "X has become my favourite", "X became my favourite".
+    let (is_at, copula_len) = (1..words.len().min(8)).find_map(|i| match &words[i..] {
+        ["is" | "became" | "remains", ..] => Some((i, 1)),
+        ["has" | "have", "become", ..] => Some((i, 2)),
+        _ => None,
+    })?;
+    // The value runs from the last pause before "is": "new obsession: Phoebe
+    // Bridgers is my favorite now".
+    let value_start = body[..is_at]
+        .iter()
+        .rposition(|t| t.comma_after)
+        .map_or(0, |i| i + 1);
+    if value_start == is_at
+        || matches!(
+            words[value_start],
+            "that"
+                | "this"
+                | "it"
+                | "he"
+                | "she"
+                | "they"
+                | "there"
+                | "what"
+                | "which"
+                | "who"
+                | "i"
+        )
+    {
+        return None;
+    }
+    let after_copula = is_at + copula_len;
+    let ["my" | "our", noun_words @ ..] = &words[after_copula..] else {
+        return None;
+    };
+    let favorite = matches!(noun_words.first(), Some(&("favorite" | "favourite")));
+    let value = render(&body[value_start..is_at]);
+    // The noun phrase runs to a pause or a word marking time ("now").
+    let noun_start = after_copula + 1 + usize::from(favorite);
+    let mut noun_end = noun_start;
+    for (offset, word) in words[noun_start..].iter().enumerate() {
+        if crate::about::marks_change(&[word]) || crate::analyser::is_stop_word(word) {
+            break;
+        }
+        noun_end = noun_start + offset + 1;
+        if body[noun_start + offset].comma_after {
+            break;
+        }
+    }
+    let noun = render(&body[noun_start..noun_end]);
+    // What follows the noun is kept when it says the value changed ("now", "these
+    // days"): that decides what the fact replaces.
+    let rest: Vec<&str> = words[noun_end..]
+        .iter()
+        .copied()
+        .take_while(|w| !matches!(*w, "but" | "and" | "so" | "because"))
+        .collect();
+    let after: Vec<&str> = if crate::about::marks_change(&rest) {
+        rest
+    } else {
+        Vec::new()
+    };
+    let (attribute, memory_type) = if favorite {
+        let attribute = if noun.is_empty() {
+            "favorite".to_owned()
+        } else {
+            format!("favorite {noun}")
+        };
+        (attribute, MemoryType::Preference)
+    } else {
+        // Only a value worth keeping: a date, a number, a name ("Mondays is my day"
+        // says less than "September 30 is our anniversary").
+        let names_something = body[value_start..is_at]
             .iter()
-            .find(|(nouns, _)| nouns.contains(word))
-            .map(|(_, memory_type)| *memory_type)
+            .any(|t| t.text.chars().any(|c| c.is_ascii_digit()) || t.is_capitalised());
+        let noun_words: Vec<&str> = words[noun_start..noun_end].to_vec();
+        let typed = my_rule(&[&noun_words[..], &["is", "x"]].concat());
+        if noun.is_empty() || !(names_something || typed.is_some()) {
+            return None;
+        }
+        (noun.clone(), typed.unwrap_or(MemoryType::Identity))
+    };
+    let mut summary = format!("User's {attribute} is {value}");
+    for word in after {
+        summary.push(' ');
+        summary.push_str(word);
+    }
+    summary.push_str(time_suffix);
+    Some(Reading {
+        memory_type,
+        summary,
+        certainty: Certainty::Stated,
+        activity: None,
+        dated: false,
+    })
+}
+
+/// "Sunday mornings are for pickleball with the neighbors": what the user's recurring
+/// time is for, "User spends Sunday mornings on pickleball with the neighbors".
+fn days_for(tokens: &[Token], phrases: &[TimePhrase], body_start: usize) -> Option<Reading> {
+    let leading = phrases
+        .first()
+        .filter(|p| p.start == 0 && p.kind == TimeKind::Recurring)?;
+    let body = &tokens[body_start..];
+    let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
+    let ["are" | "is", "for", rest @ ..] = &words[..] else {
+        return None;
+    };
+    if !object_says_something(rest) {
+        return None;
+    }
+    let time = render(&tokens[..leading.end()]);
+    Some(Reading {
+        memory_type: MemoryType::Habit,
+        summary: format!("User spends {time} on {}", render(&body[2..])),
+        certainty: Certainty::Stated,
+        activity: None,
+        dated: false,
+    })
+}
+
+/// "You can reach me at 303-555-0112", "call me on 555 0101": the user's phone number.
+fn phone_to_reach(body: &[Token]) -> Option<Reading> {
+    let words: Vec<&str> = body.iter().map(|t| t.lower.as_str()).collect();
+    let at = words.windows(3).position(|w| {
+        matches!(w[0], "reach" | "call" | "text" | "contact" | "ring")
+            && w[1] == "me"
+            && matches!(w[2], "at" | "on")
+    })? + 3;
+    let number: Vec<&Token> = body[at..]
+        .iter()
+        .take_while(|t| {
+            t.text
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '(' | ')' | '.'))
+        })
+        .collect();
+    let digits = number
+        .iter()
+        .flat_map(|t| t.text.chars())
+        .filter(char::is_ascii_digit)
+        .count();
+    if digits < 7 {
+        return None;
+    }
+    let number: Vec<&str> = number.iter().map(|t| t.text.as_str()).collect();
+    Some(Reading {
+        memory_type: MemoryType::Identity,
+        summary: format!("User's phone number is {}", number.join(" ")),
+        certainty: Certainty::Stated,
+        activity: None,
+        dated: false,
+    })
+}
+
+/// A clause whose subject is a person named without "my" ("Kim on my team only writes
+/// Scala", "Nugget the hamster is healthy"): a fact of theirs when its predicate names
+/// an attribute of the catalog. A capitalised word alone may as well be a place or a
+/// product, so nothing else is read from such a clause.
+fn named_subject(body: &[Token], time_suffix: &str) -> Option<Reading> {
+    let (name, len) = people::name_at(body)?;
+    let rest = &body[len..];
+    let first_person = rest
+        .iter()
+        .any(|t| matches!(t.lower.as_str(), "i" | "me" | "we" | "us"))
+        || rest
+            .iter()
+            .any(|t| ADDRESSEE_WORDS.contains(&t.lower.as_str()));
+    if first_person {
+        return None;
+    }
+    let summary = format!("{name} {}{time_suffix}", render(rest));
+    let about = crate::about::of_summary(&summary);
+    about.holder_key()?;
+    let memory_type = about.attribute.as_deref().map(catalog::memory_type)?;
+    Some(Reading {
+        memory_type,
+        summary,
+        certainty: Certainty::Stated,
+        activity: None,
+        dated: false,
     })
 }
 
@@ -790,13 +996,33 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     if let ["my", rest @ ..] = body_words
         && let Some(memory_type) = my_rule(rest)
     {
+        // The value runs to a pause: "My ride is a little red Vespa, perfect for
+        // city traffic" says what the ride is in its first part.
+        let copula = body_words.iter().position(|w| matches!(*w, "is" | "are"));
+        let end = copula
+            .and_then(|c| {
+                body[c + 1..]
+                    .iter()
+                    .position(|t| t.comma_after)
+                    .map(|i| c + i + 2)
+            })
+            .unwrap_or(body.len());
         return Some(Reading {
             memory_type,
-            summary: format!("User's {}{time_suffix}", render(&body[1..])),
+            summary: format!("User's {}{time_suffix}", render(&body[1..end])),
             certainty: Certainty::Stated,
             activity: None,
             dated: false,
         });
+    }
+    if let Some(reading) = value_first(body, &time_suffix) {
+        return Some(reading);
+    }
+    if let Some(reading) = days_for(tokens, &phrases, body_start) {
+        return Some(reading);
+    }
+    if let Some(reading) = phone_to_reach(body) {
+        return Some(reading);
     }
     if let ["call", "me", _, ..] = body_words {
         return Some(Reading {
@@ -816,23 +1042,40 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
                 "i" | "me" | "my" | "mine" | "we" | "us" | "our"
             ) || ADDRESSEE_WORDS.contains(&t.lower.as_str())
         });
-        let (kept, episode_adverb) = matchable(predicate);
-        let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
-        return (!first_person && reads_as_their_event(&m, episode_adverb, &phrases)).then(|| {
-            Reading {
-                memory_type: MemoryType::Episode,
-                summary: format!("{subject} {}{time_suffix}", render(predicate)),
+        if first_person {
+            return None;
+        }
+        let summary = format!("{subject} {}{time_suffix}", render(clause_end(predicate)));
+        if let Some(memory_type) = attribute_type(&summary) {
+            return Some(Reading {
+                memory_type,
+                summary,
                 certainty: Certainty::Stated,
                 activity: None,
-                dated: true,
-            }
+                dated: phrases.iter().any(|p| p.kind != TimeKind::Recurring),
+            });
+        }
+        let (kept, episode_adverb) = matchable(predicate);
+        let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
+        return reads_as_their_event(&m, episode_adverb, &phrases).then_some(Reading {
+            memory_type: MemoryType::Episode,
+            summary,
+            certainty: Certainty::Stated,
+            activity: None,
+            dated: true,
         });
     }
+    if let Some(reading) = named_subject(body, &time_suffix) {
+        return Some(reading);
+    }
+    // "We moved to Denver": where "we" live, the user lives; other facts of "we" are
+    // not the user's alone.
+    let we = body_words.first() == Some(&"we");
     let (subject, predicate_start, plural) = match body_words {
-        ["i", ..] => ("User".to_owned(), 1, false),
+        ["i" | "we", ..] => ("User".to_owned(), 1, false),
         _ => joint_subject(body)?,
     };
-    let predicate = &body[predicate_start..];
+    let predicate = clause_end(&body[predicate_start..]);
     if predicate
         .iter()
         .any(|t| ADDRESSEE_WORDS.contains(&t.lower.as_str()))
@@ -843,11 +1086,20 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
     let m: Vec<&str> = kept.iter().map(|t| t.lower.as_str()).collect();
     let capitalised = |index: usize| kept.get(index).is_some_and(|t| t.is_capitalised());
     let mut dated = false;
+    let rendered = with_subject(&subject, predicate, plural) + &time_suffix;
+    if we && attribute_type(&rendered).is_none() {
+        return None;
+    }
     let (memory_type, certainty) = match typed_rule(&m, capitalised) {
         Some((memory_type, Object::Required(object))) => {
             object_says_something(object).then_some((memory_type, Certainty::Stated))?
         }
         Some((memory_type, Object::None)) => (memory_type, Certainty::Stated),
+        // A named attribute ("I'm on day shifts", "I took the job at Mercy General")
+        // is a fact whatever the verb's tense.
+        None if !plural && let Some(memory_type) = attribute_type(&rendered) => {
+            (memory_type, Certainty::Stated)
+        }
         None if read_plan(&m, capitalised, &phrases) => {
             dated = true;
             (MemoryType::Goal, Certainty::Stated)
@@ -855,7 +1107,7 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         None => read_event_or_habit(&m, capitalised(0), episode_adverb, &phrases)?,
     };
     dated |= memory_type == MemoryType::Episode;
-    let summary = with_subject(&subject, predicate, plural) + &time_suffix;
+    let summary = rendered;
     let activity = if memory_type == MemoryType::Episode && !plural {
         activity(predicate)
     } else {
@@ -868,6 +1120,21 @@ pub(super) fn read_clause(tokens: &[Token]) -> Option<Reading> {
         activity,
         dated,
     })
+}
+
+/// Words that, after a pause, open a clause of their own: "I live in Portland, the
+/// rain never stops", "I'm vegetarian, so no meat".
+const CLAUSE_OPENERS: &[&str] = &[
+    "the", "it", "its", "that", "this", "so", "which", "who", "he", "she", "they", "there", "but",
+    "though", "although", "because", "since",
+];
+
+/// `predicate` up to the pause after which another clause begins.
+fn clause_end(predicate: &[Token]) -> &[Token] {
+    let end = (1..predicate.len()).find(|&i| {
+        predicate[i - 1].comma_after && CLAUSE_OPENERS.contains(&predicate[i].lower.as_str())
+    });
+    &predicate[..end.unwrap_or(predicate.len())]
 }
 
 /// "My sister and I ...", "Tom and I ...": a short person mention joined with the

@@ -7,99 +7,8 @@
 
 use super::sentence::Token;
 use super::time;
+use crate::about::lexicon::relation_at;
 use crate::model::PersonRef;
-
-/// Relations to the user, as they are written. Two-word relations are matched first.
-const RELATIONS: &[&str] = &[
-    "best friend",
-    "business partner",
-    "mother",
-    "mom",
-    "mum",
-    "father",
-    "dad",
-    "parent",
-    "sister",
-    "brother",
-    "sibling",
-    "wife",
-    "husband",
-    "partner",
-    "spouse",
-    "girlfriend",
-    "boyfriend",
-    "fiance",
-    "fiancee",
-    "fiancé",
-    "fiancée",
-    "son",
-    "daughter",
-    "child",
-    "kid",
-    "friend",
-    "boss",
-    "manager",
-    "colleague",
-    "coworker",
-    "co-worker",
-    "teammate",
-    "roommate",
-    "flatmate",
-    "housemate",
-    "cousin",
-    "aunt",
-    "uncle",
-    "grandmother",
-    "grandma",
-    "grandfather",
-    "grandpa",
-    "granddaughter",
-    "grandson",
-    "niece",
-    "nephew",
-    "mentor",
-    "mentee",
-    "neighbor",
-    "neighbour",
-    "therapist",
-    "doctor",
-    "dentist",
-    "coach",
-    "tutor",
-    "teacher",
-    "landlord",
-    "landlady",
-    "cofounder",
-    "co-founder",
-    "client",
-    "stepmother",
-    "stepfather",
-    "stepsister",
-    "stepbrother",
-    "mother-in-law",
-    "father-in-law",
-    "sister-in-law",
-    "brother-in-law",
-    "ex-wife",
-    "ex-husband",
-    "ex-girlfriend",
-    "ex-boyfriend",
-    "ex",
-    "pediatrician",
-    "lawyer",
-    "accountant",
-    "assistant",
-    "supervisor",
-    "advisor",
-    "adviser",
-    "trainer",
-];
-
-/// Words that may stand between "my" and a relation without being part of it.
-const RELATION_ADJECTIVES: &[&str] = &[
-    "older", "younger", "little", "big", "twin", "new", "old", "dear", "eldest", "oldest",
-    "youngest", "elder", "baby", "late", "former", "current",
-];
 
 /// Titles that start a name ("Dr. Patel").
 const TITLES: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "prof", "professor", "sir"];
@@ -138,26 +47,6 @@ const NOT_NAMES: &[&str] = &[
     "just",
     "well",
 ];
-
-/// A relation starting at `words[0]`, after optional adjectives: `(relation, words
-/// consumed)`.
-pub(super) fn relation_at(words: &[&str]) -> Option<(String, usize)> {
-    let adjectives = words
-        .iter()
-        .take_while(|w| RELATION_ADJECTIVES.contains(w))
-        .count();
-    let rest = &words[adjectives..];
-    if let [first, second, ..] = rest {
-        let pair = format!("{first} {second}");
-        if RELATIONS.contains(&pair.as_str()) {
-            return Some((pair, adjectives + 2));
-        }
-    }
-    let first = rest.first()?;
-    RELATIONS
-        .contains(first)
-        .then(|| ((*first).to_owned(), adjectives + 1))
-}
 
 /// A name starting at `tokens[0]`: up to three capitalised words, a title allowed
 /// first; it ends after a word followed by a comma. `(name, tokens consumed)`.
@@ -213,7 +102,7 @@ pub(super) fn find_persons(tokens: &[Token]) -> Vec<PersonRef> {
         match words[index] {
             // "my sister Anna", "my wife, Maria", "my boss is Tom", "my boss is called
             // Tom", "my sister's name is Anna".
-            "my" => {
+            "my" | "our" => {
                 let Some((relation, len)) = relation_at(&words[after..]) else {
                     continue;
                 };
@@ -254,12 +143,20 @@ pub(super) fn find_persons(tokens: &[Token]) -> Vec<PersonRef> {
             _ => {}
         }
     }
-    // A name opening the clause: "Anna is my manager", "Tom's my best friend", or,
-    // with no relation, "Tom and I play tennis".
+    // A name opening the clause: "Anna is my manager", "Tom's my best friend", "Kim on
+    // my team", "Nugget the hamster", or, with no relation, "Tom and I play tennis".
     if let Some((name, len)) = name_at(tokens) {
         let rest = &words[len..];
         if rest.starts_with(&["and", "i"]) {
             add(name, None);
+        } else if let ["on", "my" | "our", "team", ..] = rest {
+            add(name, Some("teammate"));
+        } else if let ["from", "work", ..] = rest {
+            add(name, Some("colleague"));
+        } else if let ["the" | "my" | "our", pet, ..] = rest
+            && crate::about::lexicon::is_pet(pet)
+        {
+            add(name, Some(pet));
         } else if let ["my", relation_words @ ..] = rest.strip_prefix(&["is"][..]).unwrap_or(rest)
             && let Some((relation, _)) = relation_at(relation_words)
         {

@@ -1,6 +1,7 @@
 //! Splitting a message into sentences, a sentence into word tokens, and tokens into
 //! clauses.
 
+use super::grammar::is_past;
 use crate::analyser::expand_contraction;
 
 /// One sentence of a message.
@@ -89,6 +90,16 @@ pub(super) struct Token {
 }
 
 impl Token {
+    /// A word the context supplies ("I" for an elided subject).
+    pub fn word(text: &str) -> Token {
+        Token {
+            text: text.to_owned(),
+            lower: text.to_lowercase(),
+            comma_after: false,
+            break_after: false,
+        }
+    }
+
     pub fn is_capitalised(&self) -> bool {
         self.text.chars().next().is_some_and(char::is_uppercase)
     }
@@ -151,6 +162,50 @@ pub(super) fn tokenize(sentence: &str) -> Vec<Token> {
     tokens
 }
 
+/// Present-tense verbs whose second use after "and" starts a clause of the same
+/// subject ("I live in Denver and work at Stripe").
+const COORDINATED_VERBS: &[&str] = &[
+    "work", "live", "drive", "take", "speak", "study", "play", "teach", "run", "ride", "own",
+];
+
+/// Whether `tokens` open with a capitalised name and a verb ("Dana is gluten-free",
+/// "Mia plays basketball").
+fn named_acts(tokens: &[Token]) -> bool {
+    let names = tokens
+        .iter()
+        .take(3)
+        .take_while(|t| t.is_capitalised() && t.lower != "i")
+        .count();
+    names > 0
+        && tokens.get(names).is_some_and(|t| {
+            matches!(
+                t.lower.as_str(),
+                "is" | "are" | "was" | "were" | "has" | "does" | "will"
+            ) || (t.lower.len() > 3 && (t.lower.ends_with('s') || t.lower.ends_with("ed")))
+        })
+}
+
+/// Whether `tokens` ("my wife Priya drives a Mini", "my brother's is August 3") open
+/// with a person of the user's and a verb of theirs: a clause of its own, not the
+/// object of the one before ("I love my wife and my kids").
+fn person_acts(tokens: &[Token]) -> bool {
+    let words: Vec<&str> = tokens.iter().map(|t| t.lower.as_str()).collect();
+    let Some((_, len)) = crate::about::lexicon::relation_at(&words[1.min(words.len())..]) else {
+        return false;
+    };
+    let mut at = 1 + len;
+    // Their name, if given.
+    while tokens.get(at).is_some_and(|t| t.is_capitalised()) && at < 1 + len + 3 {
+        at += 1;
+    }
+    words.get(at).is_some_and(|verb| {
+        matches!(
+            *verb,
+            "is" | "are" | "was" | "were" | "has" | "had" | "does" | "did" | "will"
+        ) || (verb.len() > 3 && (verb.ends_with('s') || verb.ends_with("ed")))
+    })
+}
+
 /// Splits a sentence's tokens into clauses: at semicolons and dashes, and before a
 /// conjunction that starts a new first-person statement ("I like coffee and I hate
 /// tea", "I like tea, but my sister Anna hates it"). A short person mention before
@@ -158,19 +213,56 @@ pub(super) fn tokenize(sentence: &str) -> Vec<Token> {
 pub(super) fn split_clauses(tokens: Vec<Token>) -> Vec<Vec<Token>> {
     let mut clauses = Vec::new();
     let mut current: Vec<Token> = Vec::new();
-    let mut iter = tokens.into_iter().peekable();
-    while let Some(token) = iter.next() {
-        let next_lower = iter.peek().map(|t| t.lower.as_str());
-        let is_conjunction = matches!(token.lower.as_str(), "and" | "but" | "so" | "because");
-        let has_statement = current.iter().any(|t| t.lower == "i") || current.len() > 4;
+    let tokens: Vec<Token> = tokens;
+    let mut index = 0;
+    while index < tokens.len() {
+        let token = tokens[index].clone();
+        index += 1;
+        let lower_at = |i: usize| tokens.get(i).map(|t| t.lower.as_str());
+        let next_lower = lower_at(index);
+        let is_conjunction = matches!(
+            token.lower.as_str(),
+            "and" | "but" | "so" | "because" | "while" | "whereas"
+        );
+        let has_statement = current.iter().any(|t| t.lower == "i") || current.len() > 3;
         let pause_before = current.last().is_some_and(|t| t.comma_after);
         let starts_i_clause = next_lower == Some("i") && has_statement;
-        let starts_my_clause = next_lower == Some("my")
-            && current.iter().any(|t| t.lower == "i")
-            && (pause_before || token.lower == "but");
-        if is_conjunction && (starts_i_clause || starts_my_clause) {
+        let starts_my_clause = matches!(next_lower, Some("my" | "our"))
+            && has_statement
+            && (pause_before || token.lower == "but" || person_acts(&tokens[index..]));
+        // "..., so he's away", "..., and deadlines are brutal": a subject of its own
+        // with its own verb.
+        let starts_other_clause = pause_before
+            && has_statement
+            && (matches!(next_lower, Some("he" | "she" | "they" | "we" | "it"))
+                || matches!(lower_at(index + 1), Some("is" | "are" | "was" | "were")));
+        // "Raj is vegetarian and Dana is gluten-free": a named person and their verb.
+        let starts_named_clause = current.len() >= 2 && named_acts(&tokens[index..]);
+        if is_conjunction
+            && (starts_i_clause || starts_my_clause || starts_other_clause || starts_named_clause)
+        {
             clauses.push(std::mem::take(&mut current));
             continue;
+        }
+        // "I quit Deloitte and joined Stripe": a second verb of the same subject, said
+        // again for its own clause.
+        let second_verb = token.lower == "and"
+            && current.first().is_some_and(|t| t.lower == "i")
+            && next_lower.is_some_and(|w| is_past(w) || COORDINATED_VERBS.contains(&w));
+        if second_verb {
+            clauses.push(std::mem::take(&mut current));
+            current.push(Token::word("I"));
+            continue;
+        }
+        // A comma splice or a colon: "I'm allergic to bee stings, I carry an
+        // EpiPen", "Saturdays are chaos: our son plays hockey".
+        let splice = pause_before
+            && current.len() > 2
+            && (matches!(token.lower.as_str(), "i" | "my" | "our")
+                || (token.lower == "it"
+                    && (token.text.ends_with("'s") || next_lower == Some("is"))));
+        if splice {
+            clauses.push(std::mem::take(&mut current));
         }
         let ends_clause = token.break_after;
         current.push(token);

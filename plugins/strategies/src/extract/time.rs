@@ -150,6 +150,15 @@ fn match_start(words: &[&str]) -> Option<(TimeKind, usize)> {
             (Specific, 1 + month_date(rest).unwrap_or(0))
         }
         ["on", unit, ..] if is_plural_unit(unit) => (Recurring, 2),
+        // "Sunday mornings are for pickleball", "Saturdays are chaos".
+        [day, part, ..] if WEEKDAYS.contains(day) && is_plural_unit(part) => (Recurring, 2),
+        [days, ..]
+            if days
+                .strip_suffix('s')
+                .is_some_and(|day| WEEKDAYS.contains(&day)) =>
+        {
+            (Recurring, 1)
+        }
         ["at", "night" | "weekends", ..] => (Recurring, 2),
         ["in", "the", unit, ..] if is_plural_unit(unit) => (Recurring, 3),
         ["every" | "each", "other" | "single", unit, ..] if is_unit(unit) => (Recurring, 3),
