@@ -20,7 +20,9 @@
 //!    without names (whose words are whose is then only in the text). Each is
 //!    reported against the tuned lexical search of the same variant (FTS5 bm25 top 5,
 //!    porter, stop words dropped from the question; over name + turn with names, over
-//!    the turn alone without), in points, and against plain FTS5 over the raw turns
+//!    the turn alone without), in points, against the same search over a table of
+//!    each conversation alone (bm25's statistics of its user alone, as Engram's are;
+//!    the shared table's span all five), and against plain FTS5 over the raw turns
 //!    (FTS5's default tokenizer, every word of the question); then what the names are
 //!    worth to each. The calibration scores the replay with names.
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
@@ -1115,7 +1117,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
         );
         let replay = replay(samples, &strategies, speakers);
         let tuned = turn_index(samples, PORTER_TOKENIZER, speakers);
-        let scores = EndToEndScores::measure(samples, &replay, &raw, &tuned);
+        let scores = EndToEndScores::measure(samples, &replay, &raw, &tuned, speakers);
         table.section(&format!(
             "b. end to end, {}: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (session dates), {} questions",
             speakers.describe(),
@@ -1202,6 +1204,9 @@ struct EndToEndScores {
     raw_turns: Mean,
     /// The tuned lexical search of the same variant.
     tuned: Mean,
+    /// The same, each conversation in a table of its own: bm25's statistics of its
+    /// user alone, as Engram's are (the shared table's span all five users).
+    tuned_alone: Mean,
     /// Recall if every live memory were returned: what extraction kept.
     learned: Mean,
     /// Each conversation's (user's) recall of the injected lines.
@@ -1219,10 +1224,12 @@ impl EndToEndScores {
         replay: &Replay,
         raw: &PlainFts,
         tuned: &PlainFts,
+        speakers: Speakers,
     ) -> EndToEndScores {
         let subject = replay.subject.copy(NOW);
         let mut scores = EndToEndScores::default();
         for sample in samples {
+            let alone = turn_index(std::slice::from_ref(sample), PORTER_TOKENIZER, speakers);
             subject.clock.set(replay.asked_at[&sample.id]);
             let mut own = Mean::default();
             let memories = subject.live(&sample.id);
@@ -1254,6 +1261,10 @@ impl EndToEndScores {
                     evidence,
                     &tuned.top(&sample.id, content_query(&question.text), TOP_K),
                 ));
+                scores.tuned_alone.add(recall(
+                    evidence,
+                    &alone.top(&sample.id, content_query(&question.text), TOP_K),
+                ));
                 scores.learned.add(recall(evidence, &learned));
             }
             scores.per_conversation.push((sample.id.clone(), own));
@@ -1282,6 +1293,12 @@ impl EndToEndScores {
                 .join(", "),
             "",
             "",
+        );
+        table.recall_row(
+            "  the same against the tuned lexical search over each user's turns alone",
+            self.engram.value(),
+            "tuned lexical, one FTS5 table per conversation (its user's bm25 statistics)",
+            self.tuned_alone.value(),
         );
         table.recall_row(
             "  the same against plain FTS5",
