@@ -2,6 +2,7 @@
 //! and lifecycle. This module is the service the API and CLI call; `store` holds the
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
+mod bm25;
 pub mod consolidate;
 mod focus;
 pub mod forget;

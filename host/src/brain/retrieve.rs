@@ -254,14 +254,15 @@ pub fn query_words(text: &str) -> Vec<String> {
 /// which decides what a query finds.
 pub const MAX_SCORED_ROWS: usize = 2_000;
 
-/// One tier's full-text index, as [`matches`] queries it.
+/// One tier's full-text index, as [`matches`] queries it for one user: every count is
+/// of that user's rows alone.
 trait FullText {
     type Hit;
-    /// How many rows the index has held, to decide which words are common.
+    /// How many rows the user has in the index, to decide which words are common.
     fn size(&self) -> Result<i64, StoreError>;
-    /// Whether a word matches at least `common_at` rows of the index.
+    /// Whether a word matches at least `common_at` of the user's rows.
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError>;
-    /// Whether more than `cap` rows (any user) match `query`.
+    /// Whether more than `cap` of the user's rows match `query`.
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError>;
     /// The user's matches, best first.
     fn search(&self, query: &TextQuery) -> Result<Vec<Self::Hit>, StoreError>;
@@ -279,7 +280,7 @@ impl FullText for Memories<'_> {
     type Hit = TextMatch;
 
     fn size(&self) -> Result<i64, StoreError> {
-        Ok(self.text.size())
+        Ok(self.text.size(self.user))
     }
 
     fn is_common(&self, word: &str, _size: i64, common_at: usize) -> Result<bool, StoreError> {
@@ -288,7 +289,7 @@ impl FullText for Memories<'_> {
     }
 
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
-        self.text.more_than(query, cap)
+        self.text.more_than(self.user, query, cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
@@ -308,17 +309,17 @@ impl FullText for Transcript<'_> {
     type Hit = MessageMatch;
 
     fn size(&self) -> Result<i64, StoreError> {
-        transcript::size(self.conn)
+        transcript::size(self.conn, self.user)
     }
 
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError> {
-        self.counts.is_common(word, size, common_at, || {
+        self.counts.is_common(self.user, word, size, common_at, || {
             self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
         })
     }
 
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
-        Ok(transcript::match_count(self.conn, query, cap)? > cap)
+        Ok(transcript::match_count(self.conn, self.user, query, cap)? > cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<MessageMatch>, StoreError> {
