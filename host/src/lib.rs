@@ -35,3 +35,8 @@ pub mod term_text;
 pub mod time;
 pub mod tools;
 pub mod turns;
+
+/// The integration tests' generator, for the unit tests too.
+#[cfg(test)]
+#[path = "../tests/support/rng.rs"]
+mod test_rng;

@@ -677,8 +677,7 @@ impl MemorySource for Brain {
 
 /// The integration tests' generator, for the unit tests here.
 #[cfg(test)]
-#[path = "../../tests/support/rng.rs"]
-mod test_rng;
+use crate::test_rng;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
