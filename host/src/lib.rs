@@ -12,6 +12,7 @@ pub mod config;
 pub mod connections;
 pub mod credentials;
 pub mod dashboard;
+pub mod described;
 pub mod embed;
 pub mod events;
 pub mod gate;

@@ -32,6 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sqlite",
             "lock",
             "credentials",
+            "described",
             "connections",
             "background",
             "logging",

@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use crate::brain::ingest::Ingested;
 use crate::config::ConfigFile;
 use crate::credentials::{Principal, Via};
+use crate::described::Described;
 use crate::gate::{Caller, Verdict};
 use crate::memory::{Memory, MemoryError};
 use crate::runtime::strategies::Strategies;
@@ -202,8 +203,7 @@ impl AgentError {
     /// details are for the log.
     pub fn for_person(&self) -> String {
         match self {
-            AgentError::Turn(e) if e.is_internal() => {
-                tracing::error!("a chat turn failed: {e}");
+            AgentError::Turn(e) if e.to_wire().is_internal() => {
                 "Engram failed to handle this message; the daemon's log has the details.".into()
             }
             other => other.to_string(),
@@ -696,8 +696,8 @@ impl Agent {
     }
 
     fn failed<C: ChatIo>(&self, tool: &str, e: TurnError, io: &mut C) -> String {
-        let message = if e.is_internal() {
-            tracing::error!(tool, "a host tool failed in a chat turn: {e}");
+        let described = e.to_wire();
+        let message = if described.is_internal() {
             format!("`{tool}` failed inside Engram; the daemon's log has the details")
         } else {
             e.to_string()
@@ -706,7 +706,7 @@ impl Agent {
             tool: tool.to_string(),
             message: message.clone(),
         });
-        tool_error(e.code(), &message)
+        tool_error(described.code, &message)
     }
 }
 

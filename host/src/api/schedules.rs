@@ -170,15 +170,6 @@ pub struct ListParams {
     pub user: Option<String>,
 }
 
-impl From<ScheduleError> for ApiError {
-    fn from(e: ScheduleError) -> ApiError {
-        match e {
-            ScheduleError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
-            other => ApiError::internal("schedules", &other),
-        }
-    }
-}
-
 /// `sch_` and 26 lowercase base-32 digits: the ids [`crate::ids::new_id`] makes, and
 /// the OpenAPI document's pattern for a schedule id and a cursor.
 fn is_schedule_id(id: &str) -> bool {

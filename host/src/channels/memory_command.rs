@@ -23,6 +23,7 @@ use engram_strategies::model::{MemoryType, Scope};
 
 use crate::brain::record::MemoryRecord;
 use crate::brain::store::{Counts, ListFilter};
+use crate::described::Described;
 use crate::memory::{Memory, MemoryError};
 
 /// Memories a listing shows.
@@ -168,8 +169,7 @@ pub fn run(memory: &Memory, user: &str, action: Action) -> MemoryReply {
     match answer(memory, user, action) {
         Ok(reply) => reply,
         Err(e @ MemoryError::BrainDisabled { .. }) => MemoryReply::text(e.to_string()),
-        Err(e) if e.is_internal() => {
-            tracing::error!("/memory failed: {e}");
+        Err(e) if e.to_wire().is_internal() => {
             MemoryReply::text("Memory failed; the daemon's log has the details.".into())
         }
         Err(e) => MemoryReply::text(e.to_string()),

@@ -14,13 +14,17 @@
 pub mod facts;
 pub mod open;
 
+use std::sync::Arc;
+
 use engram_strategies::model::Role;
 
+use crate::background::BackgroundError;
 use crate::brain::forget::{Forgetter, Forgotten};
 use crate::brain::record::MemoryRecord;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::store::{Counts, ListFilter, Page, StoreError};
 use crate::brain::{Brain, NewMemory, Outcome, SearchHit, SearchResult, SearchScope, Stored};
+use crate::described::{Described, Description};
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
 
@@ -38,53 +42,35 @@ pub enum MemoryError {
     Brain(#[from] StoreError),
     #[error(transparent)]
     Facts(#[from] FactsError),
+    /// A search lane failed the search (it panicked).
+    #[error("search lane: {0}")]
+    Lane(#[from] BackgroundError),
 }
 
-impl MemoryError {
-    /// A stable code, the same as the REST layer's problem code for the error.
-    pub fn code(&self) -> &'static str {
+/// 409 `brain-disabled` for what needs the Second Brain; each store's errors as it
+/// describes them.
+impl Described for MemoryError {
+    fn describe(&self) -> Description {
         match self {
-            MemoryError::BrainDisabled { .. } => "brain-disabled",
-            MemoryError::Brain(StoreError::NotFound(_) | StoreError::NoConversation(_))
-            | MemoryError::Facts(FactsError::NotFound(_)) => "not-found",
-            MemoryError::Brain(StoreError::OtherUsers { .. }) => "owned-by-another-user",
-            MemoryError::Brain(StoreError::Invalid { .. })
-            | MemoryError::Facts(FactsError::Invalid { .. }) => "invalid-field",
-            MemoryError::Brain(StoreError::Import { .. }) => "invalid-import",
-            MemoryError::Brain(StoreError::SecretRefused(_))
-            | MemoryError::Facts(FactsError::SecretRefused(_)) => "secret-refused",
-            _ => "internal",
-        }
-    }
-
-    /// The input field a refusal names, when it names one.
-    pub fn field(&self) -> Option<&'static str> {
-        match self {
-            MemoryError::Brain(StoreError::Invalid { field, .. })
-            | MemoryError::Facts(FactsError::Invalid { field, .. }) => Some(field),
-            MemoryError::Brain(StoreError::SecretRefused(_))
-            | MemoryError::Facts(FactsError::SecretRefused(_)) => Some("summary"),
-            _ => None,
-        }
-    }
-
-    /// Whether the failure is the host's own (I/O, SQL), whose details belong in the
-    /// log; the others are the caller's (not found, invalid, brain disabled).
-    pub fn is_internal(&self) -> bool {
-        match self {
-            MemoryError::BrainDisabled { .. } => false,
-            MemoryError::Brain(e) => !matches!(
-                e,
-                StoreError::NotFound(_)
-                    | StoreError::NoConversation(_)
-                    | StoreError::OtherUsers { .. }
-                    | StoreError::Invalid { .. }
-                    | StoreError::SecretRefused(_)
-                    | StoreError::Import { .. }
+            MemoryError::BrainDisabled { .. } => Description::new(
+                http::StatusCode::CONFLICT,
+                "brain-disabled",
+                self.to_string(),
             ),
-            MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
+            MemoryError::Brain(e) => e.describe(),
+            MemoryError::Facts(e) => e.describe(),
+            MemoryError::Lane(_) => Description::internal("search lane"),
         }
     }
+}
+
+/// Runs `f`, a call that searches (and whatever goes with it, the serialising of
+/// its answer), on a search lane, for an async caller that does not want a thread
+/// waiting: the searches inside it run in place there.
+pub async fn search_lane<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, MemoryError> {
+    Ok(crate::background::heavy(f).await?)
 }
 
 /// The longest user id accepted.

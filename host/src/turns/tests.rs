@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::{Config, ToolLevel};
 use crate::credentials::Via;
+use crate::described::Described;
 use crate::events::EventBus;
 use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
@@ -258,7 +259,7 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
             "{tool}: {run:?}"
         );
         assert_eq!(
-            run.map(|_| ()).expect_err("refused").code(),
+            run.map(|_| ()).expect_err("refused").describe().code,
             "not-a-host-tool"
         );
     }
@@ -325,18 +326,19 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
         .turns
         .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
         .expect_err("asks");
-    assert_eq!(asked.code(), "approval-required");
+    assert_eq!(asked.describe().code, "approval-required");
     // The agent cannot approve for itself: refused, and nothing is granted.
     let refused_approval = f
         .turns
         .approve(&t, "u", "save_memory", None, &Principal::Agent)
         .expect_err("the agent cannot approve");
-    assert_eq!(refused_approval.code(), "person-required");
+    assert_eq!(refused_approval.describe().code, "person-required");
     assert_eq!(
         f.turns
             .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
             .expect_err("still asks")
-            .code(),
+            .describe()
+            .code,
         "approval-required"
     );
     // Once the person approves, both may.
