@@ -40,6 +40,7 @@ use crate::memory::{Memory, MemoryError};
 use crate::runtime::strategies::Strategies;
 use crate::time::{Clock, SystemClock};
 use crate::tools::HOST_TOOLS;
+use crate::turns::input::{Channel, ConversationId, Speaker, Text, User};
 use crate::turns::{Invoke, Message, TurnError, TurnOpened, TurnService};
 use llm::{ChatMessage, Completion, LlmError, Model, ToolCall, ToolOffer};
 
@@ -392,11 +393,11 @@ impl Agent {
         }
 
         let message = Message {
-            user: chat.user.clone(),
-            text: text.to_string(),
-            conversation_id: Some(chat.conversation_id.clone()),
-            channel: Some(chat.channel.to_string()),
-            name: chat.speaker.clone(),
+            user: User::parse(chat.user.as_str())?,
+            text: Text::parse("message", text)?,
+            conversation_id: Some(ConversationId::parse(chat.conversation_id.as_str())?),
+            channel: Some(Channel::parse(chat.channel)?),
+            name: chat.speaker.clone().map(Speaker::parse).transpose()?,
             recall: chat.recall,
             opened_by: format!("channel:{}", chat.channel),
         };

@@ -27,11 +27,11 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::schedule::cron::{Cron, MAX_CRON_CHARS};
 use crate::schedule::store::DEFAULT_PAGE;
-use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};
+use crate::schedule::{NewCadence, NewSchedule, Schedule, SchedulePage};
 use crate::skills::LibraryError;
+use crate::turns::input::Text;
 
 /// `POST /api/schedules` (its OpenAPI schema: [`create_schedule_schema`]).
 #[derive(Debug, Deserialize)]
@@ -262,18 +262,8 @@ pub async fn create_schedule(
             ));
         }
     };
-    if body.input.trim().is_empty() {
-        return Err(ApiError::invalid_field("input", "must not be empty"));
-    }
-    if body.input.len() > MAX_MESSAGE_BYTES {
-        return Err(ApiError::invalid_field(
-            "input",
-            format!(
-                "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
-                body.input.len()
-            ),
-        ));
-    }
+    // The message of each run's turn: checked as every turn's is.
+    let input = Text::parse("input", body.input)?;
     // The skill's name is checked here, its presence (on disk) below.
     if crate::skills::Slug::parse(&body.skill).is_err() {
         return Err(not_a_slug(&body.skill));
@@ -288,7 +278,7 @@ pub async fn create_schedule(
         check_skill(&app, &body.skill)?;
         let schedule = app.schedules.create(NewSchedule {
             skill: body.skill,
-            input: body.input,
+            input: input.into_string(),
             cadence,
             user,
             start_at,

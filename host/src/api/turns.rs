@@ -49,13 +49,10 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::gate::{
-    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
-};
-use crate::net::FetchError;
-use crate::tools::ToolError;
+use crate::gate::{AuditPage, AuditQuery, Caller, Decision};
+use crate::turns::input::{Channel, ConversationId, Speaker, Text, User};
 use crate::turns::{
-    ApprovalGranted, Invoke, Message, ScriptResult, ToolResult, TurnError, TurnOpened, TurnView,
+    ApprovalGranted, Invoke, Message, ScriptResult, ToolResult, TurnOpened, TurnView,
 };
 
 // ---- request shapes (the answers are the turn service's types) ----------------------
@@ -212,11 +209,14 @@ pub async fn open_turn(
 ) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
     let user = acting.user(body.user.as_deref())?;
     let message = Message {
-        user,
-        text: body.message,
-        conversation_id: body.conversation_id,
-        channel: body.channel,
-        name: body.name,
+        user: User::parse(user)?,
+        text: Text::parse("message", body.message)?,
+        conversation_id: body
+            .conversation_id
+            .map(ConversationId::parse)
+            .transpose()?,
+        channel: body.channel.map(Channel::parse).transpose()?,
+        name: body.name.map(Speaker::parse).transpose()?,
         recall: true,
         opened_by: acting.principal.label(),
     };

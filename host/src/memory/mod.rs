@@ -266,6 +266,16 @@ impl Memory {
         }
     }
 
+    /// Refuses `conversation` when it is another user's
+    /// ([`StoreError::OtherUsers`]), as recording a message in it would; an unknown one
+    /// is fine (its first message creates it), and so is any with the fact store.
+    pub fn check_conversation(&self, user: &str, conversation: &str) -> Result<(), MemoryError> {
+        match &*self.backend {
+            Backend::Brain(brain) => Ok(brain.check_conversation(user, conversation)?),
+            Backend::Facts { .. } => Ok(()),
+        }
+    }
+
     /// Records a message of a conversation (`name`: its speaker's, when known) so the
     /// Second Brain can learn from it and keep it in the transcript; the message's id,
     /// or `None` when nothing was recorded (learning paused, or the fact store, which

@@ -54,10 +54,10 @@ impl From<TurnError> for Failure {
 /// schedule's skill invoked explicitly, channel [`CHANNEL`]. Answers the turn's id.
 pub fn open_run(turns: &TurnService, schedule: &Schedule) -> Result<String, Failure> {
     let message = Message {
-        user: schedule.user.clone(),
-        text: schedule.input.clone(),
+        user: User::parse(schedule.user.as_str())?,
+        text: Text::parse("input", schedule.input.as_str())?,
         conversation_id: None,
-        channel: Some(CHANNEL.to_string()),
+        channel: Some(Channel::parse(CHANNEL)?),
         name: None,
         recall: true,
         opened_by: CHANNEL.to_string(),

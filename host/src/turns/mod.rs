@@ -19,6 +19,7 @@
 
 mod error;
 mod host_tools;
+pub mod input;
 mod open;
 mod script;
 
@@ -216,11 +217,16 @@ impl TurnService {
         })
     }
 
-    // ---- memory: the two places the service reaches the memory store ---------------
+    // ---- memory: the places the service reaches the memory store -------------------
 
     /// The memories to put before `message` (none with the fact store).
     fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, TurnError> {
         Ok(self.memory.retrieve(user, message)?)
+    }
+
+    /// Refuses a conversation that is another user's, before a turn does anything.
+    fn check_conversation(&self, user: &str, conversation: &str) -> Result<(), TurnError> {
+        Ok(self.memory.check_conversation(user, conversation)?)
     }
 
     /// Records a message of the turn's conversation; `None` when nothing was recorded

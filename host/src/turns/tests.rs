@@ -75,8 +75,8 @@ fn fixture(policy: Policy) -> Fixture {
 
 fn message(user: &str, text: &str) -> Message {
     Message {
-        user: user.to_string(),
-        text: text.to_string(),
+        user: input::User::parse(user).expect("user"),
+        text: input::Text::parse("message", text).expect("text"),
         conversation_id: None,
         channel: None,
         name: None,
@@ -136,7 +136,7 @@ fn refused(result: Result<ToolResult, TurnError>) -> (Verdict, ReasonCode) {
 fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
     let f = fixture(Policy::default());
     let mut scheduled = message("alice", "hello there, how are you");
-    scheduled.channel = Some("schedule".into());
+    scheduled.channel = Some(input::Channel::parse("schedule").expect("channel"));
     let opened = f
         .turns
         .open(scheduled, Invoke::Skill("tweet-notifier"))
@@ -232,10 +232,9 @@ fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
         .open(message("alice", "go"), Invoke::Skill("web-search"))
         .expect_err("inactive");
     assert!(matches!(&inactive, TurnError::SkillInactive(s) if s == "web-search"));
-    // A blank message opens nothing.
+    // A blank message is no message a turn can be opened for.
     assert!(matches!(
-        f.turns
-            .open(message("alice", " \n"), Invoke::Skill("tweet-notifier")),
+        input::Text::parse("message", " \n"),
         Err(TurnError::Invalid {
             field: "message",
             ..
