@@ -35,3 +35,4 @@ pub mod term_text;
 pub mod time;
 pub mod tools;
 pub mod turns;
+pub mod upkeep;

@@ -17,7 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "front doors: surfaces",
         &["api", "mcp", "dashboard", "channels"],
     ),
-    ("assembly", &["app"]),
+    ("assembly", &["app", "upkeep"]),
     ("services: turns and runs", &["agent", "turns", "schedule"]),
     ("services: the turn's parts", &["tools", "gate", "routing"]),
     ("services: memory", &["memory"]),

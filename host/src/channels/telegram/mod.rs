@@ -31,7 +31,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::memory_command::{self, Action, BOT_MENU, BOT_SEARCH, Choice};
-use super::skills_command::{BotReply, Role, handle_skills_command};
+use super::roles::Role;
+use super::skills_command::{BotReply, handle_skills_command};
 use crate::agent::{Agent, Ask, Chat, ChatIo, ToolEvent};
 use crate::app::App;
 use crate::config::TelegramConfig;
