@@ -14,9 +14,9 @@ use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
-use super::{blocking, blocking_heavy};
 use crate::app::App;
 use crate::brain::forget::{ForgetEntry, Forgetter};
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
@@ -228,18 +228,20 @@ pub async fn search_memories(
     if query.q.chars().count() > 1000 {
         return Err(ApiError::invalid_field("q", "longer than 1000 characters"));
     }
-    blocking_heavy(move || {
+    // On the memory service's search lane, queued with every other search, without a
+    // thread waiting for it; the answer is serialised there too, not on the async
+    // workers.
+    crate::memory::search_lane(move || {
         let items =
             app.memory
                 .search_hits(&user, &query.q, limit, query.scope.unwrap_or_default())?;
-        // Serialized here, on the search lane, not on the async workers.
         Ok(Json(SearchPage {
             items,
             next_cursor: None,
         })
         .into_response())
     })
-    .await
+    .await?
 }
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",

@@ -175,14 +175,3 @@ pub async fn blocking<T: Send + 'static>(
         .await
         .map_err(|e| ApiError::internal("request task", &e))?
 }
-
-/// As [`blocking`], for a read whose cost grows with the data (a full-text search): on
-/// a search lane ([`crate::background::heavy`]), one per two cores, the others waiting
-/// their turn there, first come first served, without holding a thread.
-pub async fn blocking_heavy<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    crate::background::heavy(f)
-        .await
-        .map_err(|e| ApiError::internal("search lane", &e))?
-}

@@ -7,7 +7,8 @@
 //!
 //! Every tool may name a `user` where the REST API takes one; otherwise the session's
 //! user (`mcp.user`, default `default`) is used. Calls block (SQLite, files, plugins),
-//! so the server runs them on the blocking pool.
+//! so the server runs them on the blocking pool; a search waits there for its turn on
+//! the memory service's search lanes, as REST's do.
 
 use std::sync::Arc;
 
