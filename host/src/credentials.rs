@@ -1,4 +1,4 @@
-//! Who may do what (DESIGN §8, "Credentials"): the one model every front door uses
+//! Who may do what (README, "Security model"): the one model every front door uses
 //! (REST and the dashboard, MCP, chat channels, the CLI).
 //!
 //! There are two authorities:

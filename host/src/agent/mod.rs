@@ -11,9 +11,9 @@
 //! `llm.maxToolRounds` rounds of tool calls, `llm.timeoutSeconds` per model call, a
 //! deadline per tool call.
 //!
-//! The model sees memory and skills only through the turn (DESIGN section 8), and its
-//! tools are the host tools of `crate::tools`, offered with their own descriptions and
-//! schemas.
+//! The model sees memory and skills only through the turn (README, "Security model":
+//! the agent), and its tools are the host tools of `crate::tools`, offered with their
+//! own descriptions and schemas.
 //!
 //! - `llm`: the OpenAI-compatible chat-completions client (streaming, tool calls)
 //! - `prompt`: the system message of a turn

@@ -161,7 +161,7 @@ pub struct EditMemory {
     pub scope: Option<Scope>,
 }
 
-/// A list's `limit`: 1 to 500, default 50 (DESIGN §6).
+/// A list's `limit`: 1 to 500, default 50 (README, "The REST API").
 pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     match limit {
         None => Ok(DEFAULT_LIMIT),

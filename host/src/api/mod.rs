@@ -1,6 +1,6 @@
-//! The REST surface under `/api` (DESIGN §6). Every route is registered once, in
-//! [`routes`], together with its OpenAPI description, so the router and
-//! `GET /api/openapi.json` cannot disagree. Every `/api` route needs the bearer token;
+//! The REST surface under `/api` (README, "The REST API"). Every route is registered
+//! once, in [`routes`], together with its OpenAPI description, so the router and `GET
+//! /api/openapi.json` cannot disagree. Every `/api` route needs the bearer token;
 //! bodies are capped at 1 MiB (the import at 64 MiB); every failure is a problem
 //! document. Handlers are thin: they parse, call a service off the async workers, and
 //! shape the answer.

@@ -1,4 +1,4 @@
-//! `/api/schedules...`: scheduled skill runs (skills spec section 4, "Scheduled").
+//! `/api/schedules...`: scheduled skill runs (README, "Schedules").
 //!
 //! A schedule invokes an active skill with a fixed input every `every` seconds (at
 //! least 60), or at the minutes a 5-field `cron` expression matches, in UTC (one of

@@ -1,5 +1,5 @@
 //! `/api/turns...` and `/api/audit`: one message of a conversation and the agent's
-//! work on it (DESIGN sections 5 and 6, skills spec section 4).
+//! work on it (README, "Turns and the tool gate").
 //!
 //! `POST /api/turns` routes the message to a skill (explicit `/slug ...` first, then
 //! the router over the active skills), opens a turn in the gate with the invoked

@@ -1,6 +1,6 @@
-//! The chat channels' `/memory` command (second-brain spec section 4, "Chat-channel
-//! command /memory"), independent of any transport: a [`Choice`] from the channel's
-//! menu in, a [`MemoryReply`] out. The transports only present the menu their way:
+//! The chat channels' `/memory` command (README, "Chat with Engram"), independent of
+//! any transport: a [`Choice`] from the channel's menu in, a [`MemoryReply`] out. The
+//! transports only present the menu their way:
 //!
 //! | Action | Terminal (`engram chat`) | Messaging bot (Telegram) |
 //! |---|---|---|
@@ -45,7 +45,7 @@ pub enum Choice {
     Clear,
 }
 
-/// The terminal's menu: every action of the spec's table.
+/// The terminal's menu: every action of the table above.
 pub const TERMINAL_MENU: [Choice; 7] = [
     Choice::Overview,
     Choice::Recent,
@@ -56,7 +56,7 @@ pub const TERMINAL_MENU: [Choice; 7] = [
     Choice::Clear,
 ];
 
-/// The bot's buttons: the same, without Search (the spec sends people to the agent).
+/// The bot's buttons: the same, without Search (a person asks the agent instead).
 pub const BOT_MENU: [Choice; 6] = [
     Choice::Overview,
     Choice::Recent,

@@ -1,7 +1,8 @@
-//! The operator's policy and the one decision function. The rules of DESIGN section 5
-//! live here and nowhere else, as a pure function of (policy, the turn's skill grant,
-//! tool), so that every caller (REST, WASM `tools.invoke`) gets the same answer and
-//! the rules are tested without a database or a clock.
+//! The operator's policy and the one decision function. The gate's rules (README,
+//! "Turns and the tool gate") live here and nowhere else, as a pure function of
+//! (policy, the turn's skill grant, tool), so that every caller (REST, WASM
+//! `tools.invoke`) gets the same answer and the rules are tested without a database or
+//! a clock.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,5 @@
-//! Intent routing (DESIGN.md section 4, "Intent routing"; skills spec section 4,
-//! "Invocation"): which active skill, if any, a request invokes.
+//! Intent routing (README, "Turns and the tool gate"): which active skill, if any, a
+//! request invokes.
 //!
 //! A [`Router`] is built once per change of the active skills from their routing
 //! fields ([`RoutableSkill`]: slug and name, description, intents, tags, categories)

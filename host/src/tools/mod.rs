@@ -1,6 +1,6 @@
-//! The host tools (DESIGN section 5): `save_memory`, `search_memory`, `fetch_url`,
-//! `read_skill_file` and `install_skill`, the tools Engram runs itself once the gate
-//! has allowed a call.
+//! The host tools (README, "Turns and the tool gate"): `save_memory`, `search_memory`,
+//! `fetch_url`, `read_skill_file` and `install_skill`, the tools Engram runs itself
+//! once the gate has allowed a call.
 //!
 //! [`HOST_TOOLS`] specifies each of them once: its name, the level it gets when the
 //! operator says nothing, a one-line description written for a model, the JSON Schema

@@ -1,9 +1,9 @@
-//! The turn service: one message of a conversation and the agent's work on it
-//! (DESIGN sections 5 and 6, skills spec section 4), the same for every channel: the
-//! REST routes (`api/turns.rs` only shapes requests and answers), the scheduler (a
-//! turn with a skill forced), plugins' `tools.invoke`, and the channels to come (MCP,
-//! chat).
+//! The turn service: one message of a conversation and the agent's work on it (README,
+//! "Turns and the tool gate"), the same for every channel: the REST routes
+//! (`api/turns.rs` only shapes requests and answers), the scheduler (a turn with a
+//! skill forced), plugins' `tools.invoke`, and the channels to come (MCP, chat).
 //!
+//! - `input`: a turn's input as checked types, built by every front door
 //! - `open`: route the message to a skill (or take the one forced), retrieve the
 //!   memory block, open the turn in the gate with the skill's grant, record the
 //!   message, preview the grants, order the catalog
