@@ -1,4 +1,4 @@
-//! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
+//! Second Brain benchmark: `cargo bench -p engram-host --bench brain` (`-- --quick` for a
 //! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section; `-- e2e`, or
 //! `-- locomo e2e`, for b alone without the calibration grid: about a minute on 2
 //! cores, where `-- locomo` takes about 17). One run measures, and prints as one table,
@@ -84,14 +84,20 @@ const WINDOW: usize = 4;
 const ACTOR: &str = "bench";
 
 /// The calibration grid: how the signals are fused, the meaning's weight, the
-/// coverage's, a snippet's importance and the rows at which a word counts as common.
-const FUSIONS: [Fusion; 3] = [Fusion::Blend, Fusion::Rrf { k: 10 }, Fusion::Rrf { k: 60 }];
-const MEANING_WEIGHTS: [f64; 4] = [0.0, 0.5, 1.0, 2.0];
-const COVERAGE_WEIGHTS: [f64; 3] = [0.0, 0.5, 1.0];
+/// coverage's, a snippet's importance, the rows at which a word counts as common, the
+/// candidates per tier, the weight of importance/confidence/recency, and the bonuses
+/// of a named person's messages and facts. Earlier runs settled the rows (200) and
+/// the candidates (50): each doubled the grid without moving a fold's choice.
+const FUSIONS: [Fusion; 2] = [Fusion::Blend, Fusion::Rrf { k: 60 }];
+const MEANING_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
+const COVERAGE_WEIGHTS: [f64; 2] = [0.5, 1.0];
 /// At most a preference's importance: memories win ties (retrieve.rs).
-const TRANSCRIPT_IMPORTANCES: [f64; 3] = [0.2, 0.4, 0.6];
-const COMMON_ROWS: [usize; 2] = [200, 2000];
-const CANDIDATES: [usize; 2] = [50, 100];
+const TRANSCRIPT_IMPORTANCES: [f64; 2] = [0.4, 0.6];
+const COMMON_ROWS: [usize; 1] = [200];
+const CANDIDATES: [usize; 1] = [50];
+const PRIOR_WEIGHTS: [f64; 3] = [0.05, 0.15, 0.4];
+const SPEAKER_BONUSES: [f64; 2] = [0.1, 0.3];
+const HOLDER_BONUSES: [f64; 2] = [0.0, 0.15];
 
 fn main() {
     // `cargo bench` passes `--bench`; only `--quick` matters here.
@@ -618,14 +624,23 @@ fn grid_points() -> Vec<Tuning> {
                 for transcript_importance in TRANSCRIPT_IMPORTANCES {
                     for common_rows in COMMON_ROWS {
                         for candidates in CANDIDATES {
-                            points.push(Tuning {
-                                meaning_weight,
-                                coverage_weight,
-                                transcript_importance,
-                                fusion,
-                                common_rows,
-                                candidates,
-                            });
+                            for prior_weight in PRIOR_WEIGHTS {
+                                for speaker_bonus in SPEAKER_BONUSES {
+                                    for holder_bonus in HOLDER_BONUSES {
+                                        points.push(Tuning {
+                                            meaning_weight,
+                                            coverage_weight,
+                                            transcript_importance,
+                                            fusion,
+                                            common_rows,
+                                            candidates,
+                                            prior_weight,
+                                            speaker_bonus,
+                                            holder_bonus,
+                                        });
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -698,8 +713,15 @@ fn describe(t: &Tuning) -> String {
         Fusion::Rrf { k } => format!("rrf{k}"),
     };
     format!(
-        "{fusion} w{} c{} i{} n{} top{}",
-        t.meaning_weight, t.coverage_weight, t.transcript_importance, t.common_rows, t.candidates
+        "{fusion} w{} c{} i{} n{} top{} p{} s{} h{}",
+        t.meaning_weight,
+        t.coverage_weight,
+        t.transcript_importance,
+        t.common_rows,
+        t.candidates,
+        t.prior_weight,
+        t.speaker_bonus,
+        t.holder_bonus
     )
 }
 
@@ -830,6 +852,18 @@ fn calibration(
         &family(&|t| t.meaning_weight == 0.0),
         table,
     );
+    for prior in PRIOR_WEIGHTS {
+        family_rows(
+            &format!("  importance, confidence, recency at {prior} only"),
+            &family(&|t| t.prior_weight == prior),
+            table,
+        );
+    }
+    family_rows(
+        "  no bonus for a named person's facts only",
+        &family(&|t| t.holder_bonus == 0.0),
+        table,
+    );
 }
 
 /// Per grid point, per conversation, `score`.
@@ -908,10 +942,11 @@ fn facts_quality(samples: &[Sample], points: &[Tuning], table: &mut Table) -> Op
         "",
     );
     eprintln!("a. scoring the calibration grid...");
-    // Facts only has no snippet: a snippet's importance changes nothing, so each
-    // setting of the other constants is scored once.
+    // Facts only has no snippet: a snippet's importance and its speaker's bonus
+    // change nothing, so each setting of the other constants is scored once.
     let without_snippets = |t: &Tuning| Tuning {
         transcript_importance: 0.0,
+        speaker_bonus: 0.0,
         ..*t
     };
     let mut grid: Grid = Vec::with_capacity(points.len());

@@ -1,4 +1,4 @@
-//! Memory truth benchmark: `cargo bench -p engram --bench truth` (`-- --verbose`, or
+//! Memory truth benchmark: `cargo bench -p engram-host --bench truth` (`-- --verbose`, or
 //! ENGRAM_TRUTH_VERBOSE=1, prints every failing probe). Does the memory an agent is
 //! given say what is true now? The suite is `truth/truth-dev.json` under
 //! ENGRAM_BENCH_DATA (default `../shared/data`; the run prints `skipped` without it);

@@ -35,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "described",
             "connections",
             "background",
+            "backup",
             "logging",
             "events",
             "config",

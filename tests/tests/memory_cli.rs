@@ -307,13 +307,24 @@ fn without_a_running_daemon_the_cli_names_the_data_dir() {
             "{args:?}: {}",
             stderr(&output)
         );
-        let message = stderr(&output);
+        // With --json the failure is JSON on stdout; in text, a line on stderr.
+        let message = if args.contains(&"--json") {
+            assert!(output.stderr.is_empty(), "{}", stderr(&output));
+            let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+            assert_eq!(answer["error"]["code"], "no-daemon");
+            answer["error"]["message"]
+                .as_str()
+                .expect("message")
+                .to_string()
+        } else {
+            assert!(output.stdout.is_empty());
+            stderr(&output)
+        };
         assert!(
             message.contains(&data.path().display().to_string()),
             "{message}"
         );
         assert!(message.contains("engram serve"), "{message}");
-        assert!(output.stdout.is_empty());
     }
 }
 

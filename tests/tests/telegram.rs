@@ -106,7 +106,8 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
             "Subconscious",
             "Pause",
             "Resume",
-            "Clear"
+            "Clear",
+            "Forget"
         ]
     );
     let data = |label: &str| {
@@ -208,6 +209,92 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
             >= 7,
         "every press is answered"
     );
+    daemon.stop();
+}
+
+#[test]
+fn memory_forget_picks_one_memory_and_redacts_what_it_was_learned_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = Telegram::start(TOKEN);
+    let (model, queue) = OpenAi::queued();
+    let daemon = start(dir.path(), &config(&telegram, &model));
+    let user = format!("telegram-{ADMIN}");
+    queue.push([Reply::Text("Noted.".into())]);
+    telegram.message(ADMIN, ADMIN, "Ann", "I drink oolong tea every morning.");
+    nth_sent(&telegram, ADMIN, 1);
+    telegram.message(ADMIN, ADMIN, "Ann", "/new");
+    let learned = text(&nth_sent(&telegram, ADMIN, 2));
+    assert!(learned.starts_with("New conversation."), "{learned}");
+    add_memory(&daemon, &user, "Likes chess", "durable");
+
+    // `/memory forget <words>`: a button per matching memory, nothing forgotten yet.
+    telegram.message(ADMIN, ADMIN, "Ann", "/memory forget oolong");
+    let offer = nth_sent(&telegram, ADMIN, 3);
+    assert_eq!(text(&offer), "Which memory should I forget?");
+    let picks = buttons(&offer);
+    assert_eq!(picks.len(), 1, "{picks:?}");
+    assert!(picks[0].0.contains("oolong"), "{picks:?}");
+    let memory_id = picks[0]
+        .1
+        .strip_prefix("m:f:")
+        .expect("m:f:<id>")
+        .to_string();
+
+    // The pick asks; "Yes" forgets it and redacts the message it came from.
+    telegram.press(ADMIN, ADMIN, offer.message_id.unwrap(), &picks[0].1);
+    let calls = telegram.wait_for(WAIT, |calls| {
+        calls.iter().any(|c| text(c).starts_with("Forget \""))
+    });
+    let ask = calls
+        .iter()
+        .find(|c| text(c).starts_with("Forget \""))
+        .unwrap()
+        .clone();
+    assert!(text(&ask).ends_with("The messages it was learned from are redacted too."));
+    let answers: Vec<String> = buttons(&ask).into_iter().map(|(_, d)| d).collect();
+    assert_eq!(
+        answers,
+        [
+            format!("m:fy:{memory_id}"),
+            format!("m:fk:{memory_id}"),
+            "m:clear-no".to_string()
+        ]
+    );
+    let path = format!("/api/brain/memory/{memory_id}?user={user}");
+    ok(daemon.person().call("GET", &path, ""), 200);
+    telegram.press(ADMIN, ADMIN, offer.message_id.unwrap(), &answers[0]);
+    let calls = telegram.wait_for(WAIT, |calls| {
+        calls.iter().any(|c| text(c).starts_with("Forgotten"))
+    });
+    let done = calls
+        .iter()
+        .find(|c| text(c).starts_with("Forgotten"))
+        .unwrap();
+    assert!(text(done).contains("redacted"), "{}", text(done));
+    assert_eq!(daemon.person().call("GET", &path, "").status, 404);
+    let found = ok(
+        daemon.person().call(
+            "GET",
+            &format!("/api/brain/memory/search?user={user}&q=oolong&scope=all"),
+            "",
+        ),
+        200,
+    );
+    assert_eq!(found["items"], json!([]), "{found}");
+    let left = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/memory?user={user}"), ""),
+        200,
+    );
+    assert_eq!(left["items"].as_array().unwrap().len(), 1, "{left}");
+    let log = ok(
+        daemon
+            .person()
+            .call("GET", &format!("/api/brain/forgotten?user={user}"), ""),
+        200,
+    );
+    assert_eq!(log["items"][0]["by"], "person", "{log}");
     daemon.stop();
 }
 

@@ -6,7 +6,7 @@
 import { api, query } from '../api.js';
 import { addMemoryForm, memoryList, TYPES } from '../memory-item.js';
 import { saidCard } from '../said-item.js';
-import { errorLine, field, h, render, select, showError } from '../ui.js';
+import { errorLine, field, h, plural, render, select, showError } from '../ui.js';
 
 const page = document.getElementById('page');
 const params = new URLSearchParams(location.search);
@@ -26,7 +26,7 @@ const memories = memoryList({
     ].filter(Boolean).join(' ');
     return shown === 0
       ? `No memories${what ? ' ' + what : ''}.`
-      : `${shown}${more ? '+' : ''} memories${what ? ' ' + what : ''}.`;
+      : `${more ? `${shown}+ memories` : plural(shown, 'memory', 'memories')}${what ? ' ' + what : ''}.`;
   },
 });
 

@@ -14,6 +14,7 @@ pub mod record;
 pub mod redact;
 pub mod retrieve;
 mod schema;
+pub use schema::VERSION as SCHEMA_VERSION;
 pub mod settle;
 pub mod snippet;
 pub mod store;

@@ -86,6 +86,16 @@ pub struct Tuning {
     pub common_rows: usize,
     /// Full-text candidates ranked per tier.
     pub candidates: usize,
+    /// The share of a candidate's score that is not its relevance: its importance,
+    /// confidence and recency (3 : 3 : 2). Small, they break ties between equally
+    /// relevant lines; large, a vivid old memory outranks the one that answers.
+    pub prior_weight: f64,
+    /// Added to the score of a message said by a person the message names.
+    pub speaker_bonus: f64,
+    /// Added to the score of any fact of a person the message names (the asked
+    /// attribute's fact gets the focus's larger bonus instead). With none, a person
+    /// named without an attribute adds no candidates of their own either.
+    pub holder_bonus: f64,
 }
 
 /// How a candidate's bm25, meaning and coverage are fused into its relevance.
@@ -108,6 +118,9 @@ impl Default for Tuning {
             fusion: Fusion::Blend,
             common_rows: 200,
             candidates: 50,
+            prior_weight: 0.4,
+            speaker_bonus: 0.1,
+            holder_bonus: 0.15,
         }
     }
 }
@@ -435,14 +448,23 @@ fn relative(bm25: f64, best: f64) -> f64 {
     }
 }
 
-/// Relevance, importance, confidence and recency (from the time last referenced).
-fn blend(relevance: f64, importance: f64, confidence: f64, referenced: i64, now: i64) -> f64 {
+/// Relevance, importance, confidence and recency (from the time last referenced),
+/// the last three together weighing `prior_weight`.
+fn blend(
+    relevance: f64,
+    importance: f64,
+    confidence: f64,
+    referenced: i64,
+    now: i64,
+    prior_weight: f64,
+) -> f64 {
     let age_days = ((now - referenced).max(0) as f64) / DAY_MS as f64;
     let recency = (-age_days / 30.0).exp();
-    0.6 * relevance + 0.15 * importance + 0.15 * confidence + 0.1 * recency
+    let prior = 0.375 * importance + 0.375 * confidence + 0.25 * recency;
+    (1.0 - prior_weight) * relevance + prior_weight * prior
 }
 
-fn memory_score(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
+fn memory_score(record: &MemoryRecord, relevance: f64, now: i64, tuning: &Tuning) -> f64 {
     let referenced = record
         .last_used_at
         .unwrap_or(0)
@@ -454,6 +476,7 @@ fn memory_score(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
         f64::from(record.confidence),
         referenced,
         now,
+        tuning.prior_weight,
     );
     if record.stale { score * 0.8 } else { score }
 }
@@ -493,10 +516,6 @@ pub(super) struct Focused {
 /// Added to the score of the asked holder's fact on an asked attribute: it answers the
 /// question, whatever its words, so it comes first (the newest first among them).
 const FOCUS_BONUS: f64 = 0.5;
-/// Added to the score of any fact of a person the message names.
-const HOLDER_BONUS: f64 = 0.15;
-/// Added to the score of a message said by a person the message names.
-const SPEAKER_BONUS: f64 = 0.1;
 /// A message learned into a memory since superseded, on another attribute, weighs this
 /// much of its score.
 const SUPERSEDED_WEIGHT: f64 = 0.5;
@@ -519,6 +538,7 @@ impl Focused {
         source: &Source,
         score: f64,
         newest: &std::collections::HashMap<String, i64>,
+        tuning: &Tuning,
     ) -> f64 {
         match source {
             Source::Memory { record, .. } => {
@@ -539,7 +559,7 @@ impl Focused {
                     };
                     score + FOCUS_BONUS * strength - older
                 } else if self.focus.named && self.focus.holds(record) {
-                    score + HOLDER_BONUS
+                    score + tuning.holder_bonus
                 } else {
                     score
                 }
@@ -550,7 +570,7 @@ impl Focused {
                         self.focus.holders.contains(&Some(name.to_lowercase()))
                     });
                 let score = if spoken_by_holder {
-                    score + SPEAKER_BONUS
+                    score + tuning.speaker_bonus
                 } else {
                     score
                 };
@@ -636,13 +656,14 @@ fn rank_with(
         .zip(relevances)
         .map(|((source, _), relevance)| {
             let score = match &source {
-                Source::Memory { record, .. } => memory_score(record, relevance, now),
+                Source::Memory { record, .. } => memory_score(record, relevance, now, tuning),
                 Source::Message(message) => blend(
                     relevance,
                     tuning.transcript_importance,
                     SNIPPET_CONFIDENCE,
                     message.at,
                     now,
+                    tuning.prior_weight,
                 ),
             };
             Ranked { source, score }
@@ -663,7 +684,7 @@ fn rank_with(
         }
         ranked.retain(|r| focused.admits(&r.source));
         for candidate in &mut ranked {
-            candidate.score = focused.adjust(&candidate.source, candidate.score, &newest);
+            candidate.score = focused.adjust(&candidate.source, candidate.score, &newest, tuning);
         }
     }
     ranked.sort_by(|a, b| {
@@ -962,7 +983,7 @@ impl Brain {
                 MAX_INJECTED,
                 tuning,
             )?;
-            for record in focus::candidates(c, user, &focus)? {
+            for record in focus::candidates(c, user, &focus, tuning.holder_bonus > 0.0)? {
                 if !memories.iter().any(|m| m.record.id == record.id) {
                     // Found by what it is about, not by its words: no bm25 of its own.
                     memories.push(TextMatch { record, bm25: 0.0 });

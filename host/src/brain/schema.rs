@@ -4,6 +4,10 @@
 
 use rusqlite::Connection;
 
+/// The schema version this binary writes (`engram --version` prints it): a database
+/// of a higher version is refused.
+pub const VERSION: usize = MIGRATIONS.len();
+
 /// Every migration in order; index + 1 is the schema version it produces.
 const MIGRATIONS: &[&str] = &[
     // 1: memories with their full-text index, persons, history, meta, conversations.

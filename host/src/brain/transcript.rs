@@ -121,6 +121,22 @@ impl Brain {
         name: Option<&str>,
         content: &str,
     ) -> Result<Option<String>, StoreError> {
+        self.record_message_at(user, conversation_id, role, name, content, self.now())
+    }
+
+    /// [`Brain::record_message`] for a message said at `at` (an import replaying a
+    /// conversation): the message and a new conversation's start carry `at`; the
+    /// conversation's last activity stays now, so the idle timer does not end it while
+    /// it is being replayed.
+    pub fn record_message_at(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        role: Role,
+        name: Option<&str>,
+        content: &str,
+        at: i64,
+    ) -> Result<Option<String>, StoreError> {
         validate(conversation_id, name, content)?;
         let name = name.map(str::trim);
         let paused = self.learning_paused(user)?;
@@ -150,8 +166,8 @@ impl Brain {
                 }
                 None => {
                     tx.execute(
-                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?3)",
-                        params![conversation_id, user, now],
+                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![conversation_id, user, at.min(now), now],
                     )?;
                 }
             }
@@ -169,7 +185,7 @@ impl Brain {
             let id = new_id("turn");
             tx.execute(
                 "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, conversation_id, user, seq, role.as_str(), name, content, now],
+                params![id, conversation_id, user, seq, role.as_str(), name, content, at],
             )?;
             // A request to forget is acted on before anything reads the message.
             if role == Role::User {
@@ -181,7 +197,7 @@ impl Brain {
                     role: role.as_str().to_string(),
                     name: name.map(str::to_string),
                     content: content.to_string(),
-                    at: now,
+                    at,
                 };
                 if let Some(forgotten) = super::forget::on_message(tx, &message, now)? {
                     purge |= !forgotten.messages.is_empty();

@@ -11,7 +11,11 @@
 //! | Pause learning | menu entry Pause | inline button Pause |
 //! | Resume learning | menu entry Resume | inline button Resume |
 //! | Clear all | menu entry Clear, with confirmation | inline button Clear, then Yes |
+//! | Forget one memory | menu entry Forget: pick, then confirm | `/memory forget <words>`: a button per match, then Yes |
 //!
+//! Forgetting one memory redacts the messages it was learned from too, unless the
+//! person keeps them (`--keep-messages` in the terminal, a button in the bot), as
+//! `DELETE /api/brain/memory/{id}` does (`brain/forget.rs`).
 //! Everything goes through the one memory interface ([`Memory`]); what only the Second
 //! Brain does (the subconscious tier, pausing, clearing) goes through
 //! [`Memory::brain`], and with the fact store in use says so. Every call blocks
@@ -21,6 +25,7 @@ use std::fmt::Write as _;
 
 use engram_strategies::model::{MemoryType, Scope};
 
+use crate::brain::forget::Forgetter;
 use crate::brain::record::MemoryRecord;
 use crate::brain::store::{Counts, ListFilter};
 use crate::described::Described;
@@ -43,10 +48,11 @@ pub enum Choice {
     Pause,
     Resume,
     Clear,
+    Forget,
 }
 
 /// The terminal's menu: every action of the table above.
-pub const TERMINAL_MENU: [Choice; 7] = [
+pub const TERMINAL_MENU: [Choice; 8] = [
     Choice::Overview,
     Choice::Recent,
     Choice::Subconscious,
@@ -54,16 +60,18 @@ pub const TERMINAL_MENU: [Choice; 7] = [
     Choice::Pause,
     Choice::Resume,
     Choice::Clear,
+    Choice::Forget,
 ];
 
 /// The bot's buttons: the same, without Search (a person asks the agent instead).
-pub const BOT_MENU: [Choice; 6] = [
+pub const BOT_MENU: [Choice; 7] = [
     Choice::Overview,
     Choice::Recent,
     Choice::Subconscious,
     Choice::Pause,
     Choice::Resume,
     Choice::Clear,
+    Choice::Forget,
 ];
 
 /// What the bot says when asked to search from `/memory`.
@@ -80,6 +88,7 @@ impl Choice {
             Choice::Pause => "Pause",
             Choice::Resume => "Resume",
             Choice::Clear => "Clear",
+            Choice::Forget => "Forget",
         }
     }
 
@@ -93,6 +102,7 @@ impl Choice {
             Choice::Pause => "stop learning from conversations",
             Choice::Resume => "learn from conversations again",
             Choice::Clear => "delete every memory, after confirmation",
+            Choice::Forget => "forget one memory and the messages it came from",
         }
     }
 
@@ -106,11 +116,13 @@ impl Choice {
             Choice::Pause => "pause",
             Choice::Resume => "resume",
             Choice::Clear => "clear",
+            Choice::Forget => "forget",
         }
     }
 
     /// The action it runs, when it needs nothing more from the person (Search needs
-    /// its query first).
+    /// its query first; Forget runs with the words to find the memory by, or none for
+    /// the most recent).
     pub fn action(self) -> Option<Action> {
         Some(match self {
             Choice::Overview => Action::Overview,
@@ -120,6 +132,7 @@ impl Choice {
             Choice::Pause => Action::Pause,
             Choice::Resume => Action::Resume,
             Choice::Clear => Action::Clear,
+            Choice::Forget => Action::Forget(String::new()),
         })
     }
 
@@ -143,6 +156,24 @@ pub enum Action {
     Clear,
     /// The person said yes: delete everything.
     ClearConfirmed,
+    /// Which memory to forget: the ones matching these words (the most recent when
+    /// empty), offered as [`MemoryReply::picks`].
+    Forget(String),
+    /// Forget this memory: asks first (the reply carries [`MemoryReply::confirm`]),
+    /// and forgets once `confirmed`; its messages are redacted unless `keep_messages`.
+    ForgetOne {
+        id: String,
+        keep_messages: bool,
+        confirmed: bool,
+    },
+}
+
+/// A memory offered to pick.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Pick {
+    pub id: String,
+    /// Its line as a listing shows it.
+    pub label: String,
 }
 
 /// The answer: plain text, complete on its own.
@@ -150,15 +181,19 @@ pub enum Action {
 pub struct MemoryReply {
     pub text: String,
     /// The action needs the person's yes first (Clear): the transport asks, and runs
-    /// [`Action::ClearConfirmed`] on yes.
+    /// [`Action::ClearConfirmed`] on yes (or, for [`Action::ForgetOne`], the same
+    /// action confirmed).
     pub confirm: bool,
+    /// Memories the person picks one of (Forget).
+    pub picks: Vec<Pick>,
 }
 
 impl MemoryReply {
-    fn text(text: String) -> MemoryReply {
+    pub fn text(text: String) -> MemoryReply {
         MemoryReply {
             text,
             confirm: false,
+            picks: Vec::new(),
         }
     }
 }
@@ -236,6 +271,7 @@ fn answer(memory: &Memory, user: &str, action: Action) -> Result<MemoryReply, Me
                         noun(total)
                     ),
                     confirm: true,
+                    picks: Vec::new(),
                 }
             }
         }
@@ -243,6 +279,85 @@ fn answer(memory: &Memory, user: &str, action: Action) -> Result<MemoryReply, Me
             let deleted = memory.brain()?.clear(user)?;
             MemoryReply::text(format!("Cleared: {deleted} {} deleted.", noun(deleted)))
         }
+        Action::Forget(words) => offer(memory, user, words.trim())?,
+        Action::ForgetOne {
+            id,
+            keep_messages,
+            confirmed: false,
+        } => {
+            let record = memory.get(user, &id)?;
+            let messages = if keep_messages {
+                "The messages it was learned from are kept."
+            } else {
+                "The messages it was learned from are redacted too."
+            };
+            MemoryReply {
+                text: format!(
+                    "Forget \"{}\"? {messages}",
+                    cut(&one_line(&record.summary), SUMMARY_CHARS)
+                ),
+                confirm: true,
+                picks: Vec::new(),
+            }
+        }
+        Action::ForgetOne {
+            id,
+            keep_messages,
+            confirmed: true,
+        } => {
+            let record = memory.get(user, &id)?;
+            let forgotten = memory.delete(user, &id, keep_messages, Forgetter::Person)?;
+            let mut text = format!(
+                "Forgotten: \"{}\".",
+                cut(&one_line(&record.summary), SUMMARY_CHARS)
+            );
+            match forgotten.messages.len() {
+                0 => {}
+                1 => text.push_str(" 1 message redacted."),
+                n => text.push_str(&format!(" {n} messages redacted.")),
+            }
+            MemoryReply::text(text)
+        }
+    })
+}
+
+/// The memories the person may mean by `words` (the most recent when empty), to pick
+/// one of.
+fn offer(memory: &Memory, user: &str, words: &str) -> Result<MemoryReply, MemoryError> {
+    if words.chars().count() > MAX_QUERY_CHARS {
+        return Ok(MemoryReply::text(format!(
+            "Give up to {MAX_QUERY_CHARS} characters to find the memory by."
+        )));
+    }
+    let records: Vec<MemoryRecord> = if words.is_empty() {
+        let filter = ListFilter {
+            conscious: None,
+            memory_type: None,
+            limit: SHOWN,
+            cursor: None,
+        };
+        memory.list(user, &filter)?.items
+    } else {
+        let found = memory.search(user, words, SHOWN)?;
+        found.into_iter().map(|hit| hit.record).collect()
+    };
+    if records.is_empty() {
+        return Ok(MemoryReply::text(if words.is_empty() {
+            "No memories yet.".into()
+        } else {
+            format!("No memory matches \"{}\".", one_line(words))
+        }));
+    }
+    Ok(MemoryReply {
+        text: "Which memory should I forget?".into(),
+        confirm: false,
+        picks: records
+            .iter()
+            .map(|record| Pick {
+                id: record.id.clone(),
+                label: line(record),
+            })
+            .collect(),
     })
 }
 
@@ -349,7 +464,7 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn cut(text: &str, max: usize) -> String {
+pub(super) fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -414,7 +529,8 @@ mod tests {
                 "Search",
                 "Pause",
                 "Resume",
-                "Clear"
+                "Clear",
+                "Forget"
             ]
         );
         assert_eq!(
@@ -425,14 +541,16 @@ mod tests {
                 "Subconscious",
                 "Pause",
                 "Resume",
-                "Clear"
+                "Clear",
+                "Forget"
             ]
         );
         for choice in TERMINAL_MENU {
             assert_eq!(Choice::parse(choice.key()), Some(choice));
         }
         assert_eq!(Choice::parse(" CLEAR "), Some(Choice::Clear));
-        assert_eq!(Choice::parse("forget"), None);
+        assert_eq!(Choice::parse("forget"), Some(Choice::Forget));
+        assert_eq!(Choice::parse("delete"), None);
     }
 
     #[test]
@@ -547,6 +665,106 @@ mod tests {
         let nothing = run(&memory, "ann", Action::Clear);
         assert!(!nothing.confirm);
         assert_eq!(nothing.text, "There are no memories to clear.");
+    }
+
+    #[test]
+    fn forget_offers_the_matches_asks_then_forgets_the_one_picked() {
+        let (_dir, memory) = memory(true);
+        add(
+            &memory,
+            "ann",
+            "Likes green tea",
+            MemoryType::Preference,
+            Scope::Durable,
+        );
+        add(
+            &memory,
+            "ann",
+            "Plays chess on Sundays",
+            MemoryType::Habit,
+            Scope::Durable,
+        );
+        add(
+            &memory,
+            "bob",
+            "Likes green tea",
+            MemoryType::Preference,
+            Scope::Durable,
+        );
+
+        let offered = run(&memory, "ann", Action::Forget("green tea".into()));
+        assert_eq!(offered.text, "Which memory should I forget?");
+        assert_eq!(offered.picks.len(), 1, "{offered:?}");
+        assert!(offered.picks[0].label.contains("green tea"), "{offered:?}");
+        let tea = offered.picks[0].id.clone();
+        let recent = run(&memory, "ann", Action::Forget(String::new()));
+        assert_eq!(
+            recent.picks.len(),
+            2,
+            "no words: the most recent: {recent:?}"
+        );
+        assert!(
+            run(&memory, "ann", Action::Forget("opera".into()))
+                .text
+                .starts_with("No memory matches")
+        );
+
+        let ask = run(
+            &memory,
+            "ann",
+            Action::ForgetOne {
+                id: tea.clone(),
+                keep_messages: false,
+                confirmed: false,
+            },
+        );
+        assert!(ask.confirm, "{ask:?}");
+        assert!(ask.text.contains("redacted too"), "{ask:?}");
+        assert!(memory.get("ann", &tea).is_ok(), "asking forgets nothing");
+
+        let bobs = memory
+            .list(
+                "bob",
+                &ListFilter {
+                    conscious: None,
+                    memory_type: None,
+                    limit: 5,
+                    cursor: None,
+                },
+            )
+            .unwrap()
+            .items;
+        let refused = run(
+            &memory,
+            "ann",
+            Action::ForgetOne {
+                id: bobs[0].id.clone(),
+                keep_messages: false,
+                confirmed: true,
+            },
+        );
+        assert!(
+            !refused.text.starts_with("Forgotten"),
+            "another user's memory: {refused:?}"
+        );
+        assert_eq!(memory.counts("bob").unwrap().total, 1);
+
+        let done = run(
+            &memory,
+            "ann",
+            Action::ForgetOne {
+                id: tea.clone(),
+                keep_messages: false,
+                confirmed: true,
+            },
+        );
+        assert_eq!(done.text, "Forgotten: \"Likes green tea\".");
+        assert!(memory.get("ann", &tea).is_err());
+        assert_eq!(
+            memory.counts("ann").unwrap().total,
+            1,
+            "the other memory stays"
+        );
     }
 
     #[test]

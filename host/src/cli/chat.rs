@@ -143,10 +143,8 @@ impl Remote {
 
     /// A command's text, or the failure as its text (the terminal shows either).
     fn said(&self, method: reqwest::Method, path: &str, body: &impl Serialize) -> Said {
-        self.call(method, path, body).unwrap_or_else(|e| Said {
-            text: e.to_string(),
-            confirm: false,
-        })
+        self.call(method, path, body)
+            .unwrap_or_else(|e| Said::text(e.to_string()))
     }
 
     /// A refusal from the daemon's `/chat` routes: `{code, detail}`.
@@ -248,29 +246,8 @@ impl Conversation for Remote {
     }
 
     fn memory(&mut self, action: Action) -> MemoryReply {
-        let (key, query, confirmed) = match action {
-            Action::Overview => ("overview", None, false),
-            Action::Recent => ("recent", None, false),
-            Action::Subconscious => ("subconscious", None, false),
-            Action::Search(query) => ("search", Some(query), false),
-            Action::Pause => ("pause", None, false),
-            Action::Resume => ("resume", None, false),
-            Action::Clear => ("clear", None, false),
-            Action::ClearConfirmed => ("clear", None, true),
-        };
-        let said = self.said(
-            reqwest::Method::POST,
-            "/memory",
-            &MemoryLine {
-                key: key.to_string(),
-                query,
-                confirmed,
-            },
-        );
-        MemoryReply {
-            text: said.text,
-            confirm: said.confirm,
-        }
+        self.said(reqwest::Method::POST, "/memory", &MemoryLine::of(action))
+            .into()
     }
 
     fn skills(&mut self, line: &str) -> String {

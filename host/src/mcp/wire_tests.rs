@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::Failure;
 use crate::api::error::ApiError;
 use crate::background::BackgroundError;
+use crate::backup::BackupError;
 use crate::brain::redact::SecretRefused;
 use crate::brain::store::StoreError;
 use crate::credentials::{PersonAct, PersonRequired, UserNotAllowed};
@@ -24,6 +25,8 @@ use crate::described::Described;
 use crate::gate::{Decision, GateError, ReasonCode, Verdict};
 use crate::memory::MemoryError;
 use crate::memory::facts::FactsError;
+use crate::memory::import::ledger::LedgerError;
+use crate::memory::import::{ApplyError, ImportError};
 use crate::net::FetchError;
 use crate::runtime::PluginError;
 use crate::schedule::ScheduleError;
@@ -87,6 +90,8 @@ variants!(turn: TurnError {
     ScriptFailed(_), ScriptStopped { .. }, Script(_), Memory(_),
 });
 variants!(schedule: ScheduleError { Invalid { .. }, Open { .. }, Schema(_), Sqlite(_) });
+variants!(import: ApplyError { Invalid(_), Memory(_), Ledger(_), LearningPaused {} });
+variants!(backup: BackupError { Io { .. }, Sqlite { .. } });
 
 fn secret_refused(_: &SecretRefused) -> (&'static str, &'static [&'static str]) {
     ("SecretRefused", &["SecretRefused"])
@@ -180,9 +185,11 @@ impl Table {
         }
     }
 
-    /// A memory error, on its own and inside the host tools' and the turn service's.
+    /// A memory error, on its own and inside the host tools', the turn service's and
+    /// an import's.
     fn memory(&mut self, make: impl Fn() -> MemoryError, expected: Expected) {
         self.row(memory, &make, expected);
+        self.row(import, || ApplyError::Memory(make()), expected);
         self.row(tool, || ToolError::Memory(make()), expected);
         self.row(turn, || TurnError::Memory(make()), expected);
         self.row(
@@ -858,6 +865,46 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
         INTERNAL,
     );
     t.row(schedule, || ScheduleError::Sqlite(sql_failure()), INTERNAL);
+    // ---- imports and backups ----
+    t.row(
+        import,
+        || ApplyError::Invalid(ImportError::new("conversation 3", "no messages")),
+        (422, "invalid-import", None),
+    );
+    t.row(
+        import,
+        || ApplyError::Ledger(LedgerError::Open(PRIVATE.into())),
+        INTERNAL,
+    );
+    t.row(
+        import,
+        || ApplyError::LearningPaused,
+        (409, "learning-paused", None),
+    );
+    t.row(
+        backup,
+        || BackupError::Io {
+            path: private_path(),
+            source: io(std::io::ErrorKind::StorageFull),
+        },
+        DISK_FULL,
+    );
+    t.row(
+        backup,
+        || BackupError::Io {
+            path: private_path(),
+            source: io(std::io::ErrorKind::PermissionDenied),
+        },
+        INTERNAL,
+    );
+    t.row(
+        backup,
+        || BackupError::Sqlite {
+            path: private_path(),
+            source: sql_failure(),
+        },
+        INTERNAL,
+    );
     t.row(
         user_not_allowed,
         || UserNotAllowed {
@@ -868,7 +915,7 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
     );
 
     t.assert_complete();
-    assert_eq!(t.covered.len(), 13, "error types walked");
+    assert_eq!(t.covered.len(), 15, "error types walked");
     assert!(t.rows > 250, "{} rows", t.rows);
 }
 

@@ -55,6 +55,8 @@ const QUEUED_PER_CHAT: usize = 32;
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Telegram's limit on a button's data.
 const MAX_BUTTON_DATA: usize = 64;
+/// The longest button label: Telegram clips longer ones on a phone anyway.
+const BUTTON_LABEL_CHARS: usize = 60;
 
 /// What `/memory` answers in a group chat that has not been opened to personal memory.
 pub const MEMORY_IN_GROUP: &str = "Your memory is personal, and this chat is read by others: send /memory to me in a private chat. (The person running Engram can open a group to memory with channels.telegram.memoryGroups.)";
@@ -384,6 +386,11 @@ impl Bot {
                         self.say(chat, "Second Brain: choose what to see or do.", &buttons)
                             .await;
                     }
+                    Some(key) if Choice::parse(key) == Some(Choice::Forget) => {
+                        let words: Vec<&str> = words.collect();
+                        let action = Action::Forget(words.join(" "));
+                        self.memory(chat, None, user, action).await
+                    }
                     Some(key) => match Choice::parse(key).map(Choice::action) {
                         Some(Some(action)) => self.memory(chat, None, user, action).await,
                         Some(None) => {
@@ -453,20 +460,39 @@ impl Bot {
     /// Runs a `/memory` action; the result replaces the message `edit` (a
     /// confirmation whose buttons must not be pressed twice) or is sent anew.
     async fn memory(&self, chat: i64, edit: Option<i64>, user: String, action: Action) {
+        // A question about one memory carries its id in the buttons that answer it.
+        let forgetting = match &action {
+            Action::ForgetOne {
+                id,
+                confirmed: false,
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        };
         let memory = self.app.memory.clone();
         let reply = crate::background::run(move || memory_command::run(&memory, &user, action))
             .await
-            .unwrap_or_else(|e| memory_command::MemoryReply {
-                text: format!("/memory failed: {e}"),
-                confirm: false,
-            });
-        let buttons: Buttons = if reply.confirm {
-            vec![vec![
+            .unwrap_or_else(|e| memory_command::MemoryReply::text(format!("/memory failed: {e}")));
+        let buttons: Buttons = match (&forgetting, reply.confirm) {
+            (Some(id), true) => vec![
+                vec![("Yes, forget it".into(), format!("m:fy:{id}"))],
+                vec![("Forget it, keep the messages".into(), format!("m:fk:{id}"))],
+                vec![("No".into(), "m:clear-no".into())],
+            ],
+            (None, true) => vec![vec![
                 ("Yes, clear everything".into(), "m:clear-yes".into()),
                 ("No".into(), "m:clear-no".into()),
-            ]]
-        } else {
-            Buttons::new()
+            ]],
+            _ => reply
+                .picks
+                .iter()
+                .map(|pick| format!("m:f:{}", pick.id))
+                .zip(&reply.picks)
+                .filter(|(data, _)| data.len() <= MAX_BUTTON_DATA)
+                .map(|(data, pick)| {
+                    vec![(memory_command::cut(&pick.label, BUTTON_LABEL_CHARS), data)]
+                })
+                .collect(),
         };
         self.replace_or_say(chat, edit, &reply.text, &buttons).await;
     }
@@ -554,6 +580,18 @@ impl Bot {
                 "clear-no" => {
                     self.replace_or_say(chat, message, "Nothing was deleted.", &Buttons::new())
                         .await;
+                }
+                key if key.starts_with("f:")
+                    || key.starts_with("fy:")
+                    || key.starts_with("fk:") =>
+                {
+                    let (step, id) = key.split_once(':').unwrap_or_default();
+                    let action = Action::ForgetOne {
+                        id: id.to_string(),
+                        keep_messages: step == "fk",
+                        confirmed: step != "f",
+                    };
+                    self.memory(chat, message, user, action).await
                 }
                 key => match Choice::parse(key).and_then(Choice::action) {
                     Some(action) => self.memory(chat, None, user, action).await,

@@ -10,8 +10,8 @@
 //!   pieces of text, tool lines, questions, a closing line. A question waits for
 //!   `POST /chat/sessions/{id}/answers {ask, yes}`; closing the stream stops the answer
 //!   (the terminal's Ctrl-C), and no answer within 5 minutes is a no.
-//! - `POST .../memory {key, query?, confirmed}`, `.../skills {line}`, `.../new`: the
-//!   commands, answered `{text, confirm}`.
+//! - `POST .../memory {key, query?, id?, keep_messages, confirmed}`, `.../skills {line}`,
+//!   `.../new`: the commands, answered `{text, confirm, picks?}`.
 //! - `DELETE /chat/sessions/{id}`: the conversation ends (learned from).
 //!
 //! Sessions live in memory, at most [`MAX_SESSIONS`] (the least recently used goes:
@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::StreamExt;
 
-use super::super::memory_command::{Action, Choice};
+use super::super::memory_command::{Action, Choice, MemoryReply, Pick};
 use super::session::{Closing, Session};
 use crate::agent::{Ask, ChatIo, ToolEvent};
 use crate::api::auth::{Auth, require_auth};
@@ -89,8 +89,9 @@ pub struct Answer {
     pub yes: bool,
 }
 
-/// A `/memory` entry: its key (`overview`, `recent`, ..., `search` with `query`),
-/// `confirmed` for Clear once the person said yes.
+/// A `/memory` entry: its key (`overview`, `recent`, ..., `search` with `query`,
+/// `forget` with `query` to find the memory by or the picked memory's `id`),
+/// `confirmed` for Clear and Forget once the person said yes.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryLine {
@@ -98,7 +99,73 @@ pub struct MemoryLine {
     #[serde(default)]
     pub query: Option<String>,
     #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub keep_messages: bool,
+    #[serde(default)]
     pub confirmed: bool,
+}
+
+impl MemoryLine {
+    /// The line that asks for `action`.
+    pub fn of(action: Action) -> MemoryLine {
+        let line = |key: Choice| MemoryLine {
+            key: key.key().to_string(),
+            query: None,
+            id: None,
+            keep_messages: false,
+            confirmed: false,
+        };
+        match action {
+            Action::Overview => line(Choice::Overview),
+            Action::Recent => line(Choice::Recent),
+            Action::Subconscious => line(Choice::Subconscious),
+            Action::Search(query) => MemoryLine {
+                query: Some(query),
+                ..line(Choice::Search)
+            },
+            Action::Pause => line(Choice::Pause),
+            Action::Resume => line(Choice::Resume),
+            Action::Clear => line(Choice::Clear),
+            Action::ClearConfirmed => MemoryLine {
+                confirmed: true,
+                ..line(Choice::Clear)
+            },
+            Action::Forget(query) => MemoryLine {
+                query: Some(query),
+                ..line(Choice::Forget)
+            },
+            Action::ForgetOne {
+                id,
+                keep_messages,
+                confirmed,
+            } => MemoryLine {
+                id: Some(id),
+                keep_messages,
+                confirmed,
+                ..line(Choice::Forget)
+            },
+        }
+    }
+
+    /// The action it asks for.
+    fn action(self) -> Result<Action, String> {
+        let choice = Choice::parse(&self.key)
+            .ok_or_else(|| format!("key: no /memory entry `{}`", self.key))?;
+        Ok(match (choice, self.id) {
+            (Choice::Clear, _) if self.confirmed => Action::ClearConfirmed,
+            (Choice::Search, _) => Action::Search(self.query.unwrap_or_default()),
+            (Choice::Forget, Some(id)) => Action::ForgetOne {
+                id,
+                keep_messages: self.keep_messages,
+                confirmed: self.confirmed,
+            },
+            (Choice::Forget, None) => Action::Forget(self.query.unwrap_or_default()),
+            (choice, _) => choice
+                .action()
+                .ok_or_else(|| "key: this entry needs more".to_string())?,
+        })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -111,9 +178,42 @@ pub struct SkillsLine {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Said {
     pub text: String,
-    /// The person must say yes first (Clear): ask, then send it again confirmed.
+    /// The person must say yes first (Clear, Forget): ask, then send it again confirmed.
     #[serde(default)]
     pub confirm: bool,
+    /// Memories to pick one of (Forget).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub picks: Vec<Pick>,
+}
+
+impl Said {
+    pub fn text(text: String) -> Said {
+        Said {
+            text,
+            confirm: false,
+            picks: Vec::new(),
+        }
+    }
+}
+
+impl From<MemoryReply> for Said {
+    fn from(reply: MemoryReply) -> Said {
+        Said {
+            text: reply.text,
+            confirm: reply.confirm,
+            picks: reply.picks,
+        }
+    }
+}
+
+impl From<Said> for MemoryReply {
+    fn from(said: Said) -> MemoryReply {
+        MemoryReply {
+            text: said.text,
+            confirm: said.confirm,
+            picks: said.picks,
+        }
+    }
 }
 
 /// The open sessions.
@@ -268,10 +368,7 @@ async fn end_session(
     let entry = state.sessions.get(&id)?;
     state.sessions.lock().remove(&id);
     let text = entry.session.lock().await.new_conversation("Bye.").await;
-    Ok(Json(Said {
-        text,
-        confirm: false,
-    }))
+    Ok(Json(Said::text(text)))
 }
 
 async fn new_conversation(
@@ -285,10 +382,7 @@ async fn new_conversation(
         .await
         .new_conversation("New conversation.")
         .await;
-    Ok(Json(Said {
-        text,
-        confirm: false,
-    }))
+    Ok(Json(Said::text(text)))
 }
 
 async fn memory(
@@ -297,20 +391,9 @@ async fn memory(
     Json(body): Json<MemoryLine>,
 ) -> Result<Json<Said>, Refused> {
     let entry = state.sessions.get(&id)?;
-    let choice = Choice::parse(&body.key)
-        .ok_or_else(|| Refused::Invalid(format!("key: no /memory entry `{}`", body.key)))?;
-    let action = match (choice, body.confirmed) {
-        (Choice::Clear, true) => Action::ClearConfirmed,
-        (Choice::Search, _) => Action::Search(body.query.unwrap_or_default()),
-        (choice, _) => choice
-            .action()
-            .ok_or_else(|| Refused::Invalid("key: this entry needs more".into()))?,
-    };
+    let action = body.action().map_err(Refused::Invalid)?;
     let reply = entry.session.lock().await.memory(action).await;
-    Ok(Json(Said {
-        text: reply.text,
-        confirm: reply.confirm,
-    }))
+    Ok(Json(reply.into()))
 }
 
 async fn skills(
@@ -320,10 +403,7 @@ async fn skills(
 ) -> Result<Json<Said>, Refused> {
     let entry = state.sessions.get(&id)?;
     let text = entry.session.lock().await.skills(&body.line).await;
-    Ok(Json(Said {
-        text,
-        confirm: false,
-    }))
+    Ok(Json(Said::text(text)))
 }
 
 async fn answer(

@@ -47,8 +47,9 @@ pub const CHANNEL: &str = "terminal";
 const HISTORY: usize = 1000;
 
 const HELP: &str = "Type a message to talk to Engram. Commands:
-  /memory            the Second Brain menu (Overview, Recent, Subconscious, Search, Pause, Resume, Clear)
-  /memory <entry>    one entry directly, e.g. /memory recent, /memory search tea
+  /memory            the Second Brain menu (Overview, Recent, Subconscious, Search, Pause, Resume, Clear, Forget)
+  /memory <entry>    one entry directly, e.g. /memory recent, /memory search tea,
+                     /memory forget tea (--keep-messages keeps what it was learned from)
   /skills ...        skills: /skills, /skills search <query>, /skills view <id>, /skills install <id>, /skills remove <id>
   /new               end this conversation (Engram learns from it) and start a new one
   /help              this text
@@ -268,9 +269,8 @@ fn memory(
             return Ok(());
         }
     };
-    let action = match choice.action() {
-        Some(action) => action,
-        None => {
+    let action = match choice {
+        Choice::Search => {
             let query = if args.len() > 1 {
                 args[1..].join(" ")
             } else {
@@ -281,6 +281,11 @@ fn memory(
             };
             Action::Search(query)
         }
+        Choice::Forget => return forget(conversation, editor, args.get(1..).unwrap_or_default()),
+        other => match other.action() {
+            Some(action) => action,
+            None => return Ok(()),
+        },
     };
     let reply = conversation.memory(action);
     println!("{}", clean_block(&reply.text));
@@ -291,6 +296,68 @@ fn memory(
         } else {
             println!("Nothing was deleted.");
         }
+    }
+    println!();
+    Ok(())
+}
+
+/// `/memory forget [--keep-messages] [words]`: the memories matching the words (the
+/// most recent without), one picked, then forgotten once the person says yes.
+fn forget(
+    conversation: &mut impl Conversation,
+    editor: &mut Editor<(), DefaultHistory>,
+    args: &[&str],
+) -> anyhow::Result<()> {
+    let keep_messages = args.contains(&"--keep-messages");
+    let words: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| *a != "--keep-messages")
+        .collect();
+    let offered = conversation.memory(Action::Forget(words.join(" ")));
+    println!("{}", clean_block(&offered.text));
+    if offered.picks.is_empty() {
+        println!();
+        return Ok(());
+    }
+    let picked = if keys::interactive() {
+        let entries: Vec<(&str, &str)> = offered
+            .picks
+            .iter()
+            .map(|p| (p.label.as_str(), ""))
+            .collect();
+        keys::menu("Forget", &entries)?
+    } else {
+        for (n, pick) in offered.picks.iter().enumerate() {
+            println!("{}. {}", n + 1, clean_block(&pick.label));
+        }
+        editor
+            .readline("number: ")
+            .ok()
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1))
+            .filter(|n| *n < offered.picks.len())
+    };
+    let Some(n) = picked else {
+        println!("Nothing was forgotten.\n");
+        return Ok(());
+    };
+    let id = offered.picks[n].id.clone();
+    let ask = conversation.memory(Action::ForgetOne {
+        id: id.clone(),
+        keep_messages,
+        confirmed: false,
+    });
+    println!("{}", clean_block(&ask.text));
+    if ask.confirm && keys::yes_no("Forget it?") {
+        let done = conversation.memory(Action::ForgetOne {
+            id,
+            keep_messages,
+            confirmed: true,
+        });
+        println!("{}", clean_block(&done.text));
+    } else if ask.confirm {
+        println!("Nothing was forgotten.");
     }
     println!();
     Ok(())

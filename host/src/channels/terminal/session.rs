@@ -91,10 +91,7 @@ impl Session {
         let user = self.chat.user().to_string();
         crate::background::run(move || memory_command::run(&memory, &user, action))
             .await
-            .unwrap_or_else(|e| MemoryReply {
-                text: format!("/memory failed: {e}"),
-                confirm: false,
-            })
+            .unwrap_or_else(|e| MemoryReply::text(format!("/memory failed: {e}")))
     }
 
     /// `/skills ...`: the terminal's person owns the machine, so every subcommand is
