@@ -661,8 +661,14 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
         || ToolError::OutsideSkillDir("../../auth-token".into()),
         (403, "outside-skill-dir", None),
     );
-    t.tool(|| ToolError::NoRuntime("fetch_url"), INTERNAL);
-    t.tool(|| ToolError::NoTimeLeft("fetch_url"), INTERNAL);
+    t.tool(
+        || ToolError::NoRuntime("fetch_url"),
+        (503, "tool-unavailable", None),
+    );
+    t.tool(
+        || ToolError::NoTimeLeft("fetch_url"),
+        (504, "no-time-left", None),
+    );
     t.tool(
         || ToolError::SkillExists {
             slug: "tea".into(),

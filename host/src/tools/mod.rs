@@ -169,8 +169,9 @@ pub enum ToolError {
 
 /// A bad argument is 422 naming `args.<field>` (400 for an unknown one), a refused
 /// URL 422 and a failing server 502 (the fetcher's), a missing file 404, a path out of
-/// the skill's directory 403; the memory's and the library's errors as they describe
-/// them; the host's own failures 500.
+/// the skill's directory 403; a call that cannot run here or now 503 / 504; the
+/// memory's and the library's errors as they describe them; the host's own failures
+/// 500.
 impl Described for ToolError {
     fn describe(&self) -> Description {
         match self {
@@ -190,9 +191,19 @@ impl Described for ToolError {
             ToolError::SkillExists { .. } => {
                 Description::new(StatusCode::CONFLICT, "already-installed", self.to_string())
             }
-            ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
-                Description::internal("host tool")
-            }
+            // Where the call came from, not the host's failure: a thread outside the
+            // daemon's runtime (a plugin's call), a caller's deadline already past.
+            ToolError::NoRuntime(_) => Description::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "tool-unavailable",
+                self.to_string(),
+            ),
+            ToolError::NoTimeLeft(_) => Description::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "no-time-left",
+                self.to_string(),
+            ),
+            ToolError::Io { .. } => Description::internal("host tool"),
         }
     }
 }
