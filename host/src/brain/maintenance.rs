@@ -14,7 +14,7 @@ use crate::config::SecondBrainConfig;
 use crate::runtime::strategies::Strategies;
 use crate::time::{DAY_MS, MINUTE_MS};
 
-/// Timings from `memory.secondBrain` in config.yaml, with the specification's defaults.
+/// Timings from `memory.secondBrain` in config.yaml, with the defaults the README lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub idle_ms: i64,

@@ -38,7 +38,8 @@ use crate::time::Clock;
 use record::{MemoryRecord, wire, wire_opt};
 use store::{Counts, HistoryEntry, ListFilter, Page, Store, StoreError, q};
 
-/// The user a call acts for when it names none (DESIGN §3: every row has a user).
+/// The user a call acts for when it names none (every row has a user: ARCHITECTURE.md,
+/// "Invariants", Brain).
 pub const DEFAULT_USER: &str = "default";
 
 /// Who made a change, for the history.

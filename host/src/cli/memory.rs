@@ -1,6 +1,6 @@
 //! `engram memory overview | recent | subconscious | search | add | edit | delete | redact |
 //! pause | resume | clear`: the Second Brain of the running daemon, through its REST
-//! API (second-brain spec §4, "Chat-channel command /memory").
+//! API (README, "Using it"), with the chat's `/memory` entries.
 //!
 //! The pieces are kept apart so that the interactive `/memory` menu can reuse them:
 //! [`MemoryClient`] does the requests and returns typed answers; the `render_*`
