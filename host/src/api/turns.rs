@@ -255,6 +255,11 @@ impl From<GateError> for ApiError {
                 "too-many-turns",
                 e.to_string(),
             ),
+            GateError::AgentDeleteLimit { .. } => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "agent-delete-limit",
+                e.to_string(),
+            ),
             other => ApiError::internal("tool gate", &other),
         }
     }

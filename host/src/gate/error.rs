@@ -38,6 +38,15 @@ pub enum GateError {
         "`{caller}` holds {cap} open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
     )]
     CallerAtCap { caller: String, cap: usize },
+    /// The agent has deleted as many of the user's memories in the last hour as it
+    /// may (`memory.agentDeletes.perHour`). The refusal is in the audit log.
+    #[error(
+        "the agent may delete at most {per_hour} memories of a user per hour (memory.agentDeletes.perHour); the person's deletes are not limited, and they can restore what the agent deleted; retry in {retry_after_secs} s"
+    )]
+    AgentDeleteLimit {
+        per_hour: u32,
+        retry_after_secs: u64,
+    },
     #[error("cannot open the audit log at {path}: {reason}")]
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -58,6 +67,7 @@ impl GateError {
             GateError::PersonRequired(_) => crate::credentials::PersonRequired::CODE,
             GateError::Invalid { .. } => "invalid",
             GateError::TooManyTurns { .. } | GateError::CallerAtCap { .. } => "too-many-turns",
+            GateError::AgentDeleteLimit { .. } => "agent-delete-limit",
             GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",
         }
     }
