@@ -141,6 +141,15 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// `error` (a 429 or 503) with `Retry-After: secs`.
+pub fn retry_later(error: ApiError, secs: u64) -> Response {
+    let mut response = error.into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// The agent asked for one of the person's acts: 403 `person-required`.
 impl From<crate::credentials::PersonRequired> for ApiError {
     fn from(e: crate::credentials::PersonRequired) -> ApiError {
