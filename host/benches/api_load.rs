@@ -1,4 +1,4 @@
-//! REST API load benchmark: `cargo bench -p engram --bench api_load` (`-- --quick` for
+//! REST API load benchmark: `cargo bench -p engram-host --bench api_load` (`-- --quick` for
 //! a short run). It drives the real release daemon as a second process over loopback
 //! and prints one table:
 //!

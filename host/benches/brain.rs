@@ -1,4 +1,4 @@
-//! Second Brain benchmark: `cargo bench -p engram --bench brain` (`-- --quick` for a
+//! Second Brain benchmark: `cargo bench -p engram-host --bench brain` (`-- --quick` for a
 //! short run; `-- locomo`, `-- latency` or `-- ingestion` for one section; `-- e2e`, or
 //! `-- locomo e2e`, for b alone without the calibration grid: about a minute on 2
 //! cores, where `-- locomo` takes about 17). One run measures, and prints as one table,
@@ -12,15 +12,19 @@
 //! b. End to end: every session replayed in conversations of 4 turns through
 //!    `record_message` (each turn a user message, at its session's date) and
 //!    `end_conversation` with the real built-in WASM strategies, then `Brain::retrieve`
-//!    for every question the day after the last session: recall@5 of the injected
-//!    lines (memories count the turns they were learned from, snippets their message).
-//!    Replayed twice, each into a new Second Brain: with each turn's speaker's name,
-//!    and without names (whose words are whose is then only in the text). Each is
+//!    for every question the day after its conversation's last session: recall@5 of
+//!    the injected lines (memories count the turns they were learned from, snippets
+//!    their message), overall and per conversation. Each conversation is the data of
+//!    its own user, all five in one store (`--quick`: the first alone). Replayed
+//!    twice, each into a new Second Brain: with each turn's speaker's name, and
+//!    without names (whose words are whose is then only in the text). Each is
 //!    reported against the tuned lexical search of the same variant (FTS5 bm25 top 5,
 //!    porter, stop words dropped from the question; over name + turn with names, over
-//!    the turn alone without), in points, and against plain FTS5 over the raw turns
+//!    the turn alone without), in points, against the same search over a table of
+//!    each conversation alone (bm25's statistics of its user alone, as Engram's are;
+//!    the shared table's span all five), and against plain FTS5 over the raw turns
 //!    (FTS5's default tokenizer, every word of the question); then what the names are
-//!    worth to each. The calibration scores the replay with names.
+//!    worth to each. The calibration's b pools the questions of both replays.
 //! Calibration: the retrieval constants (`retrieve::Tuning`: fusion, weights, a
 //!    snippet's importance, common-word rows, candidates) are chosen by
 //!    leave-one-conversation-out cross-validation: for each conversation, the grid
@@ -30,8 +34,9 @@
 //!    reciprocal-rank fusion, ...), and the point chosen on all 5.
 //! c. Latency of `Brain::retrieve` p50/p95 for one user with 100k memories and 1M
 //!    transcript messages (quick: 10k and 100k), against a plain FTS5 top 5 over the
-//!    same texts on disk; database size per 100k messages against the plain index's;
-//!    the bulk build's throughput.
+//!    same texts on disk; then the same user in a store shared with [`OTHER_USERS`]
+//!    others, each with as many memories and messages in the same vocabulary; database
+//!    size per 100k messages against the plain index's; the bulk build's throughput.
 //! d. Ingestion: `record_message` one durable transaction each (messages/s), and whole
 //!    conversations with extraction through the embedded strategies (conversations/s)
 //!    and, in the same run, with builtin:extract-llm against a stand-in endpoint on
@@ -84,14 +89,20 @@ const WINDOW: usize = 4;
 const ACTOR: &str = "bench";
 
 /// The calibration grid: how the signals are fused, the meaning's weight, the
-/// coverage's, a snippet's importance and the rows at which a word counts as common.
-const FUSIONS: [Fusion; 3] = [Fusion::Blend, Fusion::Rrf { k: 10 }, Fusion::Rrf { k: 60 }];
-const MEANING_WEIGHTS: [f64; 4] = [0.0, 0.5, 1.0, 2.0];
-const COVERAGE_WEIGHTS: [f64; 3] = [0.0, 0.5, 1.0];
+/// coverage's, a snippet's importance, the rows at which a word counts as common, the
+/// candidates per tier, the weight of importance/confidence/recency, and the bonuses
+/// of a named person's messages and facts. Earlier runs settled the rows (200) and
+/// the candidates (50): each doubled the grid without moving a fold's choice.
+const FUSIONS: [Fusion; 2] = [Fusion::Blend, Fusion::Rrf { k: 60 }];
+const MEANING_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
+const COVERAGE_WEIGHTS: [f64; 2] = [0.5, 1.0];
 /// At most a preference's importance: memories win ties (retrieve.rs).
-const TRANSCRIPT_IMPORTANCES: [f64; 3] = [0.2, 0.4, 0.6];
-const COMMON_ROWS: [usize; 2] = [200, 2000];
-const CANDIDATES: [usize; 2] = [50, 100];
+const TRANSCRIPT_IMPORTANCES: [f64; 2] = [0.4, 0.6];
+const COMMON_ROWS: [usize; 1] = [200];
+const CANDIDATES: [usize; 1] = [50];
+const PRIOR_WEIGHTS: [f64; 3] = [0.05, 0.15, 0.4];
+const SPEAKER_BONUSES: [f64; 2] = [0.1, 0.3];
+const HOLDER_BONUSES: [f64; 2] = [0.0, 0.15];
 
 fn main() {
     // `cargo bench` passes `--bench`; only `--quick` matters here.
@@ -618,14 +629,23 @@ fn grid_points() -> Vec<Tuning> {
                 for transcript_importance in TRANSCRIPT_IMPORTANCES {
                     for common_rows in COMMON_ROWS {
                         for candidates in CANDIDATES {
-                            points.push(Tuning {
-                                meaning_weight,
-                                coverage_weight,
-                                transcript_importance,
-                                fusion,
-                                common_rows,
-                                candidates,
-                            });
+                            for prior_weight in PRIOR_WEIGHTS {
+                                for speaker_bonus in SPEAKER_BONUSES {
+                                    for holder_bonus in HOLDER_BONUSES {
+                                        points.push(Tuning {
+                                            meaning_weight,
+                                            coverage_weight,
+                                            transcript_importance,
+                                            fusion,
+                                            common_rows,
+                                            candidates,
+                                            prior_weight,
+                                            speaker_bonus,
+                                            holder_bonus,
+                                        });
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -698,8 +718,15 @@ fn describe(t: &Tuning) -> String {
         Fusion::Rrf { k } => format!("rrf{k}"),
     };
     format!(
-        "{fusion} w{} c{} i{} n{} top{}",
-        t.meaning_weight, t.coverage_weight, t.transcript_importance, t.common_rows, t.candidates
+        "{fusion} w{} c{} i{} n{} top{} p{} s{} h{}",
+        t.meaning_weight,
+        t.coverage_weight,
+        t.transcript_importance,
+        t.common_rows,
+        t.candidates,
+        t.prior_weight,
+        t.speaker_bonus,
+        t.holder_bonus
     )
 }
 
@@ -830,6 +857,18 @@ fn calibration(
         &family(&|t| t.meaning_weight == 0.0),
         table,
     );
+    for prior in PRIOR_WEIGHTS {
+        family_rows(
+            &format!("  importance, confidence, recency at {prior} only"),
+            &family(&|t| t.prior_weight == prior),
+            table,
+        );
+    }
+    family_rows(
+        "  no bonus for a named person's facts only",
+        &family(&|t| t.holder_bonus == 0.0),
+        table,
+    );
 }
 
 /// Per grid point, per conversation, `score`.
@@ -908,10 +947,11 @@ fn facts_quality(samples: &[Sample], points: &[Tuning], table: &mut Table) -> Op
         "",
     );
     eprintln!("a. scoring the calibration grid...");
-    // Facts only has no snippet: a snippet's importance changes nothing, so each
-    // setting of the other constants is scored once.
+    // Facts only has no snippet: a snippet's importance and its speaker's bonus
+    // change nothing, so each setting of the other constants is scored once.
     let without_snippets = |t: &Tuning| Tuning {
         transcript_importance: 0.0,
+        speaker_bonus: 0.0,
         ..*t
     };
     let mut grid: Grid = Vec::with_capacity(points.len());
@@ -1009,8 +1049,9 @@ struct Replay {
     subject: TestBrain,
     /// Host turn id -> LoCoMo `dia_id`.
     dia_ids: HashMap<String, String>,
-    /// When the questions are asked: the day after the last session.
-    asked_at: i64,
+    /// When each conversation's questions are asked: the day after its last session
+    /// (so that a conversation's figures do not depend on which others were replayed).
+    asked_at: HashMap<String, i64>,
     conversations: usize,
     messages: usize,
     candidates: usize,
@@ -1066,7 +1107,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
     let config = tempfile::tempdir().expect("temporary directory");
     let strategies = strategies(config.path());
     let raw = turn_index(samples, PLAIN_TOKENIZER, Speakers::Anonymous);
-    let mut grid = None;
+    let mut grid: Option<Grid> = None;
     let mut variants = Vec::new();
     for speakers in [Speakers::Named, Speakers::Anonymous] {
         eprintln!(
@@ -1076,7 +1117,7 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
         );
         let replay = replay(samples, &strategies, speakers);
         let tuned = turn_index(samples, PORTER_TOKENIZER, speakers);
-        let scores = EndToEndScores::measure(samples, &replay, &raw, &tuned);
+        let scores = EndToEndScores::measure(samples, &replay, &raw, &tuned, speakers);
         table.section(&format!(
             "b. end to end, {}: {} conversations, {} turns replayed as {} conversations of <= {WINDOW} turns (session dates), {} questions",
             speakers.describe(),
@@ -1086,12 +1127,12 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
             scores.engram.n
         ));
         scores.report(&replay, speakers, table);
-        if speakers == Speakers::Named && !quick && !points.is_empty() {
+        if !quick && !points.is_empty() {
             eprintln!("b. scoring the calibration grid...");
-            grid = Some(grid_scores(samples, points, |tuning, sample| {
+            let scores = grid_scores(samples, points, |tuning, sample| {
                 // Retrieval marks what it injects as used: each point starts from the
                 // replay.
-                let subject = replay.subject.copy(replay.asked_at);
+                let subject = replay.subject.copy(replay.asked_at[&sample.id]);
                 let mut mean = Mean::default();
                 for question in &sample.questions {
                     let retrieval = subject
@@ -1104,7 +1145,20 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
                     ));
                 }
                 mean
-            }));
+            });
+            // b pools both replays' questions: a choice that only helps when the
+            // names are there is not a choice for the channels that have none.
+            grid = Some(match grid.take() {
+                None => scores,
+                Some(mut pooled) => {
+                    for (point, conversations) in pooled.iter_mut().zip(scores) {
+                        for (mean, other) in point.iter_mut().zip(conversations) {
+                            mean.merge(other);
+                        }
+                    }
+                    pooled
+                }
+            });
         }
         variants.push(scores);
     }
@@ -1163,8 +1217,13 @@ struct EndToEndScores {
     raw_turns: Mean,
     /// The tuned lexical search of the same variant.
     tuned: Mean,
+    /// The same, each conversation in a table of its own: bm25's statistics of its
+    /// user alone, as Engram's are (the shared table's span all five users).
+    tuned_alone: Mean,
     /// Recall if every live memory were returned: what extraction kept.
     learned: Mean,
+    /// Each conversation's (user's) recall of the injected lines.
+    per_conversation: Vec<(String, Mean)>,
     memory_lines: usize,
     snippet_lines: usize,
     chars: Mean,
@@ -1178,10 +1237,14 @@ impl EndToEndScores {
         replay: &Replay,
         raw: &PlainFts,
         tuned: &PlainFts,
+        speakers: Speakers,
     ) -> EndToEndScores {
-        let subject = replay.subject.copy(replay.asked_at);
+        let subject = replay.subject.copy(NOW);
         let mut scores = EndToEndScores::default();
         for sample in samples {
+            let alone = turn_index(std::slice::from_ref(sample), PORTER_TOKENIZER, speakers);
+            subject.clock.set(replay.asked_at[&sample.id]);
+            let mut own = Mean::default();
             let memories = subject.live(&sample.id);
             let learned: BTreeSet<String> = memories
                 .iter()
@@ -1193,10 +1256,9 @@ impl EndToEndScores {
                     .brain
                     .retrieve(&sample.id, &question.text)
                     .expect("retrieve");
-                scores.engram.add(recall(
-                    evidence,
-                    &replay.dataset_turns(&injected_turns(&retrieval)),
-                ));
+                let found = recall(evidence, &replay.dataset_turns(&injected_turns(&retrieval)));
+                scores.engram.add(found);
+                own.add(found);
                 for line in &retrieval.lines {
                     match line.source {
                         Source::Memory { .. } => scores.memory_lines += 1,
@@ -1212,8 +1274,13 @@ impl EndToEndScores {
                     evidence,
                     &tuned.top(&sample.id, content_query(&question.text), TOP_K),
                 ));
+                scores.tuned_alone.add(recall(
+                    evidence,
+                    &alone.top(&sample.id, content_query(&question.text), TOP_K),
+                ));
                 scores.learned.add(recall(evidence, &learned));
             }
+            scores.per_conversation.push((sample.id.clone(), own));
         }
         scores
     }
@@ -1228,6 +1295,23 @@ impl EndToEndScores {
                 speakers.indexed()
             ),
             tuned,
+        );
+        table.row(
+            "  per conversation, each its own user (the quick run: the first alone)",
+            &self
+                .per_conversation
+                .iter()
+                .map(|(id, mean)| format!("{id} {}", percent(mean.value())))
+                .collect::<Vec<_>>()
+                .join(", "),
+            "",
+            "",
+        );
+        table.recall_row(
+            "  the same against the tuned lexical search over each user's turns alone",
+            self.engram.value(),
+            "tuned lexical, one FTS5 table per conversation (its user's bm25 statistics)",
+            self.tuned_alone.value(),
         );
         table.recall_row(
             "  the same against plain FTS5",
@@ -1280,7 +1364,7 @@ fn replay(samples: &[Sample], strategies: &Strategies, speakers: Speakers) -> Re
     let mut replay = Replay {
         subject: TestBrain::new(first),
         dia_ids: HashMap::new(),
-        asked_at: first,
+        asked_at: HashMap::new(),
         conversations: 0,
         messages: 0,
         candidates: 0,
@@ -1296,7 +1380,8 @@ fn replay(samples: &[Sample], strategies: &Strategies, speakers: Speakers) -> Re
                 let id = format!("{}-s{}-w{window}", sample.id, number + 1);
                 replay_window(&mut replay, &sample.id, &id, turns, strategies, speakers);
             }
-            replay.asked_at = replay.asked_at.max(session.at + DAY_MS);
+            let asked_at = replay.asked_at.entry(sample.id.clone()).or_insert(first);
+            *asked_at = (*asked_at).max(session.at + DAY_MS);
         }
         replay.stored += replay.subject.live(&sample.id).len();
     }
@@ -1349,14 +1434,16 @@ fn replay_window(
 const SUMMARY_SHAPES: u64 = 10;
 /// Messages per synthetic conversation.
 const MESSAGES_PER_CONVERSATION: usize = 20;
+/// The users beside [`ACTOR`] in the shared store of the latency section.
+const OTHER_USERS: usize = 9;
 
-/// A synthetic memory created some time in the last year; one in five has sunk to the
-/// subconscious tier, as an older store's memories do.
-fn synthetic_memory(rng: &mut Rng, index: usize) -> MemoryRecord {
+/// A synthetic memory of `user` created some time in the last year; one in five has
+/// sunk to the subconscious tier, as an older store's memories do.
+fn synthetic_memory(rng: &mut Rng, user: &str, index: usize) -> MemoryRecord {
     let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
     let at = NOW - rng.below(365 * DAY_MS as u64) as i64;
-    let id = fixed_id("synthetic", index);
-    let mut record = memory(id, ACTOR, memory_type, &summary, &[], at);
+    let id = fixed_id(&format!("synthetic_{user}"), index);
+    let mut record = memory(id, user, memory_type, &summary, &[], at);
     if rng.below(5) == 0 {
         record.prior_scope = Some(record.scope);
         record.scope = Scope::Subconscious;
@@ -1466,7 +1553,7 @@ fn latency(quick: bool, table: &mut Table) {
 
     eprintln!("c. storing {memories} synthetic memories...");
     let records: Vec<MemoryRecord> = (0..memories)
-        .map(|i| synthetic_memory(&mut rng, i))
+        .map(|i| synthetic_memory(&mut rng, ACTOR, i))
         .collect();
     for chunk in records.chunks(10_000) {
         subject.insert(chunk);
@@ -1486,7 +1573,7 @@ fn latency(quick: bool, table: &mut Table) {
         .map(|_| synthetic_message(&mut rng, &vocabulary))
         .collect();
     let started = Instant::now();
-    bulk_messages(&subject, &texts);
+    bulk_messages(&subject, ACTOR, &texts);
     let bulk = started.elapsed();
     let started = Instant::now();
     baseline.insert(texts.iter().map(|t| (ACTOR, t.as_str(), &[][..])));
@@ -1529,6 +1616,11 @@ fn latency(quick: bool, table: &mut Table) {
     let plain = percentiles(&queries, 1, |text| {
         std::hint::black_box(baseline.top(ACTOR, or_query(text), TOP_K));
     });
+    // Closed before the Second Brain is timed again: the bundled SQLite is built with
+    // SQLITE_ENABLE_MEMORY_MANAGEMENT, so every connection of the process shares one
+    // page cache, and the baseline's last scans left the brain's readers none (every
+    // read of theirs went to the file: the transcript's searches took 5x as long).
+    drop(baseline);
     table.row(
         "retrieval p50 / p95 (Brain::retrieve, both tiers, incl. its last_used_at commit)",
         &format!("{} / {}", ms(engram.p50), ms(engram.p95)),
@@ -1572,13 +1664,69 @@ fn latency(quick: bool, table: &mut Table) {
         ),
         &ratio(plain_bulk, bulk),
     );
+
+    // The same user beside others with as many rows each, in the same vocabulary,
+    // written after theirs: the user's retrieval should not read the others' rows.
+    eprintln!(
+        "c. storing {OTHER_USERS} other users' {memories} memories and {messages} messages each..."
+    );
+    let shared = subject.copy(NOW);
+    drop(subject);
+    for other in 0..OTHER_USERS {
+        let user = format!("other-{other}");
+        let mut rng = Rng(0x07E5 + other as u64);
+        let records: Vec<MemoryRecord> = (0..memories)
+            .map(|i| synthetic_memory(&mut rng, &user, i))
+            .collect();
+        for chunk in records.chunks(10_000) {
+            shared.insert(chunk);
+        }
+        drop(records);
+        let texts: Vec<String> = (0..messages)
+            .map(|_| synthetic_message(&mut rng, &vocabulary))
+            .collect();
+        bulk_messages(&shared, &user, &texts);
+    }
+    shared.brain.store().checkpoint().expect("checkpoint");
+    shared.brain.warm().expect("the memory index");
+    eprintln!("c. timing retrieval in the shared store...");
+    let engram_shared = percentiles(&queries, rounds, |text| {
+        std::hint::black_box(shared.brain.retrieve(ACTOR, text).expect("retrieve"));
+    });
+    let said_shared = percentiles(&queries, rounds, |text| {
+        let found = shared.brain.search_hits(
+            ACTOR,
+            text,
+            TOP_K,
+            engram::brain::SearchScope::Conversations,
+        );
+        std::hint::black_box(found.expect("search"));
+    });
+    table.row(
+        &format!(
+            "retrieval p50 / p95, the same user in a store shared with {OTHER_USERS} others (as many rows each)"
+        ),
+        &format!("{} / {}", ms(engram_shared.p50), ms(engram_shared.p95)),
+        &format!("{} / {} alone", ms(engram.p50), ms(engram.p95)),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(engram_shared.p50, engram.p50),
+            ratio(engram_shared.p95, engram.p95)
+        ),
+    );
+    table.row(
+        "  of which the transcript alone (search_hits, conversations, 5)",
+        &format!("{} / {}", ms(said_shared.p50), ms(said_shared.p95)),
+        &format!("{} / {} alone", ms(said.p50), ms(said.p95)),
+        "",
+    );
 }
 
-/// The transcript written straight into the Second Brain's tables in one transaction
-/// (its triggers keep the index), conversations of 20 messages spread over the last
-/// year, already read by extraction. What `record_message` writes, without a
+/// `user`'s transcript written straight into the Second Brain's tables in one
+/// transaction (its triggers keep the index), conversations of 20 messages spread over
+/// the last year, already read by extraction. What `record_message` writes, without a
 /// transaction per message.
-fn bulk_messages(subject: &TestBrain, texts: &[String]) {
+fn bulk_messages(subject: &TestBrain, user: &str, texts: &[String]) {
     subject
         .brain
         .store()
@@ -1591,17 +1739,17 @@ fn bulk_messages(subject: &TestBrain, texts: &[String]) {
             )?;
             let span = 365 * DAY_MS;
             for (c, chunk) in texts.chunks(MESSAGES_PER_CONVERSATION).enumerate() {
-                let id = format!("synthetic-{c:07}");
+                let id = format!("synthetic-{user}-{c:07}");
                 let start = NOW - span + (c * MESSAGES_PER_CONVERSATION) as i64 * span
                     / texts.len() as i64;
                 let last = start + chunk.len() as i64 * 30_000;
-                conversation.execute(params![id, ACTOR, start, last, chunk.len() as i64])?;
+                conversation.execute(params![id, user, start, last, chunk.len() as i64])?;
                 for (i, text) in chunk.iter().enumerate() {
                     let role = if i % 2 == 0 { "user" } else { "assistant" };
                     message.execute(params![
-                        format!("turn_synthetic_{c:07}_{i:02}"),
+                        format!("turn_synthetic_{user}_{c:07}_{i:02}"),
                         id,
-                        ACTOR,
+                        user,
                         i as i64 + 1,
                         role,
                         text,

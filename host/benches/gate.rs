@@ -1,5 +1,5 @@
 //! Tool-permission gate latency, p50/p95, each beside a baseline measured in the same
-//! process (`cargo bench -p engram --bench gate`):
+//! process (`cargo bench -p engram-host --bench gate`):
 //!
 //! 1. the decision alone: the turn's lookup and the rules (`Turns::with` +
 //!    `policy::decide`), no audit row;

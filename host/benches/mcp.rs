@@ -1,4 +1,4 @@
-//! MCP round-trip benchmark: `cargo bench -p engram --bench mcp` (`-- --quick` for a
+//! MCP round-trip benchmark: `cargo bench -p engram-host --bench mcp` (`-- --quick` for a
 //! short run). The real release daemon runs as a second process on a data directory
 //! with 500 memories; the same message opens a turn through each way in, in turns
 //! (one of each per round, the order rotating so that no way in always goes first):

@@ -1,4 +1,4 @@
-//! Plugin runtime benchmark: `cargo bench -p engram --bench plugins`.
+//! Plugin runtime benchmark: `cargo bench -p engram-host --bench plugins`.
 //!
 //! Each strategy is measured through the real runtime (a new store, instantiation, the
 //! call and the drop: what the daemon does per call) and natively, as the baseline, in

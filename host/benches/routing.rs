@@ -1,4 +1,4 @@
-//! Intent routing benchmark: `cargo bench -p engram --bench routing` (`-- calibrate`
+//! Intent routing benchmark: `cargo bench -p engram-host --bench routing` (`-- calibrate`
 //! prints the threshold sweep the minimum was chosen from). One run measures, and
 //! prints as one table:
 //!

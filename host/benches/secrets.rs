@@ -1,4 +1,4 @@
-//! Secret detector benchmark: `cargo bench -p engram --bench secrets` (`-- --quick` for
+//! Secret detector benchmark: `cargo bench -p engram-host --bench secrets` (`-- --quick` for
 //! a short run). One run measures, and prints:
 //!
 //! a. Every finding of `engram_strategies::secrets::find` (all kinds on), with the text

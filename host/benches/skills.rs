@@ -16,7 +16,7 @@
 //!    directory: not in the repository, as not all of their licences allow it); the
 //!    registry's strict reading (a frontmatter required) beside it, in the same run.
 //!
-//! Run with `cargo bench -p engram --bench skills`.
+//! Run with `cargo bench -p engram-host --bench skills`.
 
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]

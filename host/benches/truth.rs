@@ -1,4 +1,4 @@
-//! Memory truth benchmark: `cargo bench -p engram --bench truth` (`-- --verbose`, or
+//! Memory truth benchmark: `cargo bench -p engram-host --bench truth` (`-- --verbose`, or
 //! ENGRAM_TRUTH_VERBOSE=1, prints every failing probe). Does the memory an agent is
 //! given say what is true now? The suite is `truth/truth-dev.json` under
 //! ENGRAM_BENCH_DATA (default `../shared/data`; the run prints `skipped` without it);
@@ -90,7 +90,8 @@ fn main() {
     let bin = Path::new(env!("CARGO_BIN_EXE_engram"));
     let (daemon, _) = Daemon::start(bin, data.path(), token);
     let api = Api::new(&format!("http://{}", daemon.addr), token);
-    let status = api.expect_ok(Method::GET, "/api/brain/status", &[], None);
+    let first = format!("t-{}", suite.cases.first().map_or("", |c| c.id.as_str()));
+    let status = api.expect_ok(Method::GET, "/api/brain/status", &[("user", &first)], None);
     assert_eq!(
         status["backend"], "sqlite",
         "the daemon does not serve the Second Brain: {status}"

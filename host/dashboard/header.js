@@ -2,7 +2,7 @@
 // learning paused, counts) kept live from /api/events, and the pause/resume button.
 
 import { api, events, logOut } from './api.js';
-import { busy, changed, showError } from './ui.js';
+import { busy, changed, plural, showError } from './ui.js';
 
 const statusLine = document.getElementById('brain-status');
 const toggle = document.getElementById('learning-toggle');
@@ -36,7 +36,7 @@ function show(status) {
   const conscious = scopes.durable + scopes.active;
   paused = Boolean(status.learning_paused);
   statusLine.textContent = `Brain on · learning ${paused ? 'paused' : 'on'} · `
-    + `${status.counts.total} memories (${conscious} conscious, ${scopes.subconscious} subconscious)`;
+    + `${plural(status.counts.total, 'memory', 'memories')} (${conscious} conscious, ${scopes.subconscious} subconscious)`;
   statusLine.dataset.learning = paused ? 'paused' : 'on';
   toggle.hidden = false;
   toggle.textContent = paused ? 'Resume learning' : 'Pause learning';

@@ -51,12 +51,24 @@ export function select(name, options, selected) {
     options.map(([value, text]) => h('option', { value, selected: value === selected }, text)));
 }
 
+// "1 memory", "2 memories".
+export function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 // Toasts on screen at once; older ones give way so they never pile over the page.
 const MAX_TOASTS = 3;
 
 // A message at the corner of the screen, read out by screen readers.
 export function toast(message, kind = 'info') {
   const box = document.getElementById('toasts');
+  // The same message again replaces the one on screen (its time starts over): a
+  // failure repeated shows once instead of stacking.
+  for (const shown of [...box.children]) {
+    if (shown.classList.contains(`toast-${kind}`) && shown.firstElementChild.textContent === message) {
+      shown.remove();
+    }
+  }
   while (box.children.length >= MAX_TOASTS) box.firstElementChild.remove();
   const note = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
     h('span', {}, message),

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::config::ConfigFile;
+use crate::embed::active::ActiveEncoder;
+use crate::embed::models::Models;
 use crate::events::EventBus;
 use crate::gate::{ConfigPolicy, Gate};
 use crate::memory::{ENV_VAR, Memory, open_memory};
@@ -38,6 +40,9 @@ pub struct App {
     /// Scheduled skill runs (`{data_dir}/schedule/schedules.db`); `engram serve`'s
     /// scheduler loop fires them.
     pub schedules: Arc<Schedules>,
+    /// The sentence encoder: the installed model config.yaml's `embed.model` chooses,
+    /// or the static table; loaded on first use (`engram serve` asks at start).
+    pub encoder: Arc<ActiveEncoder>,
 }
 
 impl App {
@@ -112,7 +117,12 @@ impl App {
             Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
                 .context("cannot open the schedules database")?,
         );
+        let encoder = Arc::new(ActiveEncoder::new(
+            Models::new(data.models_dir()),
+            config.current().embed.model.clone(),
+        ));
         Ok(App {
+            encoder,
             data,
             config,
             strategies,

@@ -35,6 +35,18 @@ pub struct Config {
     pub server: ServerConfig,
     #[serde(default)]
     pub agent: AgentConfig,
+    #[serde(default)]
+    pub embed: EmbedConfig,
+}
+
+/// `embed.*`: the sentence encoder. Read when the daemon starts.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// The installed model (`engram models list`) that embeds text, or `static` for
+    /// the word-vector table compiled in. Unset: the one model installed, if exactly
+    /// one is, else the table.
+    pub model: Option<String>,
 }
 
 /// `agent.*`: whom the agent's credential may act for (its token on REST and `/mcp`,
@@ -275,20 +287,75 @@ impl ConfigFile {
     }
 
     fn read(&self) -> Result<Config, String> {
-        let meta = match std::fs::metadata(&self.path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) => return Err(e.to_string()),
-        };
-        if meta.len() > MAX_CONFIG_BYTES {
-            return Err(format!(
-                "{} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
-                meta.len()
-            ));
-        }
-        let text = std::fs::read_to_string(&self.path).map_err(|e| e.to_string())?;
-        Config::parse(&text)
+        load(&self.path)
     }
+}
+
+/// Reads and checks `path` as the daemon does (`engram config check` gives the same
+/// errors): a missing file is the defaults.
+pub fn load(path: &Path) -> Result<Config, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "{} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
+            meta.len()
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    Config::parse(&text)
+}
+
+/// The commented configuration the first `engram serve` writes: every key with its
+/// default and why one would change it (`host/assets/config.yaml`).
+pub const TEMPLATE: &str = include_str!("../assets/config.yaml");
+
+/// Writes [`TEMPLATE`] to `path` unless a file is there (private to the user);
+/// whether it wrote it.
+pub fn write_template(path: &Path) -> std::io::Result<bool> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(mut file) => {
+            std::io::Write::write_all(&mut file, TEMPLATE.as_bytes())?;
+            file.sync_all()?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`TEMPLATE`] with its keys uncommented (its `## ` prose left out). With
+/// `defaults_only`, the keys marked `(no default)` or `(example ...)` are left out
+/// with everything under them: what remains is what is in force when nothing is set.
+pub fn template_keys(defaults_only: bool) -> String {
+    let mut out = String::new();
+    let mut dropped_at: Option<usize> = None;
+    for line in TEMPLATE.lines() {
+        let Some(body) = line.strip_prefix("# ") else {
+            continue;
+        };
+        let indent = body.len() - body.trim_start().len();
+        if let Some(level) = dropped_at {
+            if indent > level {
+                continue;
+            }
+            dropped_at = None;
+        }
+        if defaults_only && (body.contains("(no default") || body.contains("(example")) {
+            dropped_at = Some(indent);
+            continue;
+        }
+        out.push_str(body);
+        out.push('\n');
+    }
+    out
 }
 
 /// `channels.*`: the messaging channels Engram answers on.
@@ -481,6 +548,19 @@ impl PluginsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_template_is_written_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.yaml");
+        assert!(write_template(&path).expect("first"));
+        std::fs::write(&path, "mcp:\n  user: me\n").expect("edit");
+        assert!(!write_template(&path).expect("second"));
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "mcp:\n  user: me\n"
+        );
+    }
 
     #[test]
     fn server_limits_default_and_read_from_the_file() {

@@ -278,6 +278,8 @@ pub enum PersonAct {
     /// Grant a skill its `allowed-tools`, at install or at an update that changes
     /// them.
     ConfirmTools,
+    /// Take a copy of the whole data directory (tokens and every user's memory).
+    Backup,
     /// Chat through the daemon as the person at the terminal (`engram chat`), whose
     /// approvals and `/memory clear` are theirs.
     Chat,
@@ -293,6 +295,7 @@ impl PersonAct {
             PersonAct::Approve => "approving a tool",
             PersonAct::ClearAll => "clearing all memories",
             PersonAct::ConfirmTools => "granting a skill its allowed-tools",
+            PersonAct::Backup => "backing up the data directory",
             PersonAct::Chat => "chatting as the person (`engram chat`)",
             PersonAct::SeeDismissed => "seeing the memories the agent deleted",
             PersonAct::Restore => "restoring a memory the agent deleted",

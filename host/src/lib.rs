@@ -5,6 +5,7 @@ pub mod agent;
 pub mod api;
 pub mod app;
 pub mod background;
+pub mod backup;
 pub mod brain;
 pub mod channels;
 pub mod cli;

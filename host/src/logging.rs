@@ -12,8 +12,10 @@ use tracing_subscriber::EnvFilter;
 
 /// The filter variables, the first set one winning.
 pub const FILTER_ENV: [&str; 2] = ["ENGRAM_LOG", "RUST_LOG"];
-/// What is logged when neither variable is set.
-const DEFAULT_FILTER: &str = "info";
+/// What is logged when neither variable is set. rmcp (the MCP SDK) logs every
+/// session's start and notifications at info: warnings and errors are what an
+/// operator needs from it.
+const DEFAULT_FILTER: &str = "info,rmcp=warn";
 /// The same for commands whose terminal belongs to a person (`engram chat`).
 const QUIET_FILTER: &str = "warn";
 

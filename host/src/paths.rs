@@ -124,6 +124,16 @@ impl DataDir {
         self.root.join("schedule").join("schedules.db")
     }
 
+    /// What imports brought, by key (see `memory/import/ledger.rs`).
+    pub fn imports_file(&self) -> PathBuf {
+        self.root.join("memory").join("imports.db")
+    }
+
+    /// Installed sentence-encoder models, one directory each (see `embed/models.rs`).
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }

@@ -17,6 +17,7 @@ use crate::api::auth::{Auth, Sessions};
 use crate::api::events::Shutdown;
 use crate::app::App;
 use crate::credentials::{AGENT_TOKEN_ENV, OPERATOR_TOKEN_ENV, Tokens};
+use crate::embed::active::EncoderStatus;
 use crate::lock::DataDirLock;
 use crate::runtime::World;
 
@@ -28,6 +29,9 @@ struct Health {
     version: &'static str,
     strategies: Strategies,
     second_brain: SecondBrain,
+    /// The sentence encoder in use (`static` or a model's name), and why a model is
+    /// not, if so.
+    encoder: EncoderStatus,
 }
 
 #[derive(Serialize)]
@@ -58,6 +62,7 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
             enabled: app.memory.brain().is_ok(),
             reason: app.memory.disabled_reason().map(str::to_owned),
         },
+        encoder: app.encoder.status(),
     })
 }
 
@@ -105,8 +110,14 @@ pub const DAEMON_FILE: &str = "daemon.json";
 
 /// Serves until SIGINT/SIGTERM, holding `lock` (the data directory's) until it has
 /// stopped. Prints `listening on http://ADDR` once bound, so that scripts and tests
-/// using port 0 learn the real port.
-pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyhow::Result<()> {
+/// using port 0 learn the real port, then what a person needs next ([`welcome`]);
+/// `wrote_template` says this start wrote config.yaml's template.
+pub async fn serve(
+    app: App,
+    mut lock: DataDirLock,
+    listen: SocketAddr,
+    wrote_template: bool,
+) -> anyhow::Result<()> {
     if !listen.ip().is_loopback() {
         tracing::warn!(
             "listening on {listen}, which is reachable from other machines; bind 127.0.0.1 unless that is intended"
@@ -138,9 +149,22 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
         tracing::warn!("{e}; a second start will not be told this daemon's URL");
     }
     let stop = shutdown_signal();
-    println!("listening on http://{bound}");
-    tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let app = Arc::new(app);
+    // Loaded (and its outcome logged) before the first request, off the async workers.
+    let loading = app.clone();
+    crate::background::run(move || loading.encoder.status()).await?;
+    {
+        // Whoever started us may have stopped reading after the first line (tests,
+        // scripts): a closed stdout is no reason to stop serving.
+        use std::io::Write;
+        let text = format!(
+            "listening on http://{bound}\n{}",
+            welcome(bound, app.data.root(), wrote_template)
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+    tracing::info!(data_dir = %app.data.root().display(), "engram listening on http://{bound}");
     let loops = spawn_loops(&app);
     let (stopping, shutdown) = tokio::sync::watch::channel(false);
     let telegram = tokio::spawn(crate::channels::telegram::run(
@@ -171,6 +195,44 @@ pub async fn serve(app: App, mut lock: DataDirLock, listen: SocketAddr) -> anyho
     tracing::info!("engram stopped");
     drop(lock);
     Ok(())
+}
+
+/// What the start tells a person, after the `listening on` line: where the dashboard
+/// is and which token signs in, how to add Engram to Claude Code and Codex, and on the
+/// first start where the configuration template went.
+pub fn welcome(bound: SocketAddr, data_dir: &std::path::Path, wrote_template: bool) -> String {
+    let default_dir = crate::paths::DataDir::default_root().is_some_and(|d| d == data_dir);
+    let (claude_env, codex_env) = if default_dir {
+        (String::new(), String::new())
+    } else {
+        let dir = data_dir.display();
+        (
+            format!(" -e ENGRAM_DATA_DIR={dir}"),
+            format!(" --env ENGRAM_DATA_DIR={dir}"),
+        )
+    };
+    let mut text = format!(
+        "dashboard: http://{bound}/ (sign in with the token in {token})\n\
+         add Engram to Claude Code: claude mcp add --transport stdio engram{claude_env} -- engram mcp\n\
+         add Engram to Codex:       codex mcp add engram{codex_env} -- engram mcp\n\
+         data directory: {dir}\n",
+        token = if std::env::var_os(crate::credentials::OPERATOR_TOKEN_ENV).is_some() {
+            format!("${}", crate::credentials::OPERATOR_TOKEN_ENV)
+        } else {
+            data_dir
+                .join(crate::credentials::OPERATOR_TOKEN_FILE)
+                .display()
+                .to_string()
+        },
+        dir = data_dir.display(),
+    );
+    if wrote_template {
+        text.push_str(&format!(
+            "first start: wrote {}, every setting with its default (engram config show prints what is in force)\n",
+            data_dir.join("config.yaml").display()
+        ));
+    }
+    text
 }
 
 /// Starts what a process serving the data directory runs beside its requests: the

@@ -94,6 +94,8 @@ pub struct ReaderPool {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
     max_idle: usize,
+    /// Run on each connection as it opens (the functions its reads call).
+    setup: fn(&Connection) -> rusqlite::Result<()>,
 }
 
 impl ReaderPool {
@@ -104,7 +106,14 @@ impl ReaderPool {
             path: path.to_path_buf(),
             idle: Mutex::new(Vec::new()),
             max_idle,
+            setup: |_| Ok(()),
         }
+    }
+
+    /// Runs `setup` on each connection as it opens: for what reads need registered on
+    /// their connection (SQL functions).
+    pub fn with_setup(self, setup: fn(&Connection) -> rusqlite::Result<()>) -> ReaderPool {
+        ReaderPool { setup, ..self }
     }
 
     /// Runs `f` on a read-only connection, in one read transaction: it sees every
@@ -140,6 +149,7 @@ impl ReaderPool {
         )?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         statement_settings(&conn)?;
+        (self.setup)(&conn)?;
         Ok(conn)
     }
 

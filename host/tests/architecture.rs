@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "credentials",
             "connections",
             "background",
+            "backup",
             "logging",
             "events",
             "config",

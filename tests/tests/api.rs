@@ -83,6 +83,8 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/brain/learning/resume"),
     ("GET", "/api/brain/export"),
     ("POST", "/api/brain/import"),
+    ("POST", "/api/brain/import/batch"),
+    ("GET", "/api/backup"),
     ("GET", "/api/skills"),
     ("POST", "/api/skills/scan"),
     ("POST", "/api/skills/install"),

@@ -262,7 +262,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
         shown.contains("Delete all 2 memories for good? This cannot be undone."),
         "{shown}"
     );
-    term.keys("n");
+    term.keys("n\r");
     term.wait_for("Nothing was deleted.");
 
     // Forget (up from Overview wraps to it): the recent memories to pick one of, then
@@ -272,7 +272,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     term.keys(ENTER);
     let shown = term.wait_for("Forget it? [y/N]");
     assert!(shown.contains("redacted too"), "{shown}");
-    term.keys("y");
+    term.keys("y\r");
     term.wait_for("Forgotten: \"");
 
     // An approval asked inline: y installs the pasted skill and shows the result.
@@ -287,7 +287,10 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     term.send("install the tea-notes skill I pasted\r");
     term.wait_for("Allow install_skill");
     term.wait_for("[y/N]");
+    // A letter alone is not an answer: it waits for Enter.
     term.keys("y");
+    term.wait_for("[y/N] y");
+    term.keys("\r");
     let shown = term.wait_for("Installed it.");
     assert!(
         shown.contains("install_skill: installed `tea-notes` 0.1.0"),
@@ -301,9 +304,10 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
         )]),
         Reply::Text("Fine, I did not install it.".into()),
     ]);
-    term.send("one more install, please\r");
+    // A y typed ahead, before the question is asked, does not answer it.
+    term.send("one more install, please\ry");
     term.wait_for("[y/N]");
-    term.keys("n");
+    term.keys("n\r");
     let shown = term.wait_for("Fine, I did not install it.");
     assert!(
         shown.contains("install_skill: refused: the user said no"),
@@ -335,7 +339,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
 
     // Clear, confirmed.
     term.menu(&[UP, UP], "Clear everything? [y/N]");
-    term.keys("y");
+    term.keys("y\r");
     term.wait_for("Cleared:");
 
     term.send("/exit\r");
@@ -437,7 +441,7 @@ fn item_11_engram_chat_goes_through_the_running_daemon() {
     term.wait_for("Engram chat, user default, model standin-model.");
     term.send("/memory clear\r");
     term.wait_for("Clear everything? [y/N]");
-    term.keys("y");
+    term.keys("y\r");
     term.wait_for("Cleared: 1 memory deleted.");
     // The daemon's own search, GET by id and turns agree at once.
     assert_eq!(found("tea"), json!([]));

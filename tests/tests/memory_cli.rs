@@ -323,7 +323,7 @@ fn dismissed_lists_what_the_agent_deleted_and_restore_brings_it_back() {
     assert!(ids(&json(data, &["recent"])).is_empty());
 
     let listed = json(data, &["dismissed"]);
-    assert_eq!(ids(&listed), [id.clone()]);
+    assert_eq!(ids(&listed), std::slice::from_ref(&id));
     let item = &listed["items"][0];
     assert_eq!(item["memory"]["dismissed_at"], item["dismissed_at"]);
     assert!(item["restorable_until"].as_str().is_some(), "{listed}");
@@ -337,7 +337,7 @@ fn dismissed_lists_what_the_agent_deleted_and_restore_brings_it_back() {
     let restored = json(data, &["restore", &id]);
     assert_eq!(restored["id"], id.as_str());
     assert_eq!(restored["dismissed_at"], Value::Null);
-    assert_eq!(ids(&json(data, &["recent"])), [id.clone()]);
+    assert_eq!(ids(&json(data, &["recent"])), std::slice::from_ref(&id));
     // Restored once, there is nothing left to restore: the daemon's 404, exit 1.
     let again = memory(data, &["restore", &id]);
     assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
@@ -355,13 +355,24 @@ fn without_a_running_daemon_the_cli_names_the_data_dir() {
             "{args:?}: {}",
             stderr(&output)
         );
-        let message = stderr(&output);
+        // With --json the failure is JSON on stdout; in text, a line on stderr.
+        let message = if args.contains(&"--json") {
+            assert!(output.stderr.is_empty(), "{}", stderr(&output));
+            let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+            assert_eq!(answer["error"]["code"], "no-daemon");
+            answer["error"]["message"]
+                .as_str()
+                .expect("message")
+                .to_string()
+        } else {
+            assert!(output.stdout.is_empty());
+            stderr(&output)
+        };
         assert!(
             message.contains(&data.path().display().to_string()),
             "{message}"
         );
         assert!(message.contains("engram serve"), "{message}");
-        assert!(output.stdout.is_empty());
     }
 }
 

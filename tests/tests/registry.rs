@@ -518,10 +518,12 @@ fn registry_offline_uses_the_stale_cache_with_a_notice() {
     // Installing needs the registry itself: a clear failure, nothing written.
     let (out, _) = fails(d, &r, &["install", ID]);
     assert_eq!(out.unwrap()["results"][0]["error"]["code"], "unreachable");
-    // The doctor says so.
-    let (doctor, _) = fails(d, &r, &["doctor"]);
-    let doctor = doctor.unwrap();
-    assert_eq!(doctor["ok"], false);
+    // The doctor says so, and that nothing else is wrong: exit 4, not 1.
+    let o = skills(d, &r, &["doctor", "--json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let doctor = parse(&o);
+    assert_eq!(doctor["ok"], true);
+    assert_eq!(doctor["offline"], true);
     assert_eq!(doctor["registry"]["reachable"], false);
     assert_eq!(doctor["cache"]["present"], true);
 
@@ -1042,6 +1044,9 @@ fn registry_tools_are_granted_only_by_the_person_over_rest() {
         "tools-unconfirmed",
     );
     assert!(refused.to_string().contains("fetch_url"), "{refused}");
+    // The refusal names the field this route reads.
+    let detail = refused["detail"].as_str().expect("detail");
+    assert!(detail.contains("\"confirm_tools\": true"), "{detail}");
     engram_e2e::problem(
         daemon.call("POST", route, &ask(true)),
         403,

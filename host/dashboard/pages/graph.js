@@ -12,7 +12,7 @@
 import { api } from '../api.js';
 import { ForceLayout, nextFrame } from '../force-layout.js';
 import { memoryCard } from '../memory-item.js';
-import { badge, errorLine, field, h, render, showError, timeAgo } from '../ui.js';
+import { badge, errorLine, field, h, plural, render, showError, timeAgo } from '../ui.js';
 
 const page = document.getElementById('page');
 
@@ -175,10 +175,6 @@ function counts() {
   let relationships = 0;
   for (const edge of edges) if (!hidden[edge.source] && !hidden[edge.target]) relationships += 1;
   return { ...count, relationships };
-}
-
-function plural(n, one, many) {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function describe(layoutMs) {

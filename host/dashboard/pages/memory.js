@@ -7,7 +7,7 @@
 import { api, query } from '../api.js';
 import { addMemoryForm, memoryList, TYPES } from '../memory-item.js';
 import { saidCard } from '../said-item.js';
-import { badge, busy, changed, errorLine, field, h, render, select, showError, timeAgo, toast } from '../ui.js';
+import { badge, busy, changed, errorLine, field, h, plural, render, select, showError, timeAgo, toast } from '../ui.js';
 
 const page = document.getElementById('page');
 const params = new URLSearchParams(location.search);
@@ -27,7 +27,7 @@ const memories = memoryList({
     ].filter(Boolean).join(' ');
     return shown === 0
       ? `No memories${what ? ' ' + what : ''}.`
-      : `${shown}${more ? '+' : ''} memories${what ? ' ' + what : ''}.`;
+      : `${more ? `${shown}+ memories` : plural(shown, 'memory', 'memories')}${what ? ' ' + what : ''}.`;
   },
 });
 
@@ -82,8 +82,8 @@ const dismissed = h('section', { class: 'dismissed', 'aria-labelledby': 'dismiss
   dismissedList);
 
 function describeDismissed(shown, more) {
-  const noun = shown === 1 ? 'memory' : 'memories';
-  return `${shown}${more ? '+' : ''} ${noun} the agent deleted: hidden from everything, and forgotten for good after the date shown unless you restore ${shown === 1 ? 'it' : 'them'}.`;
+  const counted = more ? `${shown}+ memories` : plural(shown, 'memory', 'memories');
+  return `${counted} the agent deleted: hidden from everything, and forgotten for good after the date shown unless you restore ${shown === 1 && !more ? 'it' : 'them'}.`;
 }
 
 function dismissedCard(item, onRestored) {

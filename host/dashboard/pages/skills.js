@@ -90,7 +90,9 @@ function installForm({ id, legend, label, input, hint, path, body, what }) {
         }
         problem.textContent = text;
         problem.hidden = false;
-        toast(`Could not install ${label}: ${text}`, 'error');
+        // The server's reason usually names what was refused: say it once.
+        toast(text.includes(value) ? `Could not install: ${text}` : `Could not install ${label}: ${text}`,
+          'error');
       }
     });
   });

@@ -20,6 +20,7 @@ use crate::brain::ingest::Ingested;
 use crate::brain::maintenance::Settings;
 use crate::brain::persons::{Graph, PersonDetail, PersonSummary};
 use crate::brain::store::Counts;
+use crate::embed::active::EncoderStatus;
 use crate::runtime::World;
 use crate::runtime::strategies::StrategyFailure;
 
@@ -44,6 +45,8 @@ pub struct BrainStatus {
     pub strategies: Vec<StrategyStatus>,
     /// Secrets redacted from what this user's writes brought, by kind (`memory.redact`).
     pub redacted: std::collections::BTreeMap<String, usize>,
+    /// The sentence encoder in use.
+    pub encoder: EncoderStatus,
 }
 
 /// The plugin configured for one strategy.
@@ -135,6 +138,7 @@ pub async fn status(
                 next_consolidation_at: None,
                 strategies,
                 redacted: Default::default(),
+                encoder: app.encoder.status(),
             }));
         }
         let brain = app.memory.brain()?;
@@ -152,6 +156,7 @@ pub async fn status(
             next_consolidation_at: time(summaries.next_consolidation_at),
             strategies,
             redacted: brain.redaction_counts(&user)?,
+            encoder: app.encoder.status(),
         }))
     })
     .await

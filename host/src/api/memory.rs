@@ -687,3 +687,45 @@ pub async fn import(
     })
     .await
 }
+
+#[utoipa::path(post, path = "/api/brain/import/batch", tag = "memory",
+    summary = "Import conversations and memories from another tool",
+    description = "What `engram memory import --format chatgpt|claude|mem0|markdown` sends once it has read the other tool's export: conversations are replayed (their messages recorded with their original times, the title as a first system message) and learned from as of their last message; memories are added as `POST /api/brain/memory` adds them. Each key is imported once per user: a second import of the same batch adds nothing (`skipped`). The batch is checked whole first: a bad entry is 422 `invalid-import` naming it, and nothing is written. Messages over 64 KiB are refused. Accepts up to 64 MiB.",
+    params(UserQuery),
+    request_body = crate::memory::import::Batch,
+    responses(
+        (status = 200, body = crate::memory::import::ImportReport),
+        (status = 409, description = "`brain-disabled` (conversations need the Second Brain); `learning-paused`", body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn import_batch(
+    State(app): State<Arc<App>>,
+    acting: Acting,
+    ApiQuery(query): ApiQuery<UserQuery>,
+    ApiJson(batch): ApiJson<crate::memory::import::Batch>,
+) -> Result<Json<crate::memory::import::ImportReport>, ApiError> {
+    use crate::memory::import::{ApplyError, apply};
+    let user = acting.user(query.user.as_deref())?;
+    blocking(move || {
+        let now = crate::time::Clock::now_ms(&crate::time::SystemClock);
+        let ledger = app.data.imports_file();
+        match apply(&app.memory, &app.strategies, &ledger, &user, &batch, now) {
+            Ok(report) => Ok(Json(report)),
+            Err(ApplyError::Invalid(e)) => Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-import",
+                format!("{e}; nothing was imported"),
+            )),
+            Err(ApplyError::LearningPaused) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "learning-paused",
+                ApplyError::LearningPaused.to_string(),
+            )),
+            Err(ApplyError::Memory(e)) => Err(e.into()),
+            Err(e @ ApplyError::Ledger(_)) => Err(ApiError::internal("import ledger", &e)),
+        }
+    })
+    .await
+}

@@ -6,6 +6,7 @@
 //! shape the answer.
 
 pub mod auth;
+pub mod backup;
 pub mod brain;
 pub mod contract;
 pub mod error;
@@ -66,6 +67,10 @@ fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(memory::redact))
         .routes(routes!(memory::export))
         .routes(routes!(memory::import).layer(DefaultBodyLimit::max(memory::MAX_IMPORT_BYTES)))
+        .routes(
+            routes!(memory::import_batch).layer(DefaultBodyLimit::max(memory::MAX_IMPORT_BYTES)),
+        )
+        .routes(routes!(backup::backup))
         .routes(routes!(brain::list_persons))
         .routes(routes!(brain::get_person))
         .routes(routes!(brain::person_memories))

@@ -188,14 +188,15 @@ fn persons_related(
 }
 
 /// The live memories of the focus's holders on its attributes (or, for a person
-/// named without an attribute, all of theirs), newest first: candidates whatever
-/// their words.
+/// named without an attribute and `whole_person`, all of theirs), newest first:
+/// candidates whatever their words.
 pub fn candidates(
     conn: &Connection,
     user: &str,
     focus: &Focus,
+    whole_person: bool,
 ) -> Result<Vec<MemoryRecord>, StoreError> {
-    if focus.holders.is_empty() || (focus.attributes.is_empty() && !focus.named) {
+    if focus.holders.is_empty() || (focus.attributes.is_empty() && !(focus.named && whole_person)) {
         return Ok(Vec::new());
     }
     let mut sql = format!(

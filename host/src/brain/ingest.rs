@@ -116,7 +116,20 @@ impl Brain {
         conversation_id: &str,
         strategies: &Strategies,
     ) -> Result<Ingested, StoreError> {
-        let now = self.now();
+        self.end_conversation_at(user, conversation_id, strategies, self.now())
+    }
+
+    /// [`Brain::end_conversation`] as of `now`, the time of the conversation's last
+    /// message when an import replays it: what is learned is dated when it was said,
+    /// so an old conversation does not replace what the user said since (`settle.rs`
+    /// compares when facts were stated).
+    pub fn end_conversation_at(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        strategies: &Strategies,
+        now: i64,
+    ) -> Result<Ingested, StoreError> {
         let conversation = self.store.write(|tx| {
             let found = tx.execute(
                 "UPDATE conversations SET ended_at = ?3 WHERE id = ?1 AND user_id = ?2",

@@ -2,6 +2,7 @@
 //! and lifecycle. This module is the service the API and CLI call; `store` holds the
 //! SQL, `record` the stored shapes, `clock` the injected time.
 
+mod bm25;
 pub mod consolidate;
 pub mod dismissal;
 mod focus;
@@ -15,6 +16,7 @@ pub mod record;
 pub mod redact;
 pub mod retrieve;
 mod schema;
+pub use schema::VERSION as SCHEMA_VERSION;
 pub mod settle;
 pub mod snippet;
 pub mod store;

@@ -86,6 +86,16 @@ pub struct Tuning {
     pub common_rows: usize,
     /// Full-text candidates ranked per tier.
     pub candidates: usize,
+    /// The share of a candidate's score that is not its relevance: its importance,
+    /// confidence and recency (3 : 3 : 2). Small, they break ties between equally
+    /// relevant lines; large, a vivid old memory outranks the one that answers.
+    pub prior_weight: f64,
+    /// Added to the score of a message said by a person the message names.
+    pub speaker_bonus: f64,
+    /// Added to the score of any fact of a person the message names (the asked
+    /// attribute's fact gets the focus's larger bonus instead). With none, a person
+    /// named without an attribute adds no candidates of their own either.
+    pub holder_bonus: f64,
 }
 
 /// How a candidate's bm25, meaning and coverage are fused into its relevance.
@@ -102,12 +112,15 @@ pub enum Fusion {
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
-            meaning_weight: 0.5,
-            coverage_weight: 0.5,
-            transcript_importance: 0.6,
+            meaning_weight: 1.0,
+            coverage_weight: 1.0,
+            transcript_importance: 0.4,
             fusion: Fusion::Blend,
             common_rows: 200,
             candidates: 50,
+            prior_weight: 0.15,
+            speaker_bonus: 0.3,
+            holder_bonus: 0.0,
         }
     }
 }
@@ -241,14 +254,15 @@ pub fn query_words(text: &str) -> Vec<String> {
 /// which decides what a query finds.
 pub const MAX_SCORED_ROWS: usize = 2_000;
 
-/// One tier's full-text index, as [`matches`] queries it.
+/// One tier's full-text index, as [`matches`] queries it for one user: every count is
+/// of that user's rows alone.
 trait FullText {
     type Hit;
-    /// How many rows the index has held, to decide which words are common.
+    /// How many rows the user has in the index, to decide which words are common.
     fn size(&self) -> Result<i64, StoreError>;
-    /// Whether a word matches at least `common_at` rows of the index.
+    /// Whether a word matches at least `common_at` of the user's rows.
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError>;
-    /// Whether more than `cap` rows (any user) match `query`.
+    /// Whether more than `cap` of the user's rows match `query`.
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError>;
     /// The user's matches, best first.
     fn search(&self, query: &TextQuery) -> Result<Vec<Self::Hit>, StoreError>;
@@ -266,7 +280,7 @@ impl FullText for Memories<'_> {
     type Hit = TextMatch;
 
     fn size(&self) -> Result<i64, StoreError> {
-        Ok(self.text.size())
+        Ok(self.text.size(self.user))
     }
 
     fn is_common(&self, word: &str, _size: i64, common_at: usize) -> Result<bool, StoreError> {
@@ -275,7 +289,7 @@ impl FullText for Memories<'_> {
     }
 
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
-        self.text.more_than(query, cap)
+        self.text.more_than(self.user, query, cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
@@ -295,17 +309,17 @@ impl FullText for Transcript<'_> {
     type Hit = MessageMatch;
 
     fn size(&self) -> Result<i64, StoreError> {
-        transcript::size(self.conn)
+        transcript::size(self.conn, self.user)
     }
 
     fn is_common(&self, word: &str, size: i64, common_at: usize) -> Result<bool, StoreError> {
-        self.counts.is_common(word, size, common_at, || {
+        self.counts.is_common(self.user, word, size, common_at, || {
             self.more_than(&TextQuery::word(word), common_at.saturating_sub(1))
         })
     }
 
     fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
-        Ok(transcript::match_count(self.conn, query, cap)? > cap)
+        Ok(transcript::match_count(self.conn, self.user, query, cap)? > cap)
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<MessageMatch>, StoreError> {
@@ -435,14 +449,23 @@ fn relative(bm25: f64, best: f64) -> f64 {
     }
 }
 
-/// Relevance, importance, confidence and recency (from the time last referenced).
-fn blend(relevance: f64, importance: f64, confidence: f64, referenced: i64, now: i64) -> f64 {
+/// Relevance, importance, confidence and recency (from the time last referenced),
+/// the last three together weighing `prior_weight`.
+fn blend(
+    relevance: f64,
+    importance: f64,
+    confidence: f64,
+    referenced: i64,
+    now: i64,
+    prior_weight: f64,
+) -> f64 {
     let age_days = ((now - referenced).max(0) as f64) / DAY_MS as f64;
     let recency = (-age_days / 30.0).exp();
-    0.6 * relevance + 0.15 * importance + 0.15 * confidence + 0.1 * recency
+    let prior = 0.375 * importance + 0.375 * confidence + 0.25 * recency;
+    (1.0 - prior_weight) * relevance + prior_weight * prior
 }
 
-fn memory_score(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
+fn memory_score(record: &MemoryRecord, relevance: f64, now: i64, tuning: &Tuning) -> f64 {
     let referenced = record
         .last_used_at
         .unwrap_or(0)
@@ -454,6 +477,7 @@ fn memory_score(record: &MemoryRecord, relevance: f64, now: i64) -> f64 {
         f64::from(record.confidence),
         referenced,
         now,
+        tuning.prior_weight,
     );
     if record.stale { score * 0.8 } else { score }
 }
@@ -493,10 +517,6 @@ pub(super) struct Focused {
 /// Added to the score of the asked holder's fact on an asked attribute: it answers the
 /// question, whatever its words, so it comes first (the newest first among them).
 const FOCUS_BONUS: f64 = 0.5;
-/// Added to the score of any fact of a person the message names.
-const HOLDER_BONUS: f64 = 0.15;
-/// Added to the score of a message said by a person the message names.
-const SPEAKER_BONUS: f64 = 0.1;
 /// A message learned into a memory since superseded, on another attribute, weighs this
 /// much of its score.
 const SUPERSEDED_WEIGHT: f64 = 0.5;
@@ -520,6 +540,7 @@ impl Focused {
         source: &Source,
         score: f64,
         newest: &std::collections::HashMap<String, i64>,
+        tuning: &Tuning,
     ) -> f64 {
         match source {
             Source::Memory { record, .. } => {
@@ -540,7 +561,7 @@ impl Focused {
                     };
                     score + FOCUS_BONUS * strength - older
                 } else if self.focus.named && self.focus.holds(record) {
-                    score + HOLDER_BONUS
+                    score + tuning.holder_bonus
                 } else {
                     score
                 }
@@ -551,7 +572,7 @@ impl Focused {
                         self.focus.holders.contains(&Some(name.to_lowercase()))
                     });
                 let score = if spoken_by_holder {
-                    score + SPEAKER_BONUS
+                    score + tuning.speaker_bonus
                 } else {
                     score
                 };
@@ -637,13 +658,14 @@ fn rank_with(
         .zip(relevances)
         .map(|((source, _), relevance)| {
             let score = match &source {
-                Source::Memory { record, .. } => memory_score(record, relevance, now),
+                Source::Memory { record, .. } => memory_score(record, relevance, now, tuning),
                 Source::Message(message) => blend(
                     relevance,
                     tuning.transcript_importance,
                     SNIPPET_CONFIDENCE,
                     message.at,
                     now,
+                    tuning.prior_weight,
                 ),
             };
             Ranked { source, score }
@@ -664,7 +686,7 @@ fn rank_with(
         }
         ranked.retain(|r| focused.admits(&r.source));
         for candidate in &mut ranked {
-            candidate.score = focused.adjust(&candidate.source, candidate.score, &newest);
+            candidate.score = focused.adjust(&candidate.source, candidate.score, &newest, tuning);
         }
     }
     ranked.sort_by(|a, b| {
@@ -963,7 +985,7 @@ impl Brain {
                 MAX_INJECTED,
                 tuning,
             )?;
-            for record in focus::candidates(c, user, &focus)? {
+            for record in focus::candidates(c, user, &focus, tuning.holder_bonus > 0.0)? {
                 if !memories.iter().any(|m| m.record.id == record.id) {
                     // Found by what it is about, not by its words: no bm25 of its own.
                     memories.push(TextMatch { record, bm25: 0.0 });
@@ -1095,7 +1117,12 @@ mod tests {
 
     #[test]
     fn the_blend_weighs_relative_bm25_meaning_and_coverage() {
-        let fused = fuse(&[signals(1, 0.4, 1.0)], &Tuning::default());
-        assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.5) / 2.0).abs() < 1e-12);
+        let tuning = Tuning {
+            meaning_weight: 0.5,
+            coverage_weight: 0.25,
+            ..Tuning::default()
+        };
+        let fused = fuse(&[signals(1, 0.4, 1.0)], &tuning);
+        assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.25) / 1.75).abs() < 1e-12);
     }
 }

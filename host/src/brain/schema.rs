@@ -4,6 +4,10 @@
 
 use rusqlite::Connection;
 
+/// The schema version this binary writes (`engram --version` prints it): a database
+/// of a higher version is refused.
+pub const VERSION: usize = MIGRATIONS.len();
+
 /// Every migration in order; index + 1 is the schema version it produces.
 const MIGRATIONS: &[&str] = &[
     // 1: memories with their full-text index, persons, history, meta, conversations.
@@ -221,7 +225,83 @@ const MIGRATIONS: &[&str] = &[
             SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
     END;
     "#,
-    // 5: the agent's deletes are undoable (`dismissal.rs`). A memory the agent deletes is
+    // 5: a user's transcript ranking depends on that user's messages alone
+    // (`transcript.rs`). Each user's messages take a block of the index's rowids,
+    // `(number << 40) + n`, so that FTS5 reads one user's rows with a rowid range; the
+    // index's content is a view giving each message that rowid. `transcript_users`
+    // holds each user's number (theirs for good: the row stays when their messages go)
+    // and the count and total tokens of their messages (bm25's N and average size),
+    // which the triggers keep in the transaction of the change. `engram_tokens` counts
+    // a text's tokens as FTS5 does; [`migrate`] registers it on the connection.
+    r#"
+    CREATE TABLE transcript_users (
+        user_id     TEXT PRIMARY KEY,
+        number      INTEGER NOT NULL UNIQUE,
+        messages    INTEGER NOT NULL DEFAULT 0,
+        tokens      INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO transcript_users (user_id, number, messages, tokens)
+        SELECT user_id, row_number() OVER (ORDER BY min(n)), count(*),
+               sum(engram_tokens(content) + engram_tokens(name))
+        FROM messages GROUP BY user_id;
+
+    DROP TRIGGER messages_fts_insert;
+    DROP TRIGGER messages_fts_delete;
+    DROP TRIGGER messages_fts_update;
+    DROP TABLE messages_fts;
+    CREATE VIEW messages_indexed AS
+        SELECT (u.number << 40) + m.n AS row, m.content, m.name
+        FROM messages m JOIN transcript_users u ON u.user_id = m.user_id;
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, name, content = 'messages_indexed', content_rowid = 'row',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    -- In rowid order: FTS5 writes out what it holds whenever a rowid goes down.
+    INSERT INTO messages_fts (rowid, content, name)
+        SELECT row, content, name FROM messages_indexed ORDER BY row;
+
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO transcript_users (user_id, number)
+            VALUES (new.user_id, (SELECT coalesce(max(number), 0) + 1 FROM transcript_users))
+            ON CONFLICT (user_id) DO NOTHING;
+        UPDATE transcript_users
+            SET messages = messages + 1,
+                tokens = tokens + engram_tokens(new.content) + engram_tokens(new.name)
+            WHERE user_id = new.user_id;
+        INSERT INTO messages_fts (rowid, content, name)
+            SELECT (number << 40) + new.n, new.content, new.name
+            FROM transcript_users WHERE user_id = new.user_id;
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content, name)
+            SELECT 'delete', (number << 40) + old.n, old.content, old.name
+            FROM transcript_users WHERE user_id = old.user_id;
+        UPDATE transcript_users
+            SET messages = messages - 1,
+                tokens = tokens - engram_tokens(old.content) - engram_tokens(old.name)
+            WHERE user_id = old.user_id;
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF n, user_id, content, name ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content, name)
+            SELECT 'delete', (number << 40) + old.n, old.content, old.name
+            FROM transcript_users WHERE user_id = old.user_id;
+        UPDATE transcript_users
+            SET messages = messages - 1,
+                tokens = tokens - engram_tokens(old.content) - engram_tokens(old.name)
+            WHERE user_id = old.user_id;
+        INSERT INTO transcript_users (user_id, number)
+            VALUES (new.user_id, (SELECT coalesce(max(number), 0) + 1 FROM transcript_users))
+            ON CONFLICT (user_id) DO NOTHING;
+        UPDATE transcript_users
+            SET messages = messages + 1,
+                tokens = tokens + engram_tokens(new.content) + engram_tokens(new.name)
+            WHERE user_id = new.user_id;
+        INSERT INTO messages_fts (rowid, content, name)
+            SELECT (number << 40) + new.n, new.content, new.name
+            FROM transcript_users WHERE user_id = new.user_id;
+    END;
+    "#,
+    // 6: the agent's deletes are undoable (`dismissal.rs`). A memory the agent deletes is
     // dismissed (`dismissed_at`, hidden as every dismissed memory is) and listed here
     // until the person restores it or the window ends and it is forgotten for good,
     // with the transcript text it came from unless `keep_messages`. The history gains
@@ -236,7 +316,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX agent_dismissals_by_user ON agent_dismissals (user_id, at, memory_id);
     CREATE INDEX agent_dismissals_by_time ON agent_dismissals (at);
 
-    CREATE TABLE history_v5 (
+    CREATE TABLE history_v6 (
         id          INTEGER PRIMARY KEY,
         user_id     TEXT NOT NULL,
         memory_id   TEXT NOT NULL,
@@ -246,18 +326,21 @@ const MIGRATIONS: &[&str] = &[
         actor       TEXT NOT NULL,
         at          INTEGER NOT NULL
     );
-    INSERT INTO history_v5 (id, user_id, memory_id, event, old_value, new_value, actor, at)
+    INSERT INTO history_v6 (id, user_id, memory_id, event, old_value, new_value, actor, at)
         SELECT id, user_id, memory_id, event, old_value, new_value, actor, at FROM history;
     DROP TABLE history;
-    ALTER TABLE history_v5 RENAME TO history;
+    ALTER TABLE history_v6 RENAME TO history;
     CREATE INDEX history_by_memory ON history (user_id, memory_id, id);
     "#,
 ];
 
 pub use crate::sqlite::SchemaError;
 
-/// Brings the schema up to date.
+/// Makes `conn` one that can write the Second Brain, and brings the schema up to
+/// date: registers `engram_tokens` (`tokenizer.rs`), which the transcript's triggers
+/// call (and the migration to version 5 too), then migrates.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
+    super::tokenizer::register_token_count(conn)?;
     crate::sqlite::migrate(conn, MIGRATIONS, "the Second Brain database")
 }
 
@@ -267,10 +350,12 @@ mod tests {
 
     #[test]
     fn migrations_apply_to_an_empty_database() {
-        crate::sqlite::assert_migrations_apply_to_an_empty_database(
-            MIGRATIONS,
-            "the Second Brain database",
-        );
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate(&mut conn).expect("migrate");
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
     }
 
     /// A database of version 1 (before the transcript tier) with a memory and a
@@ -330,11 +415,12 @@ mod tests {
         assert!(found.iter().all(|h| h.tier == Tier::Transcript));
     }
 
-    /// A database of version 4 with a memory and its history: the history keeps its
-    /// rows and ids through the rebuild, takes RESTORE, and the agent's dismissals work.
+    /// A database of version 4 with two users' messages: the upgrade gives each user
+    /// their counters and their block of the index, and each finds their own messages,
+    /// scored over theirs alone.
     #[test]
-    fn a_version_4_database_upgrades_keeping_its_history() {
-        use crate::brain::Brain;
+    fn a_version_4_database_upgrades_to_per_user_statistics() {
+        use crate::brain::{Brain, SearchScope};
         use crate::time::ManualClock;
         use std::sync::Arc;
 
@@ -344,13 +430,84 @@ mod tests {
             let mut conn = Connection::open(&path).expect("open");
             crate::sqlite::migrate(&mut conn, &MIGRATIONS[..4], "test").expect("version 4");
             conn.execute_batch(
+                "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('a', 'ann', 5, 6), ('b', 'bob', 5, 6);
+                 INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at) VALUES
+                    ('turn_a1', 'a', 'ann', 1, 'user', 'Peanuts again, peanuts everywhere.', 5),
+                    ('turn_b1', 'b', 'bob', 1, 'user', 'I like peanuts.', 5),
+                    ('turn_b2', 'b', 'bob', 2, 'user', 'No more peanuts for me, thanks.', 6),
+                    ('turn_a2', 'a', 'ann', 2, 'user', 'Tea.', 6);",
+            )
+            .expect("version 4 data");
+        }
+        let brain = Brain::open(
+            &path,
+            Arc::new(ManualClock::new(10)),
+            crate::events::EventBus::default(),
+        )
+        .expect("upgrade");
+        let counters: Vec<(String, i64, i64)> = brain
+            .store()
+            .read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT user_id, messages, tokens FROM transcript_users ORDER BY user_id",
+                )?;
+                let rows = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(rows)
+            })
+            .expect("counters");
+        assert_eq!(
+            counters,
+            [("ann".to_string(), 2, 5), ("bob".to_string(), 2, 9)]
+        );
+        for (user, expected) in [
+            ("ann", vec!["turn_a1"]),
+            ("bob", vec!["turn_b1", "turn_b2"]),
+        ] {
+            let mut found: Vec<String> = brain
+                .search_hits(user, "peanuts", 5, SearchScope::Conversations)
+                .expect("search")
+                .into_iter()
+                .filter_map(|h| h.message.map(|m| m.id))
+                .collect();
+            found.sort();
+            assert_eq!(found, expected, "{user}");
+        }
+        brain
+            .store()
+            .write(|tx| {
+                tx.execute(
+                    "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
+                    [],
+                )?;
+                Ok(())
+            })
+            .expect("the index matches the messages");
+    }
+
+    /// A database of version 5 with a memory and its history: the history keeps its
+    /// rows and ids through the rebuild, takes RESTORE, and the agent's dismissals work.
+    #[test]
+    fn a_version_5_database_upgrades_keeping_its_history() {
+        use crate::brain::Brain;
+        use crate::time::ManualClock;
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second-brain.db");
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            super::super::tokenizer::register_token_count(&conn).expect("engram_tokens");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..5], "test").expect("version 5");
+            conn.execute_batch(
                 "INSERT INTO memories (id, user_id, memory_type, summary, scope, confidence, importance, durability, evidence, created_at, updated_at, last_seen_at, confidence_at)
                  VALUES ('mem_old', 'default', 'preference', 'User likes oolong tea', 'durable', 0.9, 0.6, 0.8, 'direct', 1, 2, 1, 1);
                  INSERT INTO history (id, user_id, memory_id, event, old_value, new_value, actor, at) VALUES
                     (7, 'default', 'mem_old', 'ADD', NULL, '{}', 'user', 1),
                     (9, 'default', 'mem_old', 'UPDATE', '{}', '{}', 'user', 2);",
             )
-            .expect("version 4 data");
+            .expect("version 5 data");
         }
         let brain = Brain::open(
             &path,

@@ -148,7 +148,7 @@ pub struct Store {
     readers: ReaderPool,
     /// Memory search's ranking, kept in step by the writer (see `text_index.rs`).
     text: Arc<TextIndex>,
-    /// Which words are common in the transcript, shared by every read (see
+    /// Which words are common in each user's transcript, shared by every read (see
     /// `word_counts.rs`).
     word_counts: WordCounts,
     path: PathBuf,
@@ -334,11 +334,14 @@ impl Store {
         // Deleted and redacted text is overwritten where it lay, not left in free pages.
         conn.pragma_update(None, "secure_delete", true)?;
         schema::migrate(&mut conn)?;
+        // The transcript's search calls engram_hits (`bm25.rs`), in write transactions
+        // too (forgetting finds the messages to redact with it).
+        super::bm25::register(&conn)?;
         read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
             writer: Writer::new(conn, events, text.clone()),
-            readers: ReaderPool::new(path, MAX_IDLE_READERS),
+            readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
             path: path.to_path_buf(),
@@ -434,7 +437,7 @@ impl Store {
         self.readers.read(f)
     }
 
-    /// Which words are common in the transcript's full-text index.
+    /// Which words are common in each user's transcript.
     pub fn word_counts(&self) -> &WordCounts {
         &self.word_counts
     }

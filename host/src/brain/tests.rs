@@ -2336,3 +2336,205 @@ mod transcript {
         );
     }
 }
+
+/// Issue 27: a user's ranking depends on that user's data alone.
+mod per_user {
+    use super::*;
+    use crate::brain::record::MemoryRecord;
+    use crate::brain::retrieve::{self, Source, Tuning};
+    use crate::brain::test_rng::Rng;
+    use crate::brain::{SearchScope, Tier};
+    use rusqlite::params;
+
+    const ME: &str = "me";
+    /// Other users, each with many more rows than [`ME`], in the first [`SHARED`] of
+    /// [`ME`]'s words: those are common in the store as a whole (a decision counting
+    /// everyone's rows would leave them out of my first query), the others only mine.
+    const CROWD: &[&str] = &["crowd-a", "crowd-b", "crowd-c"];
+    const SHARED: usize = 10;
+    const VOCABULARY: &[&str] = &[
+        "tea", "green", "garden", "sister", "anna", "hiking", "weekend", "sushi", "lisbon",
+        "flight", "booked", "running", "marathon", "piano", "lessons", "dog", "ramen",
+    ];
+    const QUERIES: &[&str] = &[
+        "tea",
+        "green tea in the garden",
+        "Who did I go hiking with last weekend?",
+        "sushi or ramen in Lisbon",
+        "When is my flight booked?",
+        "my sister Anna and her piano lessons",
+        "running a marathon with the dog",
+        "tea with the dog",
+        "garden",
+    ];
+
+    fn words(rng: &mut Rng, most: usize, vocabulary: &[&str]) -> String {
+        (0..1 + rng.below(most))
+            .map(|_| vocabulary[rng.below(vocabulary.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Round `round` of `user`'s rows: memories and a conversation of messages, their
+    /// text, ids and times fixed by the user and the round, so that two stores can
+    /// hold the same ones (ties in the ranking fall to the same rows too).
+    fn write_round(
+        f: &Fixture,
+        user: &str,
+        round: usize,
+        memories: usize,
+        messages: usize,
+        vocabulary: &[&str],
+    ) {
+        let seed = user.bytes().fold(round as u64 + 1, |h, b| {
+            h.wrapping_mul(0x100_0000_01B3) ^ u64::from(b)
+        });
+        let mut rng = Rng(seed | 1);
+        let conversation = format!("{user}-c{round}");
+        f.brain
+            .store()
+            .write(|tx| {
+                for i in 0..memories {
+                    let at = START - (rng.below(300) as i64) * DAY_MS;
+                    let memory_type = [MemoryType::Preference, MemoryType::Habit, MemoryType::Episode]
+                        [rng.below(3)];
+                    let mut record = MemoryRecord {
+                        id: format!("mem_{user}_{round}_{i:04}"),
+                        detail: (rng.below(3) == 0).then(|| words(&mut rng, 10, vocabulary)),
+                        ..MemoryRecord::fresh(
+                            user,
+                            memory_type,
+                            &format!("User {}", words(&mut rng, 6, vocabulary)),
+                            Evidence::Direct,
+                            0.9,
+                            at,
+                        )
+                    };
+                    if rng.below(5) == 0 {
+                        record.prior_scope = Some(record.scope);
+                        record.scope = Scope::Subconscious;
+                    }
+                    q::insert(tx, &record, ACTOR_USER)?;
+                }
+                tx.execute(
+                    "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?3, ?3, ?4)",
+                    params![conversation, user, START - DAY_MS, messages as i64],
+                )?;
+                for i in 0..messages {
+                    let name = ["Anna", "Sam"][rng.below(2)];
+                    tx.execute(
+                        "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?6, ?7)",
+                        params![
+                            format!("turn_{user}_{round}_{i:04}"),
+                            conversation,
+                            user,
+                            i as i64 + 1,
+                            (rng.below(2) == 0).then_some(name),
+                            format!("I said {}.", words(&mut rng, 12, vocabulary)),
+                            START - DAY_MS + i as i64 * 1_000
+                        ],
+                    )?;
+                }
+                Ok(())
+            })
+            .expect("write a round");
+    }
+
+    /// Every result of `user` for `text`, with its score, as each entry point ranks it.
+    fn results(f: &Fixture, user: &str, text: &str) -> Vec<String> {
+        let brain = &f.brain;
+        let query = retrieve::Query::new(text);
+        let index = brain.store().text_built().expect("index");
+        let counts = brain.store().word_counts();
+        let mut out = Vec::new();
+        // The default floor of common words (200 rows) is above 1 in 50 of the rows
+        // here, mine or everyone's; a low one lets the count of rows decide, as it does
+        // in a large store.
+        for common_rows in [Tuning::default().common_rows, 3] {
+            let tuning = Tuning {
+                common_rows,
+                ..Tuning::default()
+            };
+            let (memories, said) = brain
+                .store()
+                .read(|c| {
+                    Ok((
+                        retrieve::text_matches(c, index, user, &query.terms, 50, 5, &tuning)?,
+                        retrieve::said_matches(c, counts, user, &query.terms, 50, 5, &tuning)?,
+                    ))
+                })
+                .expect("full-text matches");
+            out.extend(
+                memories
+                    .iter()
+                    .map(|m| format!("memory {} {:e}", m.record.id, m.bm25))
+                    .chain(
+                        said.iter()
+                            .map(|m| format!("message {} {:e}", m.message.id, m.bm25)),
+                    )
+                    .map(|r| format!("floor {common_rows}: {r}")),
+            );
+        }
+        out.extend(
+            brain
+                .search(user, text, 20)
+                .expect("search")
+                .into_iter()
+                .map(|r| format!("search {}", r.record.id)),
+        );
+        out.extend(
+            brain
+                .search_hits(user, text, 20, SearchScope::All)
+                .expect("search hits")
+                .into_iter()
+                .map(|h| match (h.tier, h.memory, h.message) {
+                    (Tier::Transcript, _, Some(m)) => format!("hit message {}", m.id),
+                    (tier, Some(m), _) => format!("hit {tier:?} {}", m.id),
+                    other => panic!("a hit without its record: {other:?}"),
+                }),
+        );
+        let retrieval = brain.retrieve(user, text).expect("retrieve");
+        out.extend(retrieval.lines.iter().map(|l| {
+            let recalled = matches!(l.source, Source::Memory { recalled: true, .. });
+            format!("retrieved {} {:e} {recalled} {}", l.id(), l.score, l.line)
+        }));
+        out
+    }
+
+    /// A user's search and retrieval give the same results (ids, order, scores)
+    /// whether the store is theirs alone or shared with users who have many more rows
+    /// in the same words, written before, between and after theirs: bm25's
+    /// statistics and which words are common are the user's own, in both tiers.
+    #[test]
+    fn a_users_results_are_the_same_alone_and_in_a_crowded_store() {
+        let alone = fixture();
+        let shared = fixture();
+        for round in 0..3 {
+            for user in CROWD {
+                write_round(&shared, user, round, 150, 400, &VOCABULARY[..SHARED]);
+            }
+            for f in [&alone, &shared] {
+                write_round(f, ME, round, 30, 60, VOCABULARY);
+            }
+        }
+        // The crowd makes every word common in the store as a whole, not for me.
+        let size = shared
+            .brain
+            .store()
+            .read(|c| crate::brain::transcript::size(c, ME))
+            .expect("size");
+        assert_eq!(size, 180);
+        let mut compared = 0;
+        for text in QUERIES {
+            let mine = results(&alone, ME, text);
+            assert!(
+                mine.iter().any(|r| r.contains(": message"))
+                    && mine.iter().any(|r| r.contains(": memory")),
+                "{text}: both tiers match: {mine:?}"
+            );
+            assert_eq!(results(&shared, ME, text), mine, "{text}");
+            compared += mine.len();
+        }
+        assert!(compared > 200, "only {compared} results compared");
+    }
+}

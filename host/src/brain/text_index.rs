@@ -1,13 +1,17 @@
 //! Memory search's ranking: an in-memory inverted index of the memories' text that
-//! scores exactly as FTS5's `bm25(memories_fts, 1.0, 0.5)` did (FTS5's bm25: k1 = 1.2,
-//! b = 0.75; a phrase's frequency in a row is the weighted count of its instances, 1.0
-//! in the summary and 0.5 in the detail; the row's size and the average size are over
-//! both columns; the IDF `ln((N - n + 0.5) / (n + 0.5))`, at least 1e-6, counts N and
-//! n over every row of the table, all users, live or not, as FTS5 does). Same tokens
-//! (FTS5's own tokenizer, `tokenizer.rs`), same arithmetic in the same order, ties in
-//! rowid order as SQLite's sort leaves them: the same memories in the same order with
-//! the same scores, at a few microseconds per thousand matches instead of FTS5's
-//! ~1.8 µs per matching row (bm25 there reads each row's size from `%_docsize`).
+//! scores exactly as FTS5's `bm25(memories_fts, 1.0, 0.5)` would over a table holding
+//! only the searching user's memories (`bm25.rs`: k1 = 1.2, b = 0.75; a phrase's
+//! frequency in a row is the weighted count of its instances, 1.0 in the summary and
+//! 0.5 in the detail; the row's size and the average size are over both columns; the
+//! IDF `ln((N - n + 0.5) / (n + 0.5))`, at least 1e-6). N, n and the average size count
+//! that user's rows, live or not, as FTS5 would: one user's ranking, and which words
+//! are common for them ([`TextIndex::more_than`]), depend on that user's memories
+//! alone, however many other users share the store. So each user's rows have postings
+//! of their own ([`Share`]). Same tokens (FTS5's own tokenizer, `tokenizer.rs`), same
+//! arithmetic in the same order, ties in rowid order as SQLite's sort leaves them: the
+//! same memories in the same order with the same scores, at a few microseconds per
+//! thousand matches instead of FTS5's ~1.8 µs per matching row (bm25 there reads each
+//! row's size from `%_docsize`).
 //!
 //! It is kept in step with committed data: the writer's connection reports every row
 //! change of `memories` (SQLite's update hook, so triggers, foreign-key actions and
@@ -33,12 +37,11 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
+use super::bm25;
 use super::record::MemoryRecord;
 use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
 use super::tokenizer::{Tokenizer, TokenizerError};
 
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
 /// Weights of the two columns, summary and detail, as search passed them to bm25().
 const WEIGHTS: [f64; 2] = [1.0, 0.5];
 
@@ -105,9 +108,11 @@ struct Posting {
 }
 
 /// An indexed row: the record as committed (what a search returns, without reading
-/// the table again) and its tokens in order, per column (phrases need the order).
+/// the table again), its user's number and its tokens in order, per column (phrases
+/// need the order).
 struct Doc {
     record: Arc<MemoryRecord>,
+    user: u32,
     columns: [Box<[TermId]>; 2],
 }
 
@@ -174,11 +179,27 @@ struct Postings {
     live: u32,
 }
 
+/// One user's rows: where each term occurs in them, and what bm25 counts over them.
+#[derive(Default)]
+struct Share {
+    /// By term; a posting list's order means nothing.
+    postings: FxHashMap<TermId, Postings>,
+    /// The user's rows, live or not, and their tokens (both columns).
+    rows: u64,
+    tokens: u64,
+}
+
+impl Share {
+    /// How many of the user's rows hold `term`.
+    fn hits(&self, term: TermId) -> usize {
+        self.postings.get(&term).map_or(0, |p| p.live as usize)
+    }
+}
+
 #[derive(Default)]
 struct Inner {
+    /// Term ids, shared by every user.
     terms: HashMap<Box<[u8]>, TermId>,
-    /// By term id; a posting list's order means nothing.
-    postings: Vec<Postings>,
     /// By slot; freed slots are reused.
     docs: Vec<Option<Doc>>,
     /// By slot, what scoring reads of each row, packed so that a search's walk over
@@ -188,9 +209,10 @@ struct Inner {
     slots: BTreeMap<i64, u32>,
     /// By memory id: what a read by id looks up.
     ids: HashMap<Box<str>, u32>,
+    /// User ids and their numbers (kept for the index's life, as their shares are).
     users: HashMap<Box<str>, u32>,
-    /// Tokens in every row, both columns.
-    tokens: u64,
+    /// By user number.
+    shares: Vec<Share>,
 }
 
 impl Inner {
@@ -198,9 +220,8 @@ impl Inner {
         if let Some(&id) = self.terms.get(token) {
             return id;
         }
-        let id = self.postings.len() as TermId;
+        let id = self.terms.len() as TermId;
         self.terms.insert(token.into(), id);
-        self.postings.push(Postings::default());
         id
     }
 
@@ -209,12 +230,20 @@ impl Inner {
         self.scored[posting.slot as usize].uses == posting.uses
     }
 
-    /// The rows where `term` occurs.
-    fn postings(&self, term: TermId) -> impl Iterator<Item = &Posting> {
-        self.postings[term as usize]
-            .list
-            .iter()
+    /// The rows of `share` where `term` occurs.
+    fn postings<'a>(&'a self, share: &'a Share, term: TermId) -> impl Iterator<Item = &'a Posting> {
+        share
+            .postings
+            .get(&term)
+            .into_iter()
+            .flat_map(|p| p.list.iter())
             .filter(|p| self.current(p))
+    }
+
+    /// `user`'s rows, when the index has any (or had: a share outlives its rows).
+    fn share(&self, user: &str) -> Option<(u32, &Share)> {
+        let number = *self.users.get(user)?;
+        Some((number, &self.shares[number as usize]))
     }
 
     fn remove(&mut self, rowid: i64) {
@@ -228,14 +257,20 @@ impl Inner {
         let scored = &mut self.scored[slot as usize];
         scored.owner = Scored::HIDDEN;
         scored.uses = scored.uses.wrapping_add(1);
-        self.tokens -= doc.size() as u64;
+        let share = &mut self.shares[doc.user as usize];
+        share.rows -= 1;
+        share.tokens -= doc.size() as u64;
         let mut terms: Vec<TermId> = doc.columns.iter().flat_map(|c| c.iter().copied()).collect();
         terms.sort_unstable();
         terms.dedup();
         for term in terms {
-            let postings = &mut self.postings[term as usize];
+            let Some(postings) = share.postings.get_mut(&term) else {
+                continue;
+            };
             postings.live -= 1;
-            if postings.list.len() > 2 * postings.live as usize + 16 {
+            if postings.live == 0 {
+                share.postings.remove(&term);
+            } else if postings.list.len() > 2 * postings.live as usize + 16 {
                 let scored = &self.scored;
                 postings
                     .list
@@ -252,6 +287,9 @@ impl Inner {
             .users
             .entry(row.record.user_id.as_str().into())
             .or_insert(users);
+        if user as usize == self.shares.len() {
+            self.shares.push(Share::default());
+        }
         let columns = [0, 1].map(|c| {
             row.columns[c]
                 .iter()
@@ -290,11 +328,13 @@ impl Inner {
                 i += 1;
             }
             let uses = self.scored[slot as usize].uses;
-            let postings = &mut self.postings[term as usize];
+            let postings = self.shares[user as usize].postings.entry(term).or_default();
             postings.list.push(Posting { slot, uses, tf });
             postings.live += 1;
         }
-        self.tokens += row.size() as u64;
+        let share = &mut self.shares[user as usize];
+        share.rows += 1;
+        share.tokens += row.size() as u64;
         self.scored[slot as usize] = Scored {
             rowid,
             size: row.size() as u32,
@@ -303,6 +343,7 @@ impl Inner {
         };
         self.docs[slot as usize] = Some(Doc {
             record: row.record.clone(),
+            user,
             columns,
         });
         self.slots.insert(rowid, slot);
@@ -316,11 +357,18 @@ impl Inner {
         use std::mem::size_of;
         let terms = self.terms.capacity() * (size_of::<(Box<[u8]>, TermId)>() + 1)
             + self.terms.keys().map(|t| t.len()).sum::<usize>();
-        let postings = self.postings.capacity() * size_of::<Postings>()
+        let postings = self.shares.capacity() * size_of::<Share>()
             + self
-                .postings
+                .shares
                 .iter()
-                .map(|p| p.list.capacity() * size_of::<Posting>())
+                .map(|share| {
+                    share.postings.capacity() * (size_of::<(TermId, Postings)>() + 1)
+                        + share
+                            .postings
+                            .values()
+                            .map(|p| p.list.capacity() * size_of::<Posting>())
+                            .sum::<usize>()
+                })
                 .sum::<usize>();
         let docs = self.docs.capacity() * size_of::<Option<Doc>>()
             + self
@@ -396,17 +444,6 @@ fn occurrences<T: PartialEq>(columns: [&[T]; 2], phrase: &[T]) -> [u32; 2] {
 /// weight (exact in binary: 1.0 and 0.5).
 fn frequency(tf: [u32; 2]) -> f64 {
     f64::from(tf[0]) * WEIGHTS[0] + f64::from(tf[1]) * WEIGHTS[1]
-}
-
-fn idf(rows: u64, hits: usize) -> f64 {
-    let idf = ((rows as f64 - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln();
-    if idf <= 0.0 { 1e-6 } else { idf }
-}
-
-/// One phrase's term of the score, written as `fts5Bm25Function` writes it.
-fn term(idf: f64, freq: f64, size: usize, avgdl: f64) -> f64 {
-    let d = size as f64;
-    idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
 }
 
 impl TextIndex {
@@ -499,21 +536,22 @@ impl TextIndex {
         }
     }
 
-    /// Whether more than `cap` rows of the whole table (any user, live or not) match
-    /// `query`: what deciding which words are common, and how broad a query may be,
-    /// reads. For any of the words it is mostly a lookup of each word's row count.
-    pub fn more_than(&self, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
+    /// Whether more than `cap` of `user`'s rows (live or not) match `query`: what
+    /// deciding which words are common for them, and how broad a query may be, reads.
+    /// For any of the words it is mostly a lookup of each word's row count.
+    pub fn more_than(&self, user: &str, query: &TextQuery, cap: usize) -> Result<bool, StoreError> {
         let phrases = self.phrases(query)?;
         let state = self.read();
-        let Some(inner) = state.as_ref() else {
+        let Some((inner, (_, share))) = state.as_ref().and_then(|i| Some((i, i.share(user)?)))
+        else {
             return Ok(false);
         };
         let overlay = Overlay::none();
         let mut per_phrase = Vec::with_capacity(phrases.len());
         for phrase in &phrases {
             per_phrase.push(match phrase.ids.as_deref() {
-                Some([one]) => inner.postings[*one as usize].live as usize,
-                _ => matches(inner, &overlay, phrase).len(),
+                Some([one]) => share.hits(*one),
+                _ => matches(inner, Some(share), &overlay, phrase).len(),
             });
         }
         let most = per_phrase.iter().copied().max().unwrap_or(0);
@@ -529,7 +567,7 @@ impl TextIndex {
         }
         let mut seen: FxHashMap<At, u32> = FxHashMap::default();
         for (i, phrase) in phrases.iter().enumerate() {
-            for (at, _) in matches(inner, &overlay, phrase) {
+            for (at, _) in matches(inner, Some(share), &overlay, phrase) {
                 *seen.entry(at).or_default() |= 1 << i;
             }
         }
@@ -555,13 +593,13 @@ impl TextIndex {
         self.read().as_ref().map_or(0, Inner::heap_bytes)
     }
 
-    /// How many rows the table holds at most: its largest rowid (what deciding which
-    /// words are common reads, cheaply).
-    pub fn size(&self) -> i64 {
+    /// How many rows of `user` the table holds, live or not (bm25's N for them, and
+    /// what deciding which words are common for them reads).
+    pub fn size(&self, user: &str) -> i64 {
         self.read()
             .as_ref()
-            .and_then(|inner| inner.slots.last_key_value().map(|(rowid, _)| *rowid))
-            .unwrap_or(0)
+            .and_then(|inner| inner.share(user))
+            .map_or(0, |(_, share)| share.rows as i64)
     }
 
     /// `user`'s live memories matching `query`, best first, at most `limit`, with
@@ -585,9 +623,13 @@ impl TextIndex {
             let mut rowids: Vec<i64> = self.changed().clone();
             rowids.sort_unstable();
             rowids.dedup();
+            // Only the user's rows count (other users' changes only leave their
+            // indexed versions out, which this search never reads).
             let mut rows = Vec::new();
             for &rowid in &rowids {
-                if let Some(row) = self.read_row(conn, rowid)? {
+                if let Some(row) = self.read_row(conn, rowid)?
+                    && row.record.user_id == user
+                {
                     rows.push((rowid, row));
                 }
             }
@@ -707,24 +749,30 @@ fn every_bit(phrases: usize) -> u32 {
     }
 }
 
-/// Every row (any user, live or not) where `phrase` occurs, with its occurrences.
-fn matches(inner: &Inner, overlay: &Overlay, phrase: &Phrase) -> Vec<(At, [u32; 2])> {
+/// Every row of `share` (live or not) and of the overlay (the same user's rows, as the
+/// transaction has them) where `phrase` occurs, with its occurrences.
+fn matches(
+    inner: &Inner,
+    share: Option<&Share>,
+    overlay: &Overlay,
+    phrase: &Phrase,
+) -> Vec<(At, [u32; 2])> {
     let mut out = Vec::new();
     let replaced = |slot: u32| {
         !overlay.rowids.is_empty() && overlay.rowids.contains(&inner.scored[slot as usize].rowid)
     };
-    if let Some(ids) = &phrase.ids {
+    if let (Some(ids), Some(share)) = (&phrase.ids, share) {
         match ids.as_slice() {
             [] => {}
             [one] => {
-                for p in inner.postings(*one) {
+                for p in inner.postings(share, *one) {
                     if !replaced(p.slot) {
                         out.push((At::Slot(p.slot), p.tf));
                     }
                 }
             }
             [first, ..] => {
-                for p in inner.postings(*first) {
+                for p in inner.postings(share, *first) {
                     if replaced(p.slot) {
                         continue;
                     }
@@ -768,7 +816,7 @@ thread_local! {
 }
 
 /// The best `limit` of `user`'s live rows matching the phrases, best first: their bm25
-/// (negative; lower is better) and their records.
+/// (negative; lower is better) and their records. The overlay holds only `user`'s rows.
 fn rank(
     inner: &Inner,
     overlay: &Overlay,
@@ -777,14 +825,16 @@ fn rank(
     user: &str,
     limit: usize,
 ) -> Vec<(f64, Arc<MemoryRecord>)> {
-    let user_id = inner.users.get(user).copied();
-    // N and the tokens of the table as the transaction sees it.
-    let mut rows = inner.slots.len() as u64;
-    let mut tokens = inner.tokens;
+    let (user_id, share) = inner.share(user).unzip();
+    // N and the tokens of the user's rows as the transaction sees them.
+    let (mut rows, mut tokens) = share.map_or((0, 0), |s| (s.rows, s.tokens));
     for rowid in &overlay.rowids {
         if let Some(&slot) = inner.slots.get(rowid) {
-            rows -= 1;
-            tokens -= inner.doc(slot).size() as u64;
+            let doc = inner.doc(slot);
+            if Some(doc.user) == user_id {
+                rows -= 1;
+                tokens -= doc.size() as u64;
+            }
         }
     }
     for (_, row) in &overlay.rows {
@@ -794,82 +844,83 @@ fn rank(
     if rows == 0 {
         return Vec::new();
     }
-    let avgdl = tokens as f64 / rows as f64;
+    let avgdl = bm25::average(tokens, rows);
     let every = every_bit(phrases.len());
     let mut pending = vec![(0.0, 0u32); overlay.rows.len()];
-    let mut ranked: Vec<(f64, i64, At)> =
-        SCRATCH.with_borrow_mut(|scratch| {
-            // Left dirty only by a panic in an earlier search on this thread.
-            scratch.clear();
-            if scratch.scores.len() < inner.docs.len() {
-                scratch.scores.resize(inner.docs.len(), (0.0, 0));
+    let mut ranked: Vec<(f64, i64, At)> = SCRATCH.with_borrow_mut(|scratch| {
+        // Left dirty only by a panic in an earlier search on this thread.
+        scratch.clear();
+        if scratch.scores.len() < inner.docs.len() {
+            scratch.scores.resize(inner.docs.len(), (0.0, 0));
+        }
+        let add = |scratch: &mut Scratch, slot: u32, idf: f64, tf: [u32; 2], bit: u32| {
+            let row = inner.scored[slot as usize];
+            if Some(row.owner) != user_id {
+                return;
             }
-            let add = |scratch: &mut Scratch, slot: u32, idf: f64, tf: [u32; 2], bit: u32| {
-                let row = inner.scored[slot as usize];
-                if Some(row.owner) != user_id {
-                    return;
+            let entry = &mut scratch.scores[slot as usize];
+            if entry.1 == 0 {
+                scratch.touched.push(slot);
+            }
+            entry.0 += bm25::term(idf, frequency(tf), row.size as usize, avgdl);
+            entry.1 |= bit;
+        };
+        let no_overlay = overlay.rowids.is_empty() && overlay.rows.is_empty();
+        for (i, phrase) in phrases.iter().enumerate() {
+            // The common case, one token and no transaction of its own: its postings
+            // are its matches.
+            if let (Some([one]), true, Some(share)) = (phrase.ids.as_deref(), no_overlay, share) {
+                let idf = bm25::idf(rows, share.hits(*one) as u64);
+                for p in inner.postings(share, *one) {
+                    add(scratch, p.slot, idf, p.tf, 1 << i);
                 }
-                let entry = &mut scratch.scores[slot as usize];
-                if entry.1 == 0 {
-                    scratch.touched.push(slot);
-                }
-                entry.0 += term(idf, frequency(tf), row.size as usize, avgdl);
-                entry.1 |= bit;
-            };
-            let no_overlay = overlay.rowids.is_empty() && overlay.rows.is_empty();
-            for (i, phrase) in phrases.iter().enumerate() {
-                // The common case, one token and no transaction of its own: its postings
-                // are its matches.
-                if let (Some([one]), true) = (phrase.ids.as_deref(), no_overlay) {
-                    let idf = idf(rows, inner.postings[*one as usize].live as usize);
-                    for p in inner.postings(*one) {
-                        add(scratch, p.slot, idf, p.tf, 1 << i);
+                continue;
+            }
+            let found = matches(inner, share, overlay, phrase);
+            let idf = bm25::idf(rows, found.len() as u64);
+            for (at, tf) in found {
+                let entry = match at {
+                    At::Slot(slot) => {
+                        add(scratch, slot, idf, tf, 1 << i);
+                        continue;
                     }
-                    continue;
-                }
-                let found = matches(inner, overlay, phrase);
-                let idf = idf(rows, found.len());
-                for (at, tf) in found {
-                    let entry = match at {
-                        At::Slot(slot) => {
-                            add(scratch, slot, idf, tf, 1 << i);
+                    At::Pending(p) => {
+                        let row = &overlay.rows[p].1;
+                        if !row.live() {
                             continue;
                         }
-                        At::Pending(p) => {
-                            let row = &overlay.rows[p].1;
-                            if !(row.live() && row.record.user_id == user) {
-                                continue;
-                            }
-                            let entry = &mut pending[p];
-                            entry.0 += term(idf, frequency(tf), row.size(), avgdl);
-                            entry
-                        }
-                    };
-                    entry.1 |= 1 << i;
-                }
+                        let entry = &mut pending[p];
+                        entry.0 += bm25::term(idf, frequency(tf), row.size(), avgdl);
+                        entry
+                    }
+                };
+                entry.1 |= 1 << i;
             }
-            let found =
-                scratch
-                    .touched
+        }
+        let found = scratch
+            .touched
+            .iter()
+            .map(|&slot| {
+                let (score, mask) = scratch.scores[slot as usize];
+                (
+                    score,
+                    mask,
+                    inner.scored[slot as usize].rowid,
+                    At::Slot(slot),
+                )
+            })
+            .chain(
+                pending
                     .iter()
-                    .map(|&slot| {
-                        let (score, mask) = scratch.scores[slot as usize];
-                        (
-                            score,
-                            mask,
-                            inner.scored[slot as usize].rowid,
-                            At::Slot(slot),
-                        )
-                    })
-                    .chain(pending.iter().enumerate().map(|(p, &(score, mask))| {
-                        (score, mask, overlay.rows[p].0, At::Pending(p))
-                    }))
-                    .filter(|&(_, mask, _, _)| mask != 0 && (!all || mask == every))
-                    .map(|(score, _, rowid, at)| (-score, rowid, at))
-                    .collect();
-            scratch.clear();
-            found
-        });
+                    .enumerate()
+                    .map(|(p, &(score, mask))| (score, mask, overlay.rows[p].0, At::Pending(p))),
+            )
+            .filter(|&(_, mask, _, _)| mask != 0 && (!all || mask == every))
+            .map(|(score, _, rowid, at)| (-score, rowid, at))
+            .collect();
+        scratch.clear();
+        found
+    });
     // Ties in rowid order, as SQLite's sort left them; only the best `limit` are sorted.
     let order = |a: &(f64, i64, At), b: &(f64, i64, At)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
     if ranked.len() > limit {
@@ -971,22 +1022,29 @@ mod tests {
     }
 
     /// The FTS5 table search used to rank with (`memories_fts` until schema version
-    /// 3), as a temporary table of `conn` holding what `conn` sees of the memories.
-    fn fts5_reference(conn: &Connection) {
+    /// 3), as a temporary table of `conn` holding what `conn` sees of `user`'s memories
+    /// alone, live or not: what the user's ranking must equal, whoever else shares the
+    /// store.
+    fn fts5_reference(conn: &Connection, user: &str) {
         conn.execute_batch(
             "DROP TABLE IF EXISTS temp.memories_fts;
              CREATE VIRTUAL TABLE temp.memories_fts USING fts5(
                  summary, detail, tokenize = 'porter unicode61 remove_diacritics 2'
-             );
-             INSERT INTO temp.memories_fts (rowid, summary, detail)
-                 SELECT rowid, summary, detail FROM main.memories;",
+             );",
         )
         .expect("the FTS5 reference");
+        conn.execute(
+            "INSERT INTO temp.memories_fts (rowid, summary, detail)
+                 SELECT rowid, summary, detail FROM main.memories WHERE user_id = ?1",
+            [user],
+        )
+        .expect("the FTS5 reference's rows");
     }
 
-    /// What `bm25(memories_fts, 1.0, 0.5)` ranked before this index: every live match
-    /// of the user, best first, ties in rowid order.
+    /// What `bm25(memories_fts, 1.0, 0.5)` ranks over a table of `user`'s memories
+    /// alone: every live match, best first, ties in rowid order.
     fn fts5_ranking(conn: &Connection, user: &str, query: &TextQuery) -> Vec<(String, f64)> {
+        fts5_reference(conn, user);
         let mut stmt = conn
             .prepare(
                 "SELECT m.id, bm25(memories_fts, 1.0, 0.5) AS score
@@ -1001,7 +1059,9 @@ mod tests {
             .expect("rows")
     }
 
-    fn fts5_count(conn: &Connection, query: &TextQuery) -> usize {
+    /// How many of `user`'s memories, live or not, match `query`.
+    fn fts5_count(conn: &Connection, user: &str, query: &TextQuery) -> usize {
+        fts5_reference(conn, user);
         conn.query_row(
             "SELECT count(*) FROM temp.memories_fts WHERE memories_fts MATCH ?1",
             [query.fts5()],
@@ -1103,12 +1163,13 @@ mod tests {
         {
             let state = text.read();
             let inner = state.as_ref().expect("built");
+            let (_, share) = inner.share("default").expect("the user's rows");
             for word in ["tea", "garden"] {
-                let term = inner.terms[word.as_bytes()] as usize;
-                let postings = &inner.postings[term];
+                let term = inner.terms[word.as_bytes()];
+                let postings = &share.postings[&term];
                 assert_eq!(
                     postings.live as usize,
-                    inner.postings(term as TermId).count(),
+                    inner.postings(share, term).count(),
                     "{word}: live count"
                 );
                 assert!(
@@ -1120,22 +1181,23 @@ mod tests {
             }
         }
         let c = &Connection::open(store.path()).expect("a connection of the test's");
-        fts5_reference(c);
         for words in ["tea", "garden", "sushi", "tea garden", "ramen kept"] {
             let query = TextQuery::any(words).expect("words");
             let compared = assert_same(c, text, "default", &query, "after 300 edits");
             assert!(compared > 0, "{words} matches something");
             assert_eq!(
-                text.more_than(&query, 21).expect("count"),
-                fts5_count(c, &query) > 21
+                text.more_than("default", &query, 21).expect("count"),
+                fts5_count(c, "default", &query) > 21
             );
         }
     }
 
-    /// On generated memories of several users, edited, superseded, dismissed and
-    /// deleted through every write path, the index ranks exactly as FTS5's bm25 did:
-    /// the same ids in the same order with the same scores, the same match counts;
-    /// and a search inside a write transaction sees that transaction's changes.
+    /// On generated memories of several users sharing one vocabulary, edited,
+    /// superseded, dismissed and deleted through every write path, the index ranks
+    /// each user's memories exactly as FTS5's bm25 does over a table of that user's
+    /// memories alone: the same ids in the same order with the same scores, the same
+    /// match counts and row counts; and a search inside a write transaction sees that
+    /// transaction's changes.
     #[test]
     fn ranks_as_fts5_bm25_through_every_kind_of_change() {
         let index = TextIndex::new().expect("index");
@@ -1219,7 +1281,6 @@ mod tests {
                 if step % 10 == 9 {
                     let text = store.text_built().expect("index");
                     let c = &Connection::open(store.path()).expect("a connection of the test's");
-                    fts5_reference(c);
                     (|| -> Result<(), StoreError> {
                         for _ in 0..20 {
                             let query = random_query(&mut rng);
@@ -1228,16 +1289,19 @@ mod tests {
                             compared += assert_same(c, text, user, &query, &case);
                             let cap = rng.below(40);
                             assert_eq!(
-                                text.more_than(&query, cap)?,
-                                fts5_count(c, &query) > cap,
-                                "{case}: more than {cap} of {query:?}"
+                                text.more_than(user, &query, cap)?,
+                                fts5_count(c, user, &query) > cap,
+                                "{case}: more than {cap} of {query:?} for {user}"
                             );
                         }
-                        let size: i64 =
-                            c.query_row("SELECT coalesce(max(rowid), 0) FROM memories", [], |r| {
-                                r.get(0)
-                            })?;
-                        assert_eq!(text.size(), size);
+                        for user in USERS.iter().chain(&["nobody"]) {
+                            let size: i64 = c.query_row(
+                                "SELECT count(*) FROM memories WHERE user_id = ?1",
+                                [user],
+                                |r| r.get(0),
+                            )?;
+                            assert_eq!(text.size(user), size, "{user}'s rows");
+                        }
                         // A read by id gives every row as the table holds it, to its
                         // own user only.
                         let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM memories"))?;
@@ -1267,7 +1331,6 @@ mod tests {
                                 "DELETE FROM memories WHERE id = (SELECT id FROM memories WHERE id != ?1 LIMIT 1)",
                                 [&id],
                             )?;
-                            fts5_reference(tx);
                             for _ in 0..10 {
                                 let query = random_query(&mut rng);
                                 let user = USERS[rng.below(USERS.len())];

@@ -1,12 +1,16 @@
 //! FTS5's own tokenizer, `porter unicode61 remove_diacritics 2`, as `memories_fts`
-//! declared it in `schema.rs` until version 3 dropped that table; called through
-//! SQLite's `fts5_api`. The in-memory ranking (`text_index.rs`) reads text with it, so
-//! that it finds the same tokens FTS5 does, by construction rather than by a second
-//! implementation of unicode61 and the Porter stemmer.
+//! declared it in `schema.rs` until version 3 dropped that table (and `messages_fts`
+//! still does); called through SQLite's `fts5_api`. The in-memory ranking
+//! (`text_index.rs`) reads text with it, so that it finds the same tokens FTS5 does, by
+//! construction rather than by a second implementation of unicode61 and the Porter
+//! stemmer; so does `engram_tokens`, the SQL function by which the schema's triggers
+//! count each user's transcript tokens ([`register_token_count`]).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ffi};
 
 /// FTS5 truncates longer tokens to this many bytes, in documents and queries alike.
@@ -87,6 +91,25 @@ impl Tokenizer {
         query: bool,
         each: &mut dyn FnMut(&[u8]),
     ) -> Result<(), TokenizerError> {
+        self.tokens_of(text.as_bytes(), query, each)
+    }
+
+    /// How many tokens FTS5 indexes for `text`: the size it records for a column
+    /// holding it.
+    pub fn count(&mut self, text: &[u8]) -> Result<usize, TokenizerError> {
+        let mut count = 0;
+        self.tokens_of(text, false, &mut |_| count += 1)?;
+        Ok(count)
+    }
+
+    /// [`Tokenizer::tokens`] of bytes as SQLite hands them over (FTS5 reads a value's
+    /// bytes, whatever they are).
+    fn tokens_of(
+        &mut self,
+        text: &[u8],
+        query: bool,
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), TokenizerError> {
         let length = c_int::try_from(text.len())
             .map_err(|_| TokenizerError(format!("{} bytes is too long", text.len())))?;
         let tokenize = self
@@ -155,8 +178,42 @@ unsafe extern "C" fn on_token(
     ffi::SQLITE_OK
 }
 
+/// Registers `engram_tokens(text)` on `conn`: how many tokens FTS5 indexes for `text`
+/// (0 for NULL), which the schema's triggers add to and take from each user's
+/// transcript total (`transcript_users.tokens`, `schema.rs`).
+pub fn register_token_count(conn: &Connection) -> rusqlite::Result<()> {
+    let tokenizer =
+        Tokenizer::new().map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
+    let tokenizer = std::sync::Mutex::new(tokenizer);
+    conn.create_scalar_function(
+        "engram_tokens",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            let text = match ctx.get_raw(0) {
+                ValueRef::Null => return Ok(0_i64),
+                ValueRef::Text(bytes) | ValueRef::Blob(bytes) => bytes,
+                // The transcript's columns have TEXT affinity: SQLite stores a number
+                // given to them as its text.
+                other => {
+                    return Err(rusqlite::Error::InvalidFunctionParameterType(
+                        0,
+                        other.data_type(),
+                    ));
+                }
+            };
+            // A tokenizer keeps no state between calls that a panic could tear.
+            let mut tokenizer = tokenizer.lock().unwrap_or_else(|p| p.into_inner());
+            let count = tokenizer
+                .count(text)
+                .map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
+            Ok(count as i64)
+        },
+    )
+}
+
 /// The connection's `fts5_api` (the way fts5.h documents to get it).
-unsafe fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api, TokenizerError> {
+pub(super) unsafe fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api, TokenizerError> {
     let mut api: *mut ffi::fts5_api = ptr::null_mut();
     let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
     // SAFETY: the statement is prepared on the live connection and finalized here; the

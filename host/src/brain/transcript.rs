@@ -11,14 +11,27 @@
 //!   it; unread messages wait for their conversation to end.
 //! - Every statement is scoped by `user_id`; a conversation id belongs to the user who
 //!   used it first.
+//! - A user's search depends on that user's messages alone: it scores with bm25 over
+//!   their messages only (`bm25.rs`: every column weighs 1.0, N, the average size and
+//!   each word's n counted over the user's messages, so the scores are those of FTS5's
+//!   `bm25(messages_fts, 1.0, 1.0)` over a table holding only them), and which words
+//!   are common, and how many messages a query matches, count only theirs. To read
+//!   only a user's rows, FTS5 is given a rowid range: each user's messages take a block of the index's rowids (`(number << 40) + n`, the number from
+//!   `transcript_users`), so a search costs what it would in a store of its own. N and
+//!   the total tokens are counters in `transcript_users`, kept by the triggers that
+//!   keep the index (`schema.rs`), in the transaction of the change itself, whatever
+//!   statement changed `messages` (a cascade from `conversations` included): counting
+//!   them at search time would read every row of the user, and counting them in the
+//!   writer's code would have to follow every path that deletes a message.
 
 use engram_strategies::model::Role;
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::Brain;
 use super::record::{ConversationRecord, MessageRecord};
 use super::store::StoreError;
 use super::text_index::TextQuery;
+use super::{Brain, bm25};
 use crate::ids::new_id;
 
 /// Longest message recorded.
@@ -30,14 +43,9 @@ pub const DEFAULT_TRANSCRIPT_DAYS: u32 = 365;
 /// Messages deleted per transaction while pruning, so that a large backlog never
 /// holds the writer for long.
 const PRUNE_BATCH: usize = 5_000;
-/// How many FTS hits the fast search path ranks per result it must return.
-const SEARCH_OVERFETCH: usize = 4;
 
 pub(super) const MESSAGE_COLUMNS: &str =
     "id, conversation_id, user_id, seq, role, name, content, at";
-
-/// bm25 weights of `messages_fts`' columns: the text, the speaker's name.
-const BM25_WEIGHTS: &str = "1.0, 1.0";
 
 /// A full-text match in the transcript with its bm25 score (lower is better).
 #[derive(Debug, Clone, PartialEq)]
@@ -121,6 +129,22 @@ impl Brain {
         name: Option<&str>,
         content: &str,
     ) -> Result<Option<String>, StoreError> {
+        self.record_message_at(user, conversation_id, role, name, content, self.now())
+    }
+
+    /// [`Brain::record_message`] for a message said at `at` (an import replaying a
+    /// conversation): the message and a new conversation's start carry `at`; the
+    /// conversation's last activity stays now, so the idle timer does not end it while
+    /// it is being replayed.
+    pub fn record_message_at(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        role: Role,
+        name: Option<&str>,
+        content: &str,
+        at: i64,
+    ) -> Result<Option<String>, StoreError> {
         validate(conversation_id, name, content)?;
         let name = name.map(str::trim);
         let paused = self.learning_paused(user)?;
@@ -150,8 +174,8 @@ impl Brain {
                 }
                 None => {
                     tx.execute(
-                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?3)",
-                        params![conversation_id, user, now],
+                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![conversation_id, user, at.min(now), now],
                     )?;
                 }
             }
@@ -169,7 +193,7 @@ impl Brain {
             let id = new_id("turn");
             tx.execute(
                 "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, conversation_id, user, seq, role.as_str(), name, content, now],
+                params![id, conversation_id, user, seq, role.as_str(), name, content, at],
             )?;
             // A request to forget is acted on before anything reads the message.
             if role == Role::User {
@@ -181,7 +205,7 @@ impl Brain {
                     role: role.as_str().to_string(),
                     name: name.map(str::to_string),
                     content: content.to_string(),
-                    at: now,
+                    at,
                 };
                 if let Some(forgotten) = super::forget::on_message(tx, &message, now)? {
                     purge |= !forgotten.messages.is_empty();
@@ -249,12 +273,26 @@ impl Brain {
         let mut deleted = 0;
         loop {
             let batch = self.store.write(|tx| {
-                Ok(tx.execute(
-                    "DELETE FROM messages WHERE n IN (
-                        SELECT m.n FROM messages m JOIN conversations c ON c.id = m.conversation_id
-                        WHERE m.at <= ?1 AND m.seq <= c.extracted_seq LIMIT ?2)",
-                    params![before, PRUNE_BATCH as i64],
-                )?)
+                // Deleted in the index's rowid order (each user's block in turn): FTS5
+                // writes out what it holds in memory whenever a rowid is lower than the
+                // last one it was given in the transaction.
+                let mut doomed: Vec<(i64, i64)> = tx
+                    .prepare_cached(
+                        "SELECT u.number, m.n FROM messages m
+                         JOIN conversations c ON c.id = m.conversation_id
+                         JOIN transcript_users u ON u.user_id = m.user_id
+                         WHERE m.at <= ?1 AND m.seq <= c.extracted_seq LIMIT ?2",
+                    )?
+                    .query_map(params![before, PRUNE_BATCH as i64], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                doomed.sort_unstable();
+                let mut delete = tx.prepare_cached("DELETE FROM messages WHERE n = ?1")?;
+                for (_, n) in &doomed {
+                    delete.execute([n])?;
+                }
+                Ok(doomed.len())
             })?;
             deleted += batch;
             if batch < PRUNE_BATCH {
@@ -273,51 +311,152 @@ impl Brain {
     }
 }
 
-/// Full-text matches in `user`'s transcript for a query, best first. Ranks on the
-/// index alone first and keeps the user's rows; when other users' rows crowd that
-/// window out, ranks over the join instead.
+/// Rowids of the index each user's messages take: message `n` of the user numbered `k`
+/// in `transcript_users` is row `(k << 40) + n` (`schema.rs`).
+const BLOCK_BITS: u32 = 40;
+
+/// A user's part of the transcript index: their block of its rowids, and what bm25
+/// counts over their messages.
+struct Share {
+    /// The block's first rowid: message `n` is row `first + n`.
+    first: i64,
+    messages: u64,
+    /// In the text and the speaker's name, as FTS5 counts them.
+    tokens: u64,
+}
+
+impl Share {
+    fn last(&self) -> i64 {
+        self.first + ((1 << BLOCK_BITS) - 1)
+    }
+}
+
+/// `user`'s part of the index; `None` when they have no message.
+fn share(conn: &Connection, user: &str) -> Result<Option<Share>, StoreError> {
+    let share = conn
+        .prepare_cached("SELECT number, messages, tokens FROM transcript_users WHERE user_id = ?1")?
+        .query_row([user], |r| {
+            Ok(Share {
+                first: r.get::<_, i64>(0)? << BLOCK_BITS,
+                messages: r.get::<_, i64>(1)?.max(0) as u64,
+                tokens: r.get::<_, i64>(2)?.max(0) as u64,
+            })
+        })
+        .optional()?;
+    Ok(share.filter(|s| s.messages > 0))
+}
+
+/// How many of the share's messages match the FTS5 query `fts`, counting no further
+/// than `most` when given.
+fn count(
+    conn: &Connection,
+    share: &Share,
+    fts: &str,
+    most: Option<usize>,
+) -> Result<u64, StoreError> {
+    let most = most.map_or(-1, |m| m as i64);
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM messages_fts
+             WHERE messages_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)",
+        )?
+        .query_row(params![fts, share.first, share.last(), most], |r| r.get(0))?;
+    Ok(count as u64)
+}
+
+/// Full-text matches in `user`'s transcript for a query, best first (ties in the
+/// order the messages were recorded), scored by bm25 over the user's messages alone
+/// (`bm25.rs`): as FTS5's `bm25(messages_fts, 1.0, 1.0)` would over a table holding
+/// only them. FTS5 reads only the user's block of the index, once: each match's size
+/// and instances of each word (`engram_hits`); the scores are computed here.
 pub(super) fn search(
     conn: &Connection,
     user: &str,
     query: &TextQuery,
     limit: usize,
 ) -> Result<Vec<MessageMatch>, StoreError> {
-    let fts_query = query.fts5();
-    let fts_query = fts_query.as_str();
-    let limit = limit.clamp(1, 500);
-    let columns = MESSAGE_COLUMNS
-        .split(", ")
-        .map(|c| format!("m.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let map = |row: &Row| {
-        Ok(MessageMatch {
-            message: message_from_row(row)?,
-            bm25: row.get(8)?,
-        })
+    let words = query.words.len();
+    let Some(share) = share(conn, user)?.filter(|_| words > 0) else {
+        return Ok(Vec::new());
     };
-    let window = limit * SEARCH_OVERFETCH;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {columns}, f.score FROM (
-            SELECT rowid, bm25(messages_fts, {BM25_WEIGHTS}) AS score FROM messages_fts
-            WHERE messages_fts MATCH ?1 ORDER BY score LIMIT ?4
-        ) f JOIN messages m ON m.n = f.rowid WHERE m.user_id = ?2 ORDER BY f.score LIMIT ?3"
-    ))?;
-    let fast = stmt
-        .query_map(params![fts_query, user, limit as i64, window as i64], map)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    if fast.len() >= limit || match_count(conn, query, window)? <= window {
-        return Ok(fast);
+    let Scan { matches, instances } = scan(conn, &share, query)?;
+    // Each word's n, as FTS5 counts a phrase's rows over its table: among the matches
+    // of any of the words, the ones holding it; when every word must match, counted
+    // apart.
+    let mut idfs = Vec::with_capacity(words);
+    for (i, word) in query.words.iter().enumerate() {
+        let hits = if query.all {
+            count(conn, &share, &TextQuery::word(word).fts5(), None)?
+        } else {
+            instances.chunks_exact(words).filter(|m| m[i] > 0).count() as u64
+        };
+        idfs.push(bm25::idf(share.messages, hits));
     }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {columns}, bm25(messages_fts, {BM25_WEIGHTS}) AS score
-         FROM messages_fts JOIN messages m ON m.n = messages_fts.rowid
-         WHERE messages_fts MATCH ?1 AND m.user_id = ?2 ORDER BY score LIMIT ?3"
+    let avgdl = bm25::average(share.tokens, share.messages);
+    let mut ranked: Vec<(f64, i64)> = matches
+        .iter()
+        .zip(instances.chunks_exact(words))
+        .map(|(&(rowid, size), instances)| {
+            let mut score = 0.0;
+            for (idf, &freq) in idfs.iter().zip(instances) {
+                score += bm25::term(*idf, f64::from(freq), size, avgdl);
+            }
+            (-score, rowid)
+        })
+        .collect();
+    let order = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let limit = limit.clamp(1, 500);
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_unstable_by(order);
+    let mut message = conn.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE n = ?1 AND user_id = ?2"
     ))?;
-    let joined = stmt
-        .query_map(params![fts_query, user, limit as i64], map)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(joined)
+    let mut found = Vec::with_capacity(ranked.len());
+    for (bm25, rowid) in ranked {
+        if let Some(message) = message
+            .query_row(params![rowid - share.first, user], message_from_row)
+            .optional()?
+        {
+            found.push(MessageMatch { message, bm25 });
+        }
+    }
+    Ok(found)
+}
+
+/// Every match of a query among a share's messages.
+struct Scan {
+    /// Each match's index rowid and size.
+    matches: Vec<(i64, usize)>,
+    /// Its instances of each word of the query: one per word, in order, match after
+    /// match.
+    instances: Vec<u32>,
+}
+
+fn scan(conn: &Connection, share: &Share, query: &TextQuery) -> Result<Scan, StoreError> {
+    let words = query.words.len();
+    let mut matches = Vec::new();
+    let mut instances = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, engram_hits(messages_fts) FROM messages_fts
+         WHERE messages_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+    )?;
+    let mut rows = stmt.query(params![query.fts5(), share.first, share.last()])?;
+    while let Some(row) = rows.next()? {
+        let hits = match row.get_ref(1)? {
+            ValueRef::Blob(blob) => bm25::Hits::read(blob, words),
+            _ => None,
+        }
+        .ok_or_else(|| StoreError::Invalid {
+            field: "search",
+            reason: format!("engram_hits gave no count for each of the {words} words"),
+        })?;
+        matches.push((row.get(0)?, hits.size()));
+        instances.extend(hits.instances());
+    }
+    Ok(Scan { matches, instances })
 }
 
 /// The user's latest `limit` messages of their own (role `user`), newest first.
@@ -335,24 +474,246 @@ pub(super) fn latest(
     Ok(rows)
 }
 
-/// How many messages (any user) match `query`, counting no further than `cap + 1`.
+/// How many of `user`'s messages match `query`, counting no further than `cap + 1`.
 pub(super) fn match_count(
     conn: &Connection,
+    user: &str,
     query: &TextQuery,
     cap: usize,
 ) -> Result<usize, StoreError> {
-    let count: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT ?2)",
-        )?
-        .query_row(params![query.fts5(), (cap + 1) as i64], |r| r.get(0))?;
-    Ok(count as usize)
+    let Some(share) = share(conn, user)? else {
+        return Ok(0);
+    };
+    Ok(count(conn, &share, &query.fts5(), Some(cap + 1))? as usize)
 }
 
-/// How many messages the transcript has held (rowids only grow): cheap, and close
-/// enough to decide which words are common.
-pub(super) fn size(conn: &Connection) -> Result<i64, StoreError> {
-    Ok(conn
-        .prepare_cached("SELECT coalesce(max(n), 0) FROM messages")?
-        .query_row([], |r| r.get(0))?)
+/// How many messages `user` has (bm25's N for them, and what deciding which words are
+/// common for them reads).
+pub(super) fn size(conn: &Connection, user: &str) -> Result<i64, StoreError> {
+    Ok(share(conn, user)?.map_or(0, |s| s.messages as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use engram_strategies::model::Role;
+    use rusqlite::{Connection, params};
+
+    use super::*;
+    use crate::brain::test_rng::Rng;
+
+    /// Words with shared stems, diacritics, digits, a word FTS5 reads as a phrase of
+    /// two tokens (a visarga splits `sun\u{903}set`) and one it reads as none.
+    const WORDS: &[&str] = &[
+        "tea",
+        "teas",
+        "green",
+        "garden",
+        "gardening",
+        "sister",
+        "anna",
+        "hiking",
+        "hike",
+        "café",
+        "cafe",
+        "naïve",
+        "42",
+        "weekend",
+        "sushi",
+        "lisbon",
+        "booked",
+        "the",
+        "sun\u{903}set",
+        "sun",
+        "set",
+        "\u{903}",
+    ];
+    const USERS: &[&str] = &["default", "u2", "u3"];
+
+    fn words(rng: &mut Rng, most: usize) -> String {
+        (0..1 + rng.below(most))
+            .map(|_| WORDS[rng.below(WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// An FTS5 table of `user`'s messages alone, as `conn` sees them, and its
+    /// instances: what their ranking and counts must equal, whoever else shares the
+    /// store.
+    fn reference(conn: &Connection, user: &str) {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS temp.user_instances;
+             DROP TABLE IF EXISTS temp.user_fts;
+             CREATE VIRTUAL TABLE temp.user_fts USING fts5(
+                 content, name, tokenize = 'porter unicode61 remove_diacritics 2'
+             );
+             CREATE VIRTUAL TABLE temp.user_instances USING fts5vocab(temp, user_fts, 'instance');",
+        )
+        .expect("the FTS5 reference");
+        conn.execute(
+            "INSERT INTO temp.user_fts (rowid, content, name)
+             SELECT n, content, name FROM main.messages WHERE user_id = ?1",
+            [user],
+        )
+        .expect("the reference's rows");
+    }
+
+    /// `bm25(user_fts, 1.0, 1.0)` over the reference: every match, best first, ties in
+    /// the order the messages were recorded.
+    fn ranking(conn: &Connection, query: &TextQuery) -> Vec<(String, f64)> {
+        conn.prepare(
+            "SELECT m.id, bm25(user_fts, 1.0, 1.0) AS score
+             FROM temp.user_fts JOIN main.messages m ON m.n = user_fts.rowid
+             WHERE user_fts MATCH ?1 ORDER BY score, user_fts.rowid LIMIT 500",
+        )
+        .expect("reference")
+        .query_map([query.fts5()], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows")
+    }
+
+    fn one(conn: &Connection, sql: &str) -> i64 {
+        conn.query_row(sql, [], |r| r.get(0)).expect(sql)
+    }
+
+    fn random_query(rng: &mut Rng) -> TextQuery {
+        let text = words(rng, 4);
+        if rng.below(4) == 0 {
+            TextQuery::all(&text)
+        } else {
+            TextQuery::any(&text)
+        }
+        .expect("words")
+    }
+
+    /// Messages of several users in one vocabulary, recorded, edited, moved between
+    /// users, deleted by conversation, by user and by pruning: each user's search ranks
+    /// exactly as FTS5's bm25 does over a table of that user's messages alone (the same
+    /// ids in the same order with the same scores), with the same match counts and
+    /// size, and the user's counters hold what that table holds.
+    #[test]
+    fn each_users_search_ranks_as_fts5_over_their_messages_alone() {
+        for seed in [3_u64, 27, 2024] {
+            let fixture = crate::brain::tests::fixture();
+            let brain = &fixture.brain;
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut compared = 0;
+            for step in 0..400 {
+                let user = USERS[rng.below(USERS.len())];
+                let conversation = format!("{user}-{}", rng.below(6));
+                match rng.below(40) {
+                    0 => {
+                        let _ = brain.delete_conversation(user, &conversation);
+                    }
+                    1 => {
+                        brain
+                            .store()
+                            .write(|tx| {
+                                tx.execute("UPDATE conversations SET extracted_seq = 1000000", [])?;
+                                Ok(())
+                            })
+                            .expect("read by extraction");
+                        fixture.clock.advance(1_000);
+                        brain
+                            .prune_transcript(rng.below(3) as i64 * 60_000)
+                            .expect("prune");
+                    }
+                    2 => {
+                        brain.clear(user).expect("clear");
+                    }
+                    3 | 4 => {
+                        // Edited or moved to another user: written in SQL, as no API
+                        // does it.
+                        let other = USERS[rng.below(USERS.len())];
+                        let text = words(&mut rng, 10);
+                        brain
+                            .store()
+                            .write(|tx| {
+                                tx.execute(
+                                    "UPDATE messages SET content = ?1, user_id = ?2
+                                     WHERE n = (SELECT n FROM messages WHERE user_id = ?3 LIMIT 1)",
+                                    params![text, other, user],
+                                )?;
+                                Ok(())
+                            })
+                            .expect("edit a message");
+                    }
+                    _ => {
+                        let name = [None, Some("Anna"), Some("Tea Garden")][rng.below(3)];
+                        let role = [Role::User, Role::Assistant][rng.below(2)];
+                        let text = words(&mut rng, 14);
+                        brain
+                            .record_message(user, &conversation, role, name, &text)
+                            .expect("record")
+                            .expect("learning is on");
+                        fixture.clock.advance(1_000);
+                    }
+                }
+                if step % 40 != 39 {
+                    continue;
+                }
+                let store = brain.store();
+                let c = &Connection::open(store.path()).expect("a connection of the test's");
+                crate::brain::bm25::register(c).expect("engram_hits");
+                for user in USERS.iter().chain(&["nobody"]) {
+                    reference(c, user);
+                    let case = format!("seed {seed}, step {step}, {user}");
+                    let rows = one(c, "SELECT count(*) FROM temp.user_fts");
+                    assert_eq!(size(c, user).expect("size"), rows, "{case}: size");
+                    // Every token is an instance of its term.
+                    let tokens = one(c, "SELECT count(*) FROM temp.user_instances");
+                    let counted = c
+                        .query_row(
+                            "SELECT messages, tokens FROM transcript_users WHERE user_id = ?1",
+                            [user],
+                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                        )
+                        .optional()
+                        .expect("counters")
+                        .unwrap_or((0, 0));
+                    assert_eq!(counted, (rows, tokens), "{case}: the user's counters");
+                    for _ in 0..10 {
+                        let query = random_query(&mut rng);
+                        let expected = ranking(c, &query);
+                        let found: Vec<(String, f64)> = search(c, user, &query, 500)
+                            .expect("search")
+                            .into_iter()
+                            .map(|m| {
+                                assert_eq!(&m.message.user_id, user, "{case}: another's message");
+                                (m.message.id, m.bm25)
+                            })
+                            .collect();
+                        let ids = |v: &[(String, f64)]| {
+                            v.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>()
+                        };
+                        // The same arithmetic in the same order: the same numbers.
+                        assert_eq!(found, expected, "{case}: {query:?}");
+                        let few: Vec<String> = search(c, user, &query, 3)
+                            .expect("search")
+                            .into_iter()
+                            .map(|m| m.message.id)
+                            .collect();
+                        assert_eq!(few, ids(&expected)[..expected.len().min(3)], "{case}");
+                        let cap = rng.below(30);
+                        assert_eq!(
+                            match_count(c, user, &query, cap).expect("count"),
+                            expected.len().min(cap + 1),
+                            "{case}: {query:?}, at most {}",
+                            cap + 1
+                        );
+                        compared += expected.len();
+                    }
+                }
+                c.execute(
+                    "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
+                    [],
+                )
+                .expect("the index matches its messages");
+            }
+            assert!(
+                compared > 1_000,
+                "seed {seed}: only {compared} matches compared"
+            );
+        }
+    }
 }

@@ -346,7 +346,16 @@ impl std::fmt::Debug for DaemonClient {
 
 impl DaemonClient {
     pub fn new(endpoint: Endpoint) -> Result<DaemonClient, ClientError> {
-        let http = endpoint.http_client(Some(REQUEST_TIMEOUT))?;
+        DaemonClient::with_timeout(endpoint, REQUEST_TIMEOUT)
+    }
+
+    /// A client whose requests may take up to `timeout` (imports that learn from
+    /// many conversations, backups of a large data directory).
+    pub fn with_timeout(
+        endpoint: Endpoint,
+        timeout: Duration,
+    ) -> Result<DaemonClient, ClientError> {
+        let http = endpoint.http_client(Some(timeout))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -415,6 +424,35 @@ impl DaemonClient {
         query: &[(&str, String)],
         body: Option<&B>,
     ) -> Result<Vec<u8>, ClientError> {
+        self.send_built(method, path, query, |request| match body {
+            Some(body) => request.json(body),
+            None => request,
+        })
+    }
+
+    /// Sends `body` as it is, with its content type (a JSONL import); as [`DaemonClient::send`].
+    pub fn send_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ClientError> {
+        self.send_built(method, path, query, |request| {
+            request
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .body(body)
+        })
+    }
+
+    fn send_built(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> Result<Vec<u8>, ClientError> {
         let url = format!("{}{path}", self.endpoint.url);
         let mut request = self
             .http
@@ -427,9 +465,7 @@ impl DaemonClient {
         if !query.is_empty() {
             request = request.query(query);
         }
-        if let Some(body) = body {
-            request = request.json(body);
-        }
+        request = body(request);
         let unreachable = |e: reqwest::Error| {
             if e.is_connect() || e.is_timeout() {
                 self.endpoint.unreachable(&e)

@@ -2,16 +2,18 @@
 //! command (Claude Code, Codex, ...). By default it relays to the running daemon's
 //! `/mcp` (`mcp_bridge.rs`), found as `engram memory` finds it; with `--embedded` it
 //! opens the data directory itself and serves from this process (for when no daemon
-//! runs). Exit codes: 0 when the client closed the session, 1 on failure, 3 when no
-//! daemon could be reached (without `--embedded`).
+//! runs). When no daemon runs for the data directory (and no `--url` was given), it
+//! serves embedded all the same and says so on stderr, so that an agent configured
+//! with `engram mcp` keeps working before `engram serve` is started (or after a
+//! reboot without the service). Exit codes: 0 when the client closed the session, 1
+//! on failure, 3 when the daemon `--url` names could not be reached.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
 
-use super::client::{Acting, Endpoint, URL_ENV};
+use super::client::{Acting, ClientError, Endpoint, URL_ENV};
 use crate::app::App;
 use crate::credentials::AGENT_TOKEN_ENV;
 use crate::lock::DataDirLock;
@@ -33,15 +35,21 @@ pub struct McpArgs {
 pub fn run(data: DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if args.embedded {
         embedded(data)?;
-    } else {
-        relay(data.root(), args)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let url_given = args.url.as_deref().is_some_and(|u| !u.trim().is_empty());
+    match Endpoint::discover(data.root(), args.url, args.token, Acting::Agent) {
+        Ok(endpoint) => super::mcp_bridge::run(endpoint)?,
+        Err(ClientError::NoDaemon { .. } | ClientError::StaleDaemonFile { .. }) if !url_given => {
+            eprintln!(
+                "engram mcp: no daemon runs for {}; serving embedded from this process, which holds the data directory until the client disconnects (`engram serve` or `engram service install` keeps one running)",
+                data.root().display()
+            );
+            embedded(data)?;
+        }
+        Err(e) => return Err(e.into()),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn relay(root: &Path, args: McpArgs) -> Result<(), super::client::ClientError> {
-    let endpoint = Endpoint::discover(root, args.url, args.token, Acting::Agent)?;
-    super::mcp_bridge::run(endpoint)
 }
 
 /// The services over the data directory, and the daemon's own loops (idle

@@ -128,6 +128,22 @@ pub enum MemoryCommand {
         #[arg(short = 'y', long = "yes")]
         yes: bool,
     },
+    /// Write the user's memory out: Engram JSONL (lossless) or Markdown notes
+    Export {
+        #[arg(long, value_enum, default_value_t = super::transfer::ExportFormat::Engram)]
+        format: super::transfer::ExportFormat,
+        /// The file (engram; default stdout) or folder (markdown) to write
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Bring memory in from Engram or another tool (each entry once: importing the
+    /// same file again adds nothing)
+    Import {
+        /// The export: a file, a data export's folder, or a folder of notes (`-`: stdin)
+        path: std::path::PathBuf,
+        #[arg(long, value_enum, default_value_t = super::transfer::ImportFormat::Engram)]
+        format: super::transfer::ImportFormat,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -808,7 +824,35 @@ pub fn confirm_clear(user: &str, total: usize) -> Result<(), ClearRefused> {
     }
 }
 
+/// Runs `engram memory ...`; with `--json`, a failure too is JSON on stdout,
+/// `{"error": {"code", "message"}}` (the daemon's problem code when it answered one),
+/// with the same exit code as in text.
 pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    match run_command(data_dir, args) {
+        Err(error) if json => {
+            let client = error.downcast_ref::<ClientError>();
+            let code = client
+                .and_then(ClientError::problem_code)
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    match client.map_or(1, ClientError::exit_code) {
+                        3 => "no-daemon",
+                        _ => "failed",
+                    }
+                    .to_string()
+                });
+            let text = to_json(&serde_json::json!({
+                "error": {"code": code, "message": format!("{error:#}")}
+            }));
+            println!("{text}");
+            Ok(ExitCode::from(client.map_or(1, ClientError::exit_code)))
+        }
+        other => other,
+    }
+}
+
+fn run_command(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
     let user = args.user.clone();
     // Refuse before touching the daemon: a script without -y must not depend on it.
@@ -817,6 +861,9 @@ pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     {
         let user = user.as_deref().unwrap_or(DEFAULT_USER).to_string();
         return Err(ClearRefused::NotATerminal(user).into());
+    }
+    if let MemoryCommand::Export { .. } | MemoryCommand::Import { .. } = args.command {
+        return transfer(data_dir, args);
     }
     let client = MemoryClient::connect(data_dir, args.url, args.token, user)?;
     let out = match args.command {
@@ -905,9 +952,47 @@ pub fn run(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
             let cleared = client.clear()?;
             output(json, &cleared, |c| render_cleared(c, client.user()))
         }
+        MemoryCommand::Export { .. } | MemoryCommand::Import { .. } => {
+            unreachable!("handled by transfer()")
+        }
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `export` and `import`, with a client whose requests may take long.
+fn transfer(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
+    use super::transfer;
+    let endpoint = Endpoint::discover(data_dir, args.url, args.token, Acting::Person)?;
+    let client = DaemonClient::with_timeout(endpoint, transfer::TRANSFER_TIMEOUT)?;
+    let query: Vec<(&'static str, String)> =
+        args.user.iter().map(|u| ("user", u.clone())).collect();
+    let text = match args.command {
+        MemoryCommand::Import { path, format } => {
+            let outcome = transfer::import(&client, &query, format, &path)?;
+            output(args.json, &outcome, transfer::render_import)
+        }
+        MemoryCommand::Export { format, output: to } => {
+            let outcome = transfer::export(&client, &query, format, to.as_deref())?;
+            match &outcome.path {
+                // JSONL on stdout is the output itself: nothing else goes there.
+                None => return Ok(ExitCode::SUCCESS),
+                Some(path) => output(args.json, &outcome, |o| {
+                    format!(
+                        "exported {} ({}) to {}\n",
+                        o.count,
+                        o.format,
+                        path.display()
+                    )
+                }),
+            }
+        }
+        _ => unreachable!("only export and import"),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)
 }

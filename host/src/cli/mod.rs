@@ -2,17 +2,23 @@
 //! command line was invalid (clap's own code), 3 the daemon could not be reached (the
 //! commands that talk to a running daemon, `engram memory ...`: no `daemon.json` in the
 //! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
-//! any part failed (one id of several, one skill of an update, one doctor check).
+//! any part failed (one id of several, one skill of an update, one doctor check);
+//! `engram skills doctor` exits 4 when only the registry cannot be reached.
 
+mod backup;
 pub mod chat;
 pub mod client;
+mod config;
 mod kit;
 mod mcp;
 mod mcp_bridge;
 pub mod memory;
+mod models;
 mod plugins;
 mod registry;
+mod service;
 pub mod skills;
+mod transfer;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,10 +32,20 @@ use crate::logging::LogFormat;
 use crate::paths::DataDir;
 use crate::server;
 
+/// `engram --version`: the release and the Second Brain's schema version, which says
+/// whether a data directory written by another release opens (see CHANGELOG.md).
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (Second Brain schema {})",
+        env!("CARGO_PKG_VERSION"),
+        crate::brain::SCHEMA_VERSION
+    )
+});
+
 #[derive(Debug, Parser)]
 #[command(
     name = "engram",
-    version,
+    version = VERSION.as_str(),
     about = "Local memory-and-skills host for AI agents"
 )]
 pub struct Cli {
@@ -63,6 +79,9 @@ pub enum Command {
     /// Manage WebAssembly strategy plugins
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Manage the sentence-encoder models (no daemon needed)
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Inspect and manage the Second Brain of the running daemon
     Memory(memory::MemoryArgs),
     /// Browse the skills registry and manage installed skills (no daemon needed)
@@ -76,6 +95,19 @@ pub enum Command {
     /// Talk to Engram in this terminal, through the running daemon or, without one, in
     /// this process (needs llm.* in config.yaml for answers)
     Chat(chat::ChatArgs),
+    /// Run `engram serve` as a service of your session (systemd user unit, launchd agent)
+    #[command(subcommand)]
+    Service(service::ServiceCommand),
+    /// Show the configuration in force, or check a configuration file
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// A consistent copy of the data directory, taken by the running daemon
+    Backup(backup::BackupArgs),
+    /// Print a shell completion script (`engram completions bash > ~/.local/share/bash-completion/completions/engram`)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -105,14 +137,28 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { listen } => {
             // Before anything in the directory is opened: a second daemon touches nothing.
             let lock = DataDirLock::acquire(data.root(), "serve")?;
+            // A new data directory gets the commented template of every key.
+            let wrote_template =
+                crate::config::write_template(&data.config_file()).map_err(|e| {
+                    anyhow::anyhow!("cannot write {}: {e}", data.config_file().display())
+                })?;
             let app = App::open(data)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(server::serve(app, lock, listen))?;
+            runtime.block_on(server::serve(app, lock, listen, wrote_template))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Service(command) => service::run(data.root(), command),
+        Command::Config(command) => config::run(&data, command),
+        Command::Backup(args) => backup::run(data.root(), args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "engram", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins(command) => plugins::run(data, command),
+        Command::Models(command) => models::run(data, command),
         Command::Memory(args) => memory::run(data.root(), args),
         Command::Skills(args) => skills::run(data, args),
         Command::Registry(command) => registry::run(command),

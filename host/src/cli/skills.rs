@@ -106,6 +106,9 @@ pub enum SkillsCommand {
     List,
     /// Registry statistics and reachability
     Info,
+    /// Index the skill directories added, changed or removed by hand (what the
+    /// dashboard's refresh does)
+    Scan,
     /// Check the registry, the feed cache and the skills directory
     Doctor {
         /// Also write the built-in skills and the template that are missing (never
@@ -258,6 +261,7 @@ async fn execute(ctx: &Ctx, command: SkillsCommand) -> anyhow::Result<ExitCode> 
         SkillsCommand::Grant { id } => grant(ctx, &id),
         SkillsCommand::List => list(ctx),
         SkillsCommand::Info => info(ctx).await,
+        SkillsCommand::Scan => scan(ctx),
         SkillsCommand::Doctor { seed_skills } => doctor(ctx, seed_skills).await,
     }
 }
@@ -699,10 +703,15 @@ async fn install(
 }
 
 fn outcome_line(outcome: &InstallOutcome, page_url: Option<&str>) -> String {
+    // A skill without a version is named alone ("tea-notes: installed").
+    let version = outcome
+        .version
+        .as_deref()
+        .map(|v| format!(" {}", clean(v)))
+        .unwrap_or_default();
     let mut line = format!(
-        "{} {}: {}",
+        "{}{version}: {}",
         clean(&outcome.id),
-        clean(outcome.version.as_deref().unwrap_or("-")),
         match outcome.status {
             crate::skills::InstallStatus::Installed => "installed",
             crate::skills::InstallStatus::Updated => "updated",
@@ -873,6 +882,53 @@ fn remove(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn scan(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let report = ctx.library()?.scan()?;
+    ctx.output(&serde_json::to_value(&report)?, || {
+        let mut out = String::new();
+        let mut line = |what: &str, items: Vec<String>| {
+            if !items.is_empty() {
+                out.push_str(&format!("{what}: {}\n", clean(&items.join(", "))));
+            }
+        };
+        line("added", report.added.clone());
+        line("refreshed", report.refreshed.clone());
+        line(
+            "dropped (directory gone)",
+            report.dropped.iter().map(|d| d.slug.clone()).collect(),
+        );
+        line(
+            "renamed",
+            report
+                .renamed
+                .iter()
+                .map(|r| format!("{} -> {}", r.from, r.to))
+                .collect(),
+        );
+        line("recovered", report.recovered.clone());
+        line(
+            "not valid skills",
+            report
+                .problems
+                .iter()
+                .map(|p| format!("{} ({}: {})", p.path, p.code, p.message))
+                .collect(),
+        );
+        if let Some(reason) = &report.index_reset {
+            out.push_str(&format!("index rebuilt: {}\n", clean(reason)));
+        }
+        if out.is_empty() {
+            out.push_str("the index matches the skills directory\n");
+        }
+        out
+    })?;
+    Ok(if report.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let library = ctx.library()?;
     let installed = library.installed()?;
@@ -1012,8 +1068,13 @@ struct Check {
     message: String,
 }
 
+/// `doctor`'s exit code when the registry cannot be reached and every other check
+/// passed (offline is no failure of this machine).
+pub const EXIT_REGISTRY_OFFLINE: u8 = 4;
+
 async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
+    let mut offline = false;
     let mut check = |name, status, message: String| {
         checks.push(Check {
             name,
@@ -1076,6 +1137,20 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
                         ),
                     );
                     (true, Value::Null)
+                }
+                Err(RegistryError::Fetch(e)) if e.is_unreachable() => {
+                    // Nothing is wrong here: the installed skills, the daemon and
+                    // the memory work without the registry.
+                    offline = true;
+                    check(
+                        "registry",
+                        "warn",
+                        format!(
+                            "{} cannot be reached ({e}); only installs, updates and searches from the registry need it: everything else works offline",
+                            client.registry().as_str()
+                        ),
+                    );
+                    (false, serde_json::to_value(RegistryError::Fetch(e))?)
                 }
                 Err(e) => {
                     check("registry", "fail", e.to_string());
@@ -1159,7 +1234,7 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
                     "disk",
                     "warn",
                     format!(
-                        "not indexed yet (the next discovery scan adds them): {}",
+                        "not indexed yet (`engram skills scan`, or the daemon's next start, adds them): {}",
                         disk.unindexed.join(", ")
                     ),
                 );
@@ -1184,6 +1259,7 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
     let ok = checks.iter().all(|c| c.status != "fail");
     let value = json!({
         "ok": ok,
+        "offline": offline,
         "checks": checks,
         "registry": registry_json_value,
         "cache": cache_json,
@@ -1202,9 +1278,35 @@ async fn doctor(ctx: &Ctx, seed_skills: bool) -> anyhow::Result<ExitCode> {
         }
         out
     })?;
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    Ok(match (ok, offline) {
+        (false, _) => ExitCode::FAILURE,
+        (true, true) => ExitCode::from(EXIT_REGISTRY_OFFLINE),
+        (true, false) => ExitCode::SUCCESS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_install_without_a_version_names_the_skill_alone() {
+        let outcome = |version: Option<&str>| InstallOutcome {
+            status: crate::skills::InstallStatus::Installed,
+            slug: "tea-notes".into(),
+            id: "tea-notes".into(),
+            name: "tea-notes".into(),
+            version: version.map(str::to_string),
+            sha256: String::new(),
+            path: std::path::PathBuf::from("tea-notes"),
+            warnings: Vec::new(),
+            replaced: None,
+            allowed_tools: Vec::new(),
+            granted_tools: Vec::new(),
+        };
+        assert!(outcome_line(&outcome(None), None).starts_with("tea-notes: installed"));
+        assert!(
+            outcome_line(&outcome(Some("0.1.0")), None).starts_with("tea-notes 0.1.0: installed")
+        );
+    }
 }

@@ -12,10 +12,48 @@
 //!
 //! Both files are compiled in (4 MB for the table, 230 KB for the vocabulary); the
 //! vocabulary's hash map is built on first use.
+//!
+//! Beside the table: a contextual sentence encoder run in this process from an
+//! installed model (`encoder.rs`, `bert.rs`), the installed models
+//! (`models.rs`, `{data_dir}/models/<name>/`), their download from the Hugging Face
+//! hub (`hub.rs`), and which of the two serves (`active.rs`). The table's
+//! tokenizer (`wordpiece.rs`) stays its own: it splits the words retrieval already
+//! analysed, on the hot path of every search, where the model's tokenizer.json runs
+//! the full Hugging Face pipeline once per text.
 
 use std::sync::LazyLock;
 
+pub mod active;
+mod bert;
+pub mod encoder;
+pub mod hub;
+pub mod models;
 pub mod wordpiece;
+
+#[cfg(test)]
+#[path = "../../tests/support/http.rs"]
+mod http;
+#[cfg(test)]
+#[path = "../../tests/support/rng.rs"]
+mod rng;
+#[cfg(test)]
+#[path = "../../tests/support/tiny_bert.rs"]
+mod tiny_bert;
+
+/// What is in a directory, hidden entries included, sorted (none when it is missing).
+#[cfg(test)]
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
 
 use wordpiece::WordPiece;
 

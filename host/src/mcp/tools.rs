@@ -302,13 +302,12 @@ pub const TOOLS: &[McpTool] = &[
     McpTool {
         name: "skill_read",
         description: || {
-            format!(
-                "Read an active skill's instructions (its SKILL.md body and the files it has), \
-                 or, with `path`, one of its files. {}",
-                crate::tools::host_tool("read_skill_file")
-                    .map(|t| t.description)
-                    .unwrap_or_default()
-            )
+            // Not the host tool's description: that one reads the turn's invoked skill,
+            // this one any active skill by its slug.
+            "Read an active skill by its slug: its instructions (the SKILL.md body) and the \
+             list of its files; with `path`, one of those files (under scripts/ or \
+             references/) as text."
+                .to_string()
         },
         schema: || {
             let mut path = host_schema("read_skill_file")["properties"]["path"].clone();
@@ -723,6 +722,47 @@ fn turn_end(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Fa
     to_json(app.turns.end(&args.turn_id, user, args.reply.as_deref())?)
 }
 
+/// A result as JSON, numbers as the REST API writes them: through the serialiser,
+/// which writes an f32 by its shortest form (`0.8`), where `to_value` would widen it to
+/// f64 first (`0.800000011920929`).
 fn to_json(value: impl serde::Serialize) -> Result<Value, Failure> {
-    serde_json::to_value(value).map_err(|e| Failure::internal("serialising a result", &e))
+    serde_json::to_vec(&value)
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .map_err(|e| Failure::internal("serialising a result", &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A confidence of 0.8 reads 0.8 here as over REST, not 0.800000011920929.
+    #[test]
+    fn results_carry_numbers_as_the_rest_api_writes_them() {
+        #[derive(serde::Serialize)]
+        struct Scored {
+            confidence: f32,
+        }
+        let value = to_json(Scored { confidence: 0.8 }).expect("json");
+        assert_eq!(value.to_string(), r#"{"confidence":0.8}"#);
+        assert_eq!(
+            value.to_string(),
+            serde_json::to_string(&Scored { confidence: 0.8 }).expect("rest")
+        );
+    }
+
+    /// skill_read reads any active skill by slug: its description must not say it
+    /// reads only the invoked skill's files (the host tool's words).
+    #[test]
+    fn skill_read_says_one_thing() {
+        let tool = TOOLS
+            .iter()
+            .find(|t| t.name == "skill_read")
+            .expect("skill_read");
+        let description = (tool.description)();
+        assert!(
+            description.contains("active skill by its slug"),
+            "{description}"
+        );
+        assert!(!description.contains("invoked"), "{description}");
+    }
 }

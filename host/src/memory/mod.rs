@@ -12,6 +12,7 @@
 //! conversations and ranks nothing for injection.
 
 pub mod facts;
+pub mod import;
 pub mod open;
 
 use engram_strategies::model::Role;

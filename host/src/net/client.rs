@@ -85,6 +85,8 @@ pub enum FetchError {
     TooManyRedirects { url: String },
     #[error("{url}: {reason}")]
     BadRedirect { url: String, reason: String },
+    #[error("{url}: cannot keep the answer: {reason}")]
+    Sink { url: String, reason: String },
 }
 
 impl FetchError {
@@ -101,6 +103,7 @@ impl FetchError {
             FetchError::TooLarge { .. } => "too-large",
             FetchError::TooManyRedirects { .. } => "too-many-redirects",
             FetchError::BadRedirect { .. } => "bad-redirect",
+            FetchError::Sink { .. } => "write-failed",
         }
     }
 
@@ -147,8 +150,51 @@ pub fn origin_of(url: &Url) -> Option<String> {
 
 /// GETs `url` under `policy` (see the module documentation).
 pub async fn get(url: &str, policy: &NetPolicy) -> Result<Fetched, FetchError> {
+    let mut bytes = Vec::new();
+    let answer = get_into(url, policy, &mut |chunk: Chunk<'_>| {
+        if let Chunk::Data(data) = chunk {
+            bytes.extend_from_slice(data);
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(Fetched {
+        url: answer.url,
+        status: answer.status,
+        content_type: answer.content_type,
+        bytes,
+    })
+}
+
+/// What [`get_into`] hands its sink, in order: the declared length once, then the
+/// body piece by piece.
+pub enum Chunk<'a> {
+    /// The answer's `Content-Length`, if it has one (already checked against the limit).
+    Length(Option<u64>),
+    Data(&'a [u8]),
+}
+
+/// Where [`get_into`] puts a body; an error stops the fetch.
+pub type Sink<'a> = dyn FnMut(Chunk<'_>) -> std::io::Result<()> + Send + 'a;
+
+/// An answer whose body went to a sink.
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    pub url: Url,
+    pub status: u16,
+    pub content_type: Option<String>,
+}
+
+/// GETs `url` under `policy` like [`get`], handing the body to `sink` as it arrives
+/// instead of keeping it: for bodies too large to hold (a model's weights). What the
+/// sink received of a failed fetch is to be thrown away.
+pub async fn get_into(
+    url: &str,
+    policy: &NetPolicy,
+    sink: &mut Sink<'_>,
+) -> Result<Streamed, FetchError> {
     let start = parse_http_url(url)?;
-    match tokio::time::timeout(policy.timeout, get_inner(start, policy)).await {
+    match tokio::time::timeout(policy.timeout, get_inner(start, policy, sink)).await {
         Ok(result) => result,
         Err(_) => Err(FetchError::Timeout {
             url: url.to_string(),
@@ -157,7 +203,11 @@ pub async fn get(url: &str, policy: &NetPolicy) -> Result<Fetched, FetchError> {
     }
 }
 
-async fn get_inner(mut url: Url, policy: &NetPolicy) -> Result<Fetched, FetchError> {
+async fn get_inner(
+    mut url: Url,
+    policy: &NetPolicy,
+    sink: &mut Sink<'_>,
+) -> Result<Streamed, FetchError> {
     let deadline = Instant::now() + policy.timeout;
     let mut hops = 0;
     loop {
@@ -225,18 +275,23 @@ async fn get_inner(mut url: Url, policy: &NetPolicy) -> Result<Fetched, FetchErr
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let mut bytes = Vec::new();
+        let sink_failed = |e: std::io::Error| FetchError::Sink {
+            url: url.to_string(),
+            reason: e.to_string(),
+        };
+        sink(Chunk::Length(response.content_length())).map_err(sink_failed)?;
+        let mut read = 0usize;
         while let Some(chunk) = response.chunk().await.map_err(network)? {
-            if bytes.len() + chunk.len() > policy.max_bytes {
+            read += chunk.len();
+            if read > policy.max_bytes {
                 return Err(too_large());
             }
-            bytes.extend_from_slice(&chunk);
+            sink(Chunk::Data(&chunk)).map_err(sink_failed)?;
         }
-        return Ok(Fetched {
+        return Ok(Streamed {
             url,
             status: status.as_u16(),
             content_type,
-            bytes,
         });
     }
 }

@@ -31,7 +31,8 @@ mod test_server;
 
 pub use address::is_non_public;
 pub use client::{
-    FetchError, Fetched, MAX_REDIRECTS, NetPolicy, URL_TIMEOUT, get, origin_of, parse_http_url,
+    Chunk, FetchError, Fetched, MAX_REDIRECTS, NetPolicy, Sink, Streamed, URL_TIMEOUT, get,
+    get_into, origin_of, parse_http_url,
 };
 pub use endpoint::{Answer, Endpoint};
 pub use resolve::{AddressError, Resolve, SystemResolver, ip_literal, resolve_checked};

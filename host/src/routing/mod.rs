@@ -91,7 +91,7 @@
 //! 37.7% ± 3.8%. The router uses what the better of the two chooses on all the data:
 //! [`MIN_CONFIDENCE`] 4.25 and [`MIN_COVERAGE`] 0.05 (there: 7.6% false triggers, 39.9%
 //! invoking the right skill); a margin over the second candidate was never chosen.
-//! `cargo bench -p engram --bench routing` reports the folds, `-- calibrate` prints the
+//! `cargo bench -p engram-host --bench routing` reports the folds, `-- calibrate` prints the
 //! sweeps. Nothing specific to that data set is in this
 //! module: the word lists are general English, the skill vocabulary is the only corpus,
 //! and the embedding table was distilled from the model's vocabulary alone.

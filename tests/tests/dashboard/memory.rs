@@ -123,6 +123,42 @@ async fn add_edit_filter_search_and_delete_a_memory() {
     );
     let unchanged = ok(daemon.get(&format!("/api/brain/memory/{id}")), 200);
     assert_eq!(unchanged["confidence"], edited["confidence"]);
+    // The same failure again replaces its toast instead of stacking a second, and an
+    // error toast clears by itself.
+    browser
+        .client
+        .execute(
+            "document.querySelectorAll('.toast-error').forEach(t => t.dataset.seen = '1')",
+            vec![],
+        )
+        .await
+        .expect("mark the toast on screen");
+    browser.click("form.memory-edit button[type=submit]").await;
+    let saving = "return [...document.querySelectorAll('.toast-error')]\
+                    .filter(t => t.textContent.includes('Could not save'))";
+    browser
+        .wait_until(
+            "the repeated failure's toast",
+            &format!("{saving}.some(t => !t.dataset.seen)"),
+        )
+        .await;
+    let shown = browser
+        .client
+        .execute(&format!("{saving}.length"), vec![])
+        .await
+        .expect("count the toasts");
+    assert_eq!(shown, 1, "the same failure twice is one toast");
+    let errors = browser.console_errors().await;
+    assert!(
+        errors.iter().all(|e| e.contains("422")),
+        "unexpected console errors: {errors:#?}"
+    );
+    browser
+        .wait_until(
+            "the error toast to clear",
+            "return document.querySelectorAll('.toast-error').length === 0",
+        )
+        .await;
     browser
         .click("form.memory-edit .actions button[type=button]")
         .await;

@@ -122,7 +122,7 @@ async fn the_header_pauses_and_resumes_learning_and_follows_changes_live() {
     // A change made elsewhere (another client) reaches the header through /api/events.
     add(daemon, "preference", "Prefers trains to planes");
     browser
-        .wait_for_text("#brain-status", "1 memories (1 conscious")
+        .wait_for_text("#brain-status", "1 memory (1 conscious")
         .await;
     ok(daemon.call("POST", "/api/brain/learning/resume", ""), 200);
     browser.wait_for_text("#brain-status", "learning on").await;

@@ -6,7 +6,7 @@
 use std::io::{IsTerminal, Write};
 
 use crossterm::cursor::{MoveToColumn, MoveToPreviousLine};
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, read};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, poll, read};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{Clear, ClearType, disable_raw_mode, enable_raw_mode};
 use crossterm::{execute, queue};
@@ -49,8 +49,10 @@ fn ctrl_c(key: &KeyEvent) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c')
 }
 
-/// Asks `question` and waits for y (yes) or n, Enter, Esc, Ctrl-C (no). Prints the
-/// answer after the question.
+/// Asks `question` and waits for an answer confirmed with Enter: `y` then Enter is
+/// yes; `n`, Enter alone, Esc or Ctrl-C are no (Backspace takes a letter back). Keys
+/// typed before the question was shown are dropped first, so that nothing typed ahead
+/// answers it. Prints the answer after the question.
 pub fn yes_no(question: &str) -> bool {
     let mut out = std::io::stdout();
     let _ = write!(out, "{} [y/N] ", clean(question));
@@ -61,19 +63,37 @@ pub fn yes_no(question: &str) -> bool {
     }
     let answer = (|| -> std::io::Result<bool> {
         let _raw = Raw::on()?;
+        while poll(std::time::Duration::ZERO)? {
+            read()?;
+        }
+        let mut typed: Option<bool> = None;
         loop {
             let key = key()?;
             if ctrl_c(&key) {
                 return Ok(false);
             }
-            match key.code {
-                KeyCode::Char('y' | 'Y') => return Ok(true),
-                KeyCode::Char('n' | 'N') | KeyCode::Enter | KeyCode::Esc => return Ok(false),
-                _ => {}
+            let letter = match key.code {
+                KeyCode::Enter => return Ok(typed == Some(true)),
+                KeyCode::Esc => return Ok(false),
+                KeyCode::Backspace => None,
+                KeyCode::Char('y' | 'Y') => Some(true),
+                KeyCode::Char('n' | 'N') => Some(false),
+                _ => continue,
+            };
+            if typed.is_some() {
+                execute!(out, MoveToColumn(0), Clear(ClearType::CurrentLine))?;
+                write!(out, "{} [y/N] ", clean(question))?;
             }
+            typed = letter;
+            if let Some(yes) = typed {
+                write!(out, "{}", if yes { "y" } else { "n" })?;
+            }
+            out.flush()?;
         }
     })()
     .unwrap_or(false);
+    let _ = execute!(out, MoveToColumn(0), Clear(ClearType::CurrentLine));
+    let _ = write!(out, "{} [y/N] ", clean(question));
     let _ = writeln!(out, "{}", if answer { "yes" } else { "no" });
     answer
 }

@@ -51,7 +51,7 @@ pub enum LibraryError {
     OutsideRoot { path: PathBuf },
 
     #[error(
-        "`{slug}` asks for the tools [{}]{}; they are granted whenever it is invoked, so the person must confirm them (-y, the dashboard's dialog, or \"confirmTools\": true with the operator token); nothing was written",
+        "`{slug}` asks for the tools [{}]{}; they are granted whenever it is invoked, so the person must confirm them (-y, the dashboard's dialog, or \"confirm_tools\": true with the operator token); nothing was written",
         tools.join(", "),
         if before.is_empty() { String::new() } else { format!(" (the installed copy asks for [{}])", before.join(", ")) }
     )]

@@ -6,6 +6,7 @@
 //! Every request goes through `crate::net`.
 
 pub mod archive;
+pub mod build;
 pub mod client;
 pub mod direct;
 pub mod error;
