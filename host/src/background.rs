@@ -3,9 +3,11 @@
 //! The async workers parse requests and answer the cheap ones (a read by id, a health
 //! check) in place; everything that blocks or grows with the data goes here:
 //! - [`run`]: the blocking pool, for service calls (SQLite writes, files, plugins);
-//! - [`heavy`]: the search lanes, for reads whose cost grows with the data (full-text
-//!   search). One lane per two cores: waiting searches queue here, first come first
-//!   served, instead of sharing the cores with everything else.
+//! - [`heavy`] (and [`heavy_blocking`] for callers that are not async): the search
+//!   lanes, for reads whose cost grows with the data (full-text search). One lane per
+//!   two cores: waiting searches queue here, first come first served, instead of
+//!   sharing the cores with everything else. The memory service sends its searches
+//!   here itself (`memory::Memory::search_hits`), whichever front door asked.
 //!
 //! Both run at [`NICE`] (Linux): when the cores are busy, the workers go first, so a
 //! GET by id does not queue behind searches and commits. Under the mixed REST load on
@@ -61,6 +63,7 @@ static LANES: LazyLock<Sender<Job>> = LazyLock::new(|| {
             .name(format!("engram-search-{n}"))
             .spawn(move || {
                 lower_this_thread();
+                ON_LANE.set(true);
                 loop {
                     // Holding the lock only to take a job: the lanes run jobs at once.
                     let job = receive.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -91,21 +94,50 @@ pub async fn heavy<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, BackgroundError> {
     let (answer, answered) = tokio::sync::oneshot::channel();
-    let job: Job = Box::new(move || {
-        let outcome = catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_text(&p));
+    queue(f, move |outcome| {
         // The caller may have hung up; the work is done either way.
         let _ = answer.send(outcome);
-    });
-    LANES.send(job).map_err(|_| BackgroundError::Cancelled)?;
+    })?;
     match answered.await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(panic)) => Err(BackgroundError::Panicked(panic)),
+        Ok(outcome) => outcome.map_err(BackgroundError::Panicked),
         Err(_) => Err(BackgroundError::Cancelled),
     }
 }
 
+/// As [`heavy`], for a caller that is not async (the blocking pool, a plugin's call,
+/// a chat command): the search queues with the others and this thread waits for it.
+/// On a search lane already, `f` runs in place: a lane never waits for another.
+pub fn heavy_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, BackgroundError> {
+    if ON_LANE.get() {
+        return Ok(f());
+    }
+    let (answer, answered) = std::sync::mpsc::sync_channel(1);
+    queue(f, move |outcome| {
+        let _ = answer.send(outcome);
+    })?;
+    match answered.recv() {
+        Ok(outcome) => outcome.map_err(BackgroundError::Panicked),
+        Err(_) => Err(BackgroundError::Cancelled),
+    }
+}
+
+/// Queues `f` for the lanes; `answer` gets its value, or its panic's text.
+fn queue<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+    answer: impl FnOnce(Result<T, String>) + Send + 'static,
+) -> Result<(), BackgroundError> {
+    let job: Job = Box::new(move || {
+        answer(catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_text(&p)));
+    });
+    LANES.send(job).map_err(|_| BackgroundError::Cancelled)
+}
+
 thread_local! {
     static LOWERED: Cell<bool> = const { Cell::new(false) };
+    /// Set on the search lanes' own threads.
+    static ON_LANE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Lowers the calling thread's priority by [`NICE`], once per thread.
@@ -174,6 +206,31 @@ mod tests {
         assert_eq!(heavy(|| 7).await.expect("the next search"), 7);
         match run(|| -> u32 { panic!("a broken call") }).await {
             Err(BackgroundError::Panicked(text)) => assert_eq!(text, "a broken call"),
+            other => panic!("expected the panic, got {other:?}"),
+        }
+    }
+
+    fn thread_name() -> String {
+        std::thread::current()
+            .name()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    #[test]
+    fn a_caller_that_is_not_async_waits_on_a_lane_and_a_lane_never_waits_for_another() {
+        let lane = heavy_blocking(thread_name).expect("search");
+        assert!(lane.starts_with("engram-search-"), "{lane}");
+        // A search that searches again runs it in place: were it queued, one lane
+        // would wait for itself.
+        let (outer, inner) = heavy_blocking(|| {
+            let inner = heavy_blocking(thread_name).expect("inner search");
+            (thread_name(), inner)
+        })
+        .expect("outer search");
+        assert_eq!(outer, inner);
+        match heavy_blocking(|| -> u32 { panic!("a broken search") }) {
+            Err(BackgroundError::Panicked(text)) => assert_eq!(text, "a broken search"),
             other => panic!("expected the panic, got {other:?}"),
         }
     }

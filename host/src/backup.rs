@@ -31,6 +31,19 @@ pub enum BackupError {
     },
 }
 
+/// A full disk is 507; anything else the host's own failure.
+impl crate::described::Described for BackupError {
+    fn describe(&self) -> crate::described::Description {
+        use crate::described::Description;
+        match self {
+            BackupError::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                Description::disk_full("backup")
+            }
+            BackupError::Io { .. } | BackupError::Sqlite { .. } => Description::internal("backup"),
+        }
+    }
+}
+
 /// Top-level entries never copied.
 const SKIPPED: &[&str] = &["daemon.lock", "daemon.json", "cache"];
 /// SQLite's side files, folded into their database's copy.

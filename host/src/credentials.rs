@@ -1,4 +1,4 @@
-//! Who may do what (DESIGN §8, "Credentials"): the one model every front door uses
+//! Who may do what (README, "Security model"): the one model every front door uses
 //! (REST and the dashboard, MCP, chat channels, the CLI).
 //!
 //! There are two authorities:
@@ -263,9 +263,15 @@ pub struct UserNotAllowed {
     pub allowed: Vec<String>,
 }
 
-impl UserNotAllowed {
-    /// The stable code of the refusal (403 over REST, the same code over MCP).
-    pub const CODE: &'static str = "user-not-allowed";
+/// 403 `user-not-allowed`.
+impl crate::described::Described for UserNotAllowed {
+    fn describe(&self) -> crate::described::Description {
+        crate::described::Description::new(
+            http::StatusCode::FORBIDDEN,
+            "user-not-allowed",
+            self.to_string(),
+        )
+    }
 }
 
 /// What only the person may do.
@@ -314,8 +320,19 @@ pub struct PersonRequired {
 }
 
 impl PersonRequired {
-    /// The stable code of the refusal (403 `person-required` over REST).
+    /// The stable code of the refusal.
     pub const CODE: &'static str = "person-required";
+}
+
+/// 403 `person-required`.
+impl crate::described::Described for PersonRequired {
+    fn describe(&self) -> crate::described::Description {
+        crate::described::Description::new(
+            http::StatusCode::FORBIDDEN,
+            PersonRequired::CODE,
+            self.to_string(),
+        )
+    }
 }
 
 impl Principal {

@@ -13,6 +13,7 @@ pub mod config;
 pub mod connections;
 pub mod credentials;
 pub mod dashboard;
+pub mod described;
 pub mod embed;
 pub mod events;
 pub mod gate;
@@ -35,3 +36,9 @@ pub mod term_text;
 pub mod time;
 pub mod tools;
 pub mod turns;
+pub mod upkeep;
+
+/// The integration tests' generator, for the unit tests too.
+#[cfg(test)]
+#[path = "../tests/support/rng.rs"]
+mod test_rng;

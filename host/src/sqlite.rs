@@ -23,6 +23,13 @@ pub enum SchemaError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+/// Whether a statement failed because the disk is full: SQLite reports a write that
+/// ran out of space as SQLITE_FULL, whatever file it was writing (database, WAL,
+/// journal).
+pub fn is_disk_full(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+}
+
 /// Opens (creating it and its directory) the database at `path` in WAL mode, with
 /// `synchronous` (`FULL` where a committed change must survive a power cut, `NORMAL`
 /// where a crash-safe log is enough). The error is a reason for the caller's own

@@ -67,6 +67,20 @@ pub fn cut(text: &str, width: usize) -> String {
     out
 }
 
+/// A name or id from outside as a reason or an error shows it (a tool name, a turn or
+/// conversation id): at most 64 characters, control characters as `?`.
+pub fn shown(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if name.chars().nth(64).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

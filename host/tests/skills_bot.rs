@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use engram::channels::skills_command::{ReplyStatus, Role, handle_skills_command};
+use engram::channels::roles::Role;
+use engram::channels::skills_command::{ReplyStatus, handle_skills_command};
 use engram::skills::registry::RegistrySource;
 use engram::skills::{Library, RegistryClient, RegistryUrl};
 

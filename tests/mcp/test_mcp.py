@@ -427,6 +427,26 @@ class Common:
             ended = structured(await client.call_tool("turn_end", {"turn_id": turn_id, "user": "alice"}))
             self.assertEqual(ended["state"], "ended")
 
+    async def test_a_refused_turn_is_refused_as_rest_refuses_it(self):
+        # Another user's conversation, a conversation id over the limit, a blank message:
+        # the same status, code, field and detail as POST /api/turns.
+        bobs = f"bobs-{self.name}{time.monotonic_ns()}"
+        ok("POST", "/api/turns", {"message": "hello", "conversation_id": bobs, "user": "bob"})
+        async with self.connect() as client:
+            for args, code, field in [
+                ({"conversation_id": bobs}, "owned-by-another-user", None),
+                ({"conversation_id": "x" * 129}, "invalid-field", "conversation_id"),
+                ({"message": " \n"}, "invalid-field", "message"),
+            ]:
+                call = {"message": "what do I like?", "user": "alice", **args}
+                status, expected = rest("POST", "/api/turns", call)
+                self.assertEqual((expected["code"], expected.get("field")), (code, field), expected)
+                problem = failed(await client.call_tool("memory_context", call), code)
+                self.assertEqual(
+                    (problem["status"], problem.get("field"), problem["detail"]),
+                    (status, field, expected["detail"]),
+                )
+
     async def test_conversation_log_teaches_the_second_brain(self):
         async with self.connect() as client:
             tag = f"{self.name}{time.monotonic_ns()}"

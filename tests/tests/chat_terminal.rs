@@ -224,7 +224,7 @@ fn engram_chat_in_a_terminal_menus_approvals_and_answers() {
     let system = model.requests()[0]["messages"][0]["content"].to_string();
     assert!(system.contains("Likes green tea"), "{system}");
 
-    // /memory, row by row of the spec's table.
+    // /memory, row by row of `memory_command`'s table.
     let shown = term.menu(&[], "Second Brain: on, learning on.");
     assert!(shown.contains("Second Brain › Overview"), "{shown}");
     assert!(shown.contains("2 memories"), "{shown}");

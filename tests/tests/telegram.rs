@@ -94,7 +94,7 @@ fn memory_buttons_cover_the_spec_table_for_the_person_only() {
     add_memory(&daemon, &user, "Used to play chess", "subconscious");
     add_memory(&daemon, "telegram-200", "Likes coffee", "durable");
 
-    // /memory: the six buttons of the spec's table, in its order; no Search.
+    // /memory: the six buttons of `memory_command`'s table, in its order; no Search.
     telegram.message(ADMIN, ADMIN, "Ann", "/memory");
     let menu = nth_sent(&telegram, ADMIN, 1);
     let labels: Vec<String> = buttons(&menu).into_iter().map(|(l, _)| l).collect();

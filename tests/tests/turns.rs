@@ -937,3 +937,95 @@ fn a_turn_runs_the_scripts_of_its_invoked_skill_only() {
         "unauthorized",
     );
 }
+
+/// A turn's input is checked before anything runs for it: a conversation id that is
+/// too long or has a control character, another user's conversation, a blank message
+/// are refused before retrieval, which would mark the memories it finds as used (and
+/// might move one back to the conscious tier), so what is stored stays as it was.
+#[test]
+fn a_refused_turn_changes_nothing_stored() {
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
+    let daemon = start(data.path());
+    let added = ok(
+        daemon.call(
+            "POST",
+            "/api/brain/memory?user=alice",
+            &json!({"type": "preference", "summary": "Alice drinks green tea every morning"})
+                .to_string(),
+        ),
+        201,
+    );
+    let memory_id = added["id"].as_str().expect("memory id").to_string();
+    let memory = || {
+        ok(
+            daemon.get(&format!("/api/brain/memory/{memory_id}?user=alice")),
+            200,
+        )
+    };
+    let transcript = |user: &str| {
+        ok(
+            daemon.get(&format!(
+                "/api/brain/memory/search?q=tea&scope=conversations&user={user}"
+            )),
+            200,
+        )["items"]
+            .clone()
+    };
+    let audit = || ok(daemon.get("/api/audit?user=alice"), 200)["items"].clone();
+    let question = "which tea do I drink in the morning";
+    // Bob's conversation, and a first turn of Alice's that finds her memory.
+    open_turn(
+        &daemon,
+        json!({"message": "hello", "conversation_id": "bobs", "user": "bob"}),
+    );
+    let first = open_turn(&daemon, json!({"message": question, "user": "alice"}));
+    assert!(
+        first["memories"]
+            .as_array()
+            .expect("memories")
+            .iter()
+            .any(|m| m["id"] == memory_id.as_str()),
+        "retrieval finds the memory: {first}"
+    );
+    let before = memory();
+    assert!(before["last_used_at"].is_string(), "{before}");
+    let audit_before = audit();
+
+    for (conversation_id, status, code) in [
+        (json!("bobs"), 409, "owned-by-another-user"),
+        (json!("x".repeat(129)), 422, "invalid-field"),
+        (json!("line\nbreak"), 422, "invalid-field"),
+    ] {
+        let refused = daemon.call(
+            "POST",
+            "/api/turns",
+            &json!({"message": question, "user": "alice", "conversation_id": conversation_id})
+                .to_string(),
+        );
+        let doc = problem(refused, status, code);
+        if status == 422 {
+            assert_eq!(doc["field"], "conversation_id", "{doc}");
+        }
+        assert_eq!(
+            memory(),
+            before,
+            "refused for {conversation_id}: nothing retrieved"
+        );
+    }
+    let blank = daemon.call(
+        "POST",
+        "/api/turns",
+        &json!({"message": " \n", "user": "alice"}).to_string(),
+    );
+    assert_eq!(problem(blank, 422, "invalid-field")["field"], "message");
+    assert_eq!(memory(), before);
+    // Alice's question was recorded nowhere, and nothing was decided for her.
+    assert_eq!(transcript("bob"), json!([]));
+    assert_eq!(transcript("alice"), json!([]));
+    assert_eq!(audit(), audit_before);
+
+    // The same question, accepted, does mark the memory used: the checks above could fail.
+    open_turn(&daemon, json!({"message": question, "user": "alice"}));
+    assert_ne!(memory()["last_used_at"], before["last_used_at"]);
+}

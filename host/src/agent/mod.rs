@@ -11,9 +11,9 @@
 //! `llm.maxToolRounds` rounds of tool calls, `llm.timeoutSeconds` per model call, a
 //! deadline per tool call.
 //!
-//! The model sees memory and skills only through the turn (DESIGN section 8), and its
-//! tools are the host tools of `crate::tools`, offered with their own descriptions and
-//! schemas.
+//! The model sees memory and skills only through the turn (README, "Security model":
+//! the agent), and its tools are the host tools of `crate::tools`, offered with their
+//! own descriptions and schemas.
 //!
 //! - `llm`: the OpenAI-compatible chat-completions client (streaming, tool calls)
 //! - `prompt`: the system message of a turn
@@ -34,11 +34,13 @@ use serde_json::{Value, json};
 use crate::brain::ingest::Ingested;
 use crate::config::ConfigFile;
 use crate::credentials::{Principal, Via};
+use crate::described::Described;
 use crate::gate::{Caller, Verdict};
 use crate::memory::{Memory, MemoryError};
 use crate::runtime::strategies::Strategies;
 use crate::time::{Clock, SystemClock};
 use crate::tools::HOST_TOOLS;
+use crate::turns::input::{Channel, ConversationId, Speaker, Text, User};
 use crate::turns::{Invoke, Message, TurnError, TurnOpened, TurnService};
 use llm::{ChatMessage, Completion, LlmError, Model, ToolCall, ToolOffer};
 
@@ -202,8 +204,7 @@ impl AgentError {
     /// details are for the log.
     pub fn for_person(&self) -> String {
         match self {
-            AgentError::Turn(e) if e.is_internal() => {
-                tracing::error!("a chat turn failed: {e}");
+            AgentError::Turn(e) if e.to_wire().is_internal() => {
                 "Engram failed to handle this message; the daemon's log has the details.".into()
             }
             other => other.to_string(),
@@ -392,11 +393,11 @@ impl Agent {
         }
 
         let message = Message {
-            user: chat.user.clone(),
-            text: text.to_string(),
-            conversation_id: Some(chat.conversation_id.clone()),
-            channel: Some(chat.channel.to_string()),
-            name: chat.speaker.clone(),
+            user: User::parse(chat.user.as_str())?,
+            text: Text::parse("message", text)?,
+            conversation_id: Some(ConversationId::parse(chat.conversation_id.as_str())?),
+            channel: Some(Channel::parse(chat.channel)?),
+            name: chat.speaker.clone().map(Speaker::parse).transpose()?,
             recall: chat.recall,
             opened_by: format!("channel:{}", chat.channel),
         };
@@ -696,8 +697,8 @@ impl Agent {
     }
 
     fn failed<C: ChatIo>(&self, tool: &str, e: TurnError, io: &mut C) -> String {
-        let message = if e.is_internal() {
-            tracing::error!(tool, "a host tool failed in a chat turn: {e}");
+        let described = e.to_wire();
+        let message = if described.is_internal() {
             format!("`{tool}` failed inside Engram; the daemon's log has the details")
         } else {
             e.to_string()
@@ -706,7 +707,7 @@ impl Agent {
             tool: tool.to_string(),
             message: message.clone(),
         });
-        tool_error(e.code(), &message)
+        tool_error(described.code, &message)
     }
 }
 

@@ -1,5 +1,6 @@
-//! Authentication of `/api/*` (DESIGN §6 and §8): a bearer token (the agent's or the
-//! operator's, see [`crate::credentials`]), or a dashboard session.
+//! Authentication of `/api/*` (README, "The REST API" and "Security model"): a bearer
+//! token (the agent's or the operator's, see [`crate::credentials`]), or a dashboard
+//! session.
 //!
 //! The dashboard's login page exchanges the operator token for a session of two
 //! halves: a random id in an HttpOnly, SameSite=Strict cookie, and a random secret the

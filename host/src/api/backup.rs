@@ -32,15 +32,7 @@ pub async fn backup(
         let scratch = tempfile::tempdir_in(app.data.cache_dir())
             .map_err(|e| ApiError::internal("backup scratch directory", &e))?;
         let mut out = Vec::new();
-        crate::backup::write(app.data.root(), scratch.path(), &mut out).map_err(|e| {
-            let full = matches!(&e, crate::backup::BackupError::Io { source, .. }
-                if source.kind() == std::io::ErrorKind::StorageFull);
-            if full {
-                ApiError::insufficient_storage("backup", &e)
-            } else {
-                ApiError::internal("backup", &e)
-            }
-        })?;
+        crate::backup::write(app.data.root(), scratch.path(), &mut out)?;
         Ok(out)
     })
     .await?;

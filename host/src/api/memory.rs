@@ -15,9 +15,9 @@ use engram_strategies::model::{MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::blocking;
 use super::error::{ApiError, Problem, retry_later};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
-use super::{blocking, blocking_heavy};
 use crate::app::App;
 use crate::brain::dismissal::Dismissed;
 use crate::brain::forget::{ForgetEntry, Forgetter};
@@ -165,7 +165,7 @@ pub struct EditMemory {
     pub scope: Option<Scope>,
 }
 
-/// A list's `limit`: 1 to 500, default 50 (DESIGN §6).
+/// A list's `limit`: 1 to 500, default 50 (README, "The REST API").
 pub fn page_limit(limit: Option<usize>) -> Result<usize, ApiError> {
     match limit {
         None => Ok(DEFAULT_LIMIT),
@@ -232,18 +232,20 @@ pub async fn search_memories(
     if query.q.chars().count() > 1000 {
         return Err(ApiError::invalid_field("q", "longer than 1000 characters"));
     }
-    blocking_heavy(move || {
+    // On the memory service's search lane, queued with every other search, without a
+    // thread waiting for it; the answer is serialised there too, not on the async
+    // workers.
+    crate::memory::search_lane(move || {
         let items =
             app.memory
                 .search_hits(&user, &query.q, limit, query.scope.unwrap_or_default())?;
-        // Serialized here, on the search lane, not on the async workers.
         Ok(Json(SearchPage {
             items,
             next_cursor: None,
         })
         .into_response())
     })
-    .await
+    .await?
 }
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",
@@ -706,26 +708,19 @@ pub async fn import_batch(
     ApiQuery(query): ApiQuery<UserQuery>,
     ApiJson(batch): ApiJson<crate::memory::import::Batch>,
 ) -> Result<Json<crate::memory::import::ImportReport>, ApiError> {
-    use crate::memory::import::{ApplyError, apply};
     let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let now = crate::time::Clock::now_ms(&crate::time::SystemClock);
         let ledger = app.data.imports_file();
-        match apply(&app.memory, &app.strategies, &ledger, &user, &batch, now) {
-            Ok(report) => Ok(Json(report)),
-            Err(ApplyError::Invalid(e)) => Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-import",
-                format!("{e}; nothing was imported"),
-            )),
-            Err(ApplyError::LearningPaused) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "learning-paused",
-                ApplyError::LearningPaused.to_string(),
-            )),
-            Err(ApplyError::Memory(e)) => Err(e.into()),
-            Err(e @ ApplyError::Ledger(_)) => Err(ApiError::internal("import ledger", &e)),
-        }
+        let report = crate::memory::import::apply(
+            &app.memory,
+            &app.strategies,
+            &ledger,
+            &user,
+            &batch,
+            now,
+        )?;
+        Ok(Json(report))
     })
     .await
 }

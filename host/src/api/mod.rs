@@ -1,6 +1,6 @@
-//! The REST surface under `/api` (DESIGN §6). Every route is registered once, in
-//! [`routes`], together with its OpenAPI description, so the router and
-//! `GET /api/openapi.json` cannot disagree. Every `/api` route needs the bearer token;
+//! The REST surface under `/api` (README, "The REST API"). Every route is registered
+//! once, in [`routes`], together with its OpenAPI description, so the router and `GET
+//! /api/openapi.json` cannot disagree. Every `/api` route needs the bearer token;
 //! bodies are capped at 1 MiB (the import at 64 MiB); every failure is a problem
 //! document. Handlers are thin: they parse, call a service off the async workers, and
 //! shape the answer.
@@ -181,15 +181,4 @@ pub async fn blocking<T: Send + 'static>(
     crate::background::run(f)
         .await
         .map_err(|e| ApiError::internal("request task", &e))?
-}
-
-/// As [`blocking`], for a read whose cost grows with the data (a full-text search): on
-/// a search lane ([`crate::background::heavy`]), one per two cores, the others waiting
-/// their turn there, first come first served, without holding a thread.
-pub async fn blocking_heavy<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    crate::background::heavy(f)
-        .await
-        .map_err(|e| ApiError::internal("search lane", &e))?
 }

@@ -1,4 +1,4 @@
-//! `/api/schedules...`: scheduled skill runs (skills spec section 4, "Scheduled").
+//! `/api/schedules...`: scheduled skill runs (README, "Schedules").
 //!
 //! A schedule invokes an active skill with a fixed input every `every` seconds (at
 //! least 60), or at the minutes a 5-field `cron` expression matches, in UTC (one of
@@ -27,11 +27,11 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::schedule::cron::{Cron, MAX_CRON_CHARS};
 use crate::schedule::store::DEFAULT_PAGE;
-use crate::schedule::{NewCadence, NewSchedule, Schedule, ScheduleError, SchedulePage};
+use crate::schedule::{NewCadence, NewSchedule, Schedule, SchedulePage};
 use crate::skills::LibraryError;
+use crate::turns::input::Text;
 
 /// `POST /api/schedules` (its OpenAPI schema: [`create_schedule_schema`]).
 #[derive(Debug, Deserialize)]
@@ -170,15 +170,6 @@ pub struct ListParams {
     pub user: Option<String>,
 }
 
-impl From<ScheduleError> for ApiError {
-    fn from(e: ScheduleError) -> ApiError {
-        match e {
-            ScheduleError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
-            other => ApiError::internal("schedules", &other),
-        }
-    }
-}
-
 /// `sch_` and 26 lowercase base-32 digits: the ids [`crate::ids::new_id`] makes, and
 /// the OpenAPI document's pattern for a schedule id and a cursor.
 fn is_schedule_id(id: &str) -> bool {
@@ -271,18 +262,8 @@ pub async fn create_schedule(
             ));
         }
     };
-    if body.input.trim().is_empty() {
-        return Err(ApiError::invalid_field("input", "must not be empty"));
-    }
-    if body.input.len() > MAX_MESSAGE_BYTES {
-        return Err(ApiError::invalid_field(
-            "input",
-            format!(
-                "{} bytes, over the {MAX_MESSAGE_BYTES}-byte limit",
-                body.input.len()
-            ),
-        ));
-    }
+    // The message of each run's turn: checked as every turn's is.
+    let input = Text::parse("input", body.input)?;
     // The skill's name is checked here, its presence (on disk) below.
     if crate::skills::Slug::parse(&body.skill).is_err() {
         return Err(not_a_slug(&body.skill));
@@ -297,7 +278,7 @@ pub async fn create_schedule(
         check_skill(&app, &body.skill)?;
         let schedule = app.schedules.create(NewSchedule {
             skill: body.skill,
-            input: body.input,
+            input: input.into_string(),
             cadence,
             user,
             start_at,

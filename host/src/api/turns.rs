@@ -1,5 +1,5 @@
 //! `/api/turns...` and `/api/audit`: one message of a conversation and the agent's
-//! work on it (DESIGN sections 5 and 6, skills spec section 4).
+//! work on it (README, "Turns and the tool gate").
 //!
 //! `POST /api/turns` routes the message to a skill (explicit `/slug ...` first, then
 //! the router over the active skills), opens a turn in the gate with the invoked
@@ -24,8 +24,8 @@
 //! `unknown-turn`, as the audit log shows each user only their own decisions.
 //!
 //! The service behind every route is [`crate::turns`]; this module reads the
-//! requests, calls it off the async workers, and maps [`TurnError`] to problem
-//! documents.
+//! requests and calls it off the async workers; its errors reach the client as they
+//! describe themselves (`crate::turns::TurnError`, `crate::described`).
 //!
 //! Answers of `tools/{name}` when the gate does not allow the call: 403 with the
 //! gate's reason code (`operator-deny`, `not-in-allowed-tools`, `unknown-tool`, ...),
@@ -49,13 +49,10 @@ use super::blocking;
 use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::gate::{
-    AuditPage, AuditQuery, Caller, Decision, GateError, ReasonCode, Verdict, policy,
-};
-use crate::net::FetchError;
-use crate::tools::ToolError;
+use crate::gate::{AuditPage, AuditQuery, Caller, Decision};
+use crate::turns::input::{Channel, ConversationId, Speaker, Text, User};
 use crate::turns::{
-    ApprovalGranted, Invoke, Message, ScriptResult, ToolResult, TurnError, TurnOpened, TurnView,
+    ApprovalGranted, Invoke, Message, ScriptResult, ToolResult, TurnOpened, TurnView,
 };
 
 // ---- request shapes (the answers are the turn service's types) ----------------------
@@ -184,153 +181,6 @@ pub struct AuditParams {
     pub user: Option<String>,
 }
 
-// ---- errors -------------------------------------------------------------------------
-
-/// The turn service's errors: its own refusals with their codes, the rest through the
-/// mapping of the error inside.
-impl From<TurnError> for ApiError {
-    fn from(e: TurnError) -> ApiError {
-        let code = e.code();
-        let detail = e.to_string();
-        match e {
-            TurnError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
-            TurnError::SkillMissing(_) => ApiError::not_found(detail),
-            TurnError::SkillInactive(_) => ApiError::new(StatusCode::CONFLICT, code, detail),
-            TurnError::Skills(e) => e.into(),
-            TurnError::Gate(e) => e.into(),
-            TurnError::Refused {
-                turn_id,
-                tool,
-                decision,
-            } => refusal(&decision, turn_id.as_deref().unwrap_or_default(), &tool),
-            TurnError::Tool(e) => e.into(),
-            TurnError::NoSkillInvoked => ApiError::new(StatusCode::CONFLICT, code, detail),
-            TurnError::UnknownScript { .. } => ApiError::new(StatusCode::NOT_FOUND, code, detail),
-            TurnError::NotAHostTool(_)
-            | TurnError::ScriptInvalid { .. }
-            | TurnError::ScriptFailed(_)
-            | TurnError::ScriptStopped { .. } => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
-            }
-            TurnError::Script(e) => ApiError::internal("skill script", &e),
-            TurnError::Memory(e) => e.into(),
-        }
-    }
-}
-
-impl From<GateError> for ApiError {
-    fn from(e: GateError) -> ApiError {
-        match e {
-            GateError::UnknownTurn(id) => ApiError::new(
-                StatusCode::NOT_FOUND,
-                "unknown-turn",
-                format!("no turn `{}`", policy::shown(&id)),
-            ),
-            GateError::TurnEnded(_) => {
-                ApiError::new(StatusCode::CONFLICT, "turn-ended", e.to_string())
-            }
-            GateError::TurnExpired(_) => {
-                ApiError::new(StatusCode::CONFLICT, "turn-expired", e.to_string())
-            }
-            GateError::UnknownTool(_) => ApiError {
-                field: Some("tool".into()),
-                ..ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "unknown-tool",
-                    e.to_string(),
-                )
-            },
-            GateError::NotApprovable { code, .. } => {
-                ApiError::new(StatusCode::CONFLICT, code.as_str(), e.to_string())
-            }
-            GateError::PersonRequired(refused) => refused.into(),
-            GateError::Invalid { field, reason } => ApiError::invalid_field(field, reason),
-            GateError::TooManyTurns { .. } => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too-many-turns",
-                e.to_string(),
-            ),
-            GateError::CallerAtCap { .. } => ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too-many-turns",
-                e.to_string(),
-            ),
-            GateError::AgentDeleteLimit { .. } => ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "agent-delete-limit",
-                e.to_string(),
-            ),
-            other => ApiError::internal("tool gate", &other),
-        }
-    }
-}
-
-/// A host tool's failure: a bad argument is 422 naming `args.<field>` (400 for an
-/// unknown one), a refused address or URL 422 and an unreachable or failing server
-/// 502, both with the fetcher's code; the host's own failures are a 500.
-impl From<ToolError> for ApiError {
-    fn from(e: ToolError) -> ApiError {
-        let detail = e.to_string();
-        match e {
-            ToolError::UnknownArg { field } => ApiError {
-                field: Some(field),
-                ..ApiError::bad_request("unknown-field", detail)
-            },
-            ToolError::InvalidArg { field, reason } => ApiError::invalid_field(field, reason),
-            ToolError::NoSkillInvoked => {
-                ApiError::new(StatusCode::CONFLICT, "no-skill-invoked", detail)
-            }
-            ToolError::NoSuchFile(_) => ApiError::not_found(detail),
-            ToolError::OutsideSkillDir(_) => {
-                ApiError::new(StatusCode::FORBIDDEN, "outside-skill-dir", detail)
-            }
-            ToolError::Fetch(fetch) => {
-                let status = match &fetch {
-                    FetchError::BadUrl { .. }
-                    | FetchError::Scheme { .. }
-                    | FetchError::PrivateAddress { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-                    _ => StatusCode::BAD_GATEWAY,
-                };
-                ApiError::new(status, fetch.code(), detail)
-            }
-            ToolError::Memory(e) => e.into(),
-            ToolError::Library(e) => e.into(),
-            ToolError::Install(e) => e.into(),
-            ToolError::SkillExists { .. } => {
-                ApiError::new(StatusCode::CONFLICT, "already-installed", detail)
-            }
-            ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => {
-                ApiError::internal("host tool", &detail)
-            }
-        }
-    }
-}
-
-/// A decision that does not allow the call, as the tools route answers it. An ask
-/// says how to get past it: the user's approval, through the approvals route.
-fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> ApiError {
-    let (status, code) = match (decision.verdict, decision.code) {
-        (_, ReasonCode::UnknownTurn) => (StatusCode::NOT_FOUND, "unknown-turn"),
-        (_, ReasonCode::TurnEnded) => (StatusCode::CONFLICT, "turn-ended"),
-        (_, ReasonCode::TurnExpired) => (StatusCode::CONFLICT, "turn-expired"),
-        (Verdict::Ask, _) => {
-            return ApiError::new(
-                StatusCode::FORBIDDEN,
-                "approval-required",
-                format!(
-                    "{} (code `{}`): show the user this call; they approve it in this turn (the dashboard, a chat channel, or POST /api/turns/{}/approvals {{\"tool\": \"{}\", \"args\": <this call's arguments>}} with the operator token), then call again",
-                    decision.reason,
-                    decision.code.as_str(),
-                    policy::shown(turn_id),
-                    policy::shown(tool)
-                ),
-            );
-        }
-        (_, code) => (StatusCode::FORBIDDEN, code.as_str()),
-    };
-    ApiError::new(status, code, decision.reason.clone())
-}
-
 // ---- handlers -----------------------------------------------------------------------
 
 #[utoipa::path(post, path = "/api/turns", tag = "turns",
@@ -359,11 +209,14 @@ pub async fn open_turn(
 ) -> Result<(StatusCode, Json<TurnOpened>), ApiError> {
     let user = acting.user(body.user.as_deref())?;
     let message = Message {
-        user,
-        text: body.message,
-        conversation_id: body.conversation_id,
-        channel: body.channel,
-        name: body.name,
+        user: User::parse(user)?,
+        text: Text::parse("message", body.message)?,
+        conversation_id: body
+            .conversation_id
+            .map(ConversationId::parse)
+            .transpose()?,
+        channel: body.channel.map(Channel::parse).transpose()?,
+        name: body.name.map(Speaker::parse).transpose()?,
         recall: true,
         opened_by: acting.principal.label(),
     };

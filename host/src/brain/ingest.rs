@@ -8,9 +8,10 @@
 //! - Each decision is applied under its own savepoint: a malformed one (an id the
 //!   resolver was not given, a score out of range) is rolled back, logged and reported,
 //!   and the others still apply.
-//! - Conflicts follow the specification whatever the resolver said: opposite facts
-//!   (negation mismatch, detected by the host too) keep the higher confidence, the newer
-//!   on a tie; the loser is superseded (kept, linked, never retrieved).
+//! - Conflicts follow the host's rules (`settle.rs`) whatever the resolver said:
+//!   opposite facts (negation mismatch, detected by the host too) keep the higher
+//!   confidence, the newer on a tie; the loser is superseded (kept, linked, never
+//!   retrieved).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -28,7 +29,7 @@ use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
 use crate::runtime::strategies::Strategies;
 
-/// Candidates kept per conversation (the specification's limit).
+/// Candidates kept per conversation, at most.
 pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
 /// Related memories given to the resolver.
 pub const RELATED: usize = 5;

@@ -1,7 +1,6 @@
-//! How memories age (the specification's transition table, with DESIGN.md's answers
-//! to its gaps). A memory is *referenced* when it is stated again (`last_seen_at`) or
-//! retrieved (`last_used_at`); its age is measured from the latest of those and its
-//! creation.
+//! How memories age, by the table below (the one place the rule is written). A memory
+//! is *referenced* when it is stated again (`last_seen_at`) or retrieved
+//! (`last_used_at`); its age is measured from the latest of those and its creation.
 //!
 //! | from | condition | to |
 //! |---|---|---|

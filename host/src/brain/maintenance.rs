@@ -15,7 +15,7 @@ use crate::config::MemoryConfig;
 use crate::runtime::strategies::Strategies;
 use crate::time::{DAY_MS, MINUTE_MS};
 
-/// Timings from `memory.secondBrain` in config.yaml, with the specification's defaults.
+/// Timings from `memory.secondBrain` in config.yaml, with the defaults the README lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub idle_ms: i64,

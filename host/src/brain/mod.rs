@@ -39,7 +39,8 @@ use crate::time::Clock;
 use record::{MemoryRecord, wire, wire_opt};
 use store::{Counts, HistoryEntry, ListFilter, Page, Store, StoreError, q};
 
-/// The user a call acts for when it names none (DESIGN §3: every row has a user).
+/// The user a call acts for when it names none (every row has a user: ARCHITECTURE.md,
+/// "Invariants", Brain).
 pub const DEFAULT_USER: &str = "default";
 
 /// Who made a change, for the history.
@@ -684,8 +685,7 @@ impl MemorySource for Brain {
 
 /// The integration tests' generator, for the unit tests here.
 #[cfg(test)]
-#[path = "../../tests/support/rng.rs"]
-mod test_rng;
+use crate::test_rng;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The Second Brain's records as stored and exported: a memory with every field of the
-//! specification plus its lifecycle state, a person, and the link between them.
+//! The Second Brain's records as stored and exported: a memory with its content and
+//! its lifecycle state, a person, and the link between them.
 //! Timestamps are milliseconds internally and RFC 3339 UTC strings in JSON.
 
 use engram_strategies::model::{Evidence, MemoryType, Scope};

@@ -64,6 +64,18 @@ pub struct SecretRefused {
     pub kinds: String,
 }
 
+/// 422 `secret-refused`, on the memory's `summary`.
+impl crate::described::Described for SecretRefused {
+    fn describe(&self) -> crate::described::Description {
+        crate::described::Description::new(
+            http::StatusCode::UNPROCESSABLE_ENTITY,
+            "secret-refused",
+            self.to_string(),
+        )
+        .on("summary")
+    }
+}
+
 impl super::NewMemory {
     /// The memory with its secrets redacted, and the kinds found; refused when it is
     /// nothing but a secret.

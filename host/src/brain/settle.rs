@@ -11,10 +11,10 @@
 //!    the live memory instead of adding a copy.
 //! 2. **Replaced** ([`settle`]): a new value of a *single-valued* attribute (phone,
 //!    employer, city, favourite X, ...) of the same holder supersedes the live one by
-//!    the specification's rules: the higher confidence wins, on equal confidence the
-//!    newer. A statement that marks a change ("now", "new", "moved to", "took the job
-//!    at") wins whatever the confidences: the old value was true then, it does not
-//!    compete with the new one.
+//!    README's rules ("The Second Brain", what is true now): the higher confidence
+//!    wins, on equal confidence the newer. A statement that marks a change ("now",
+//!    "new", "moved to", "took the job at") wins whatever the confidences: the old
+//!    value was true then, it does not compete with the new one.
 //! 3. **Negated**: a negation replaces what it negates: "no longer works at Google"
 //!    ends "works at Google", "sold the Vespa" ends "my ride is a Vespa".
 //! 4. Opposite statements without an attribute ("likes coffee" / "does not like

@@ -65,6 +65,57 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+#[cfg(test)]
+impl StoreError {
+    /// A failure of the memory search index (whose types are the store's own), for
+    /// the tests above the store that walk every variant.
+    pub(crate) fn index_failure(cause: rusqlite::Error) -> StoreError {
+        StoreError::Index(IndexError::Tokenizer(cause.into()))
+    }
+}
+
+/// Refusals as the caller's (not found, another user's id, invalid, a secret, a bad
+/// import); a full disk as 507; the rest as the host's own failure.
+impl crate::described::Described for StoreError {
+    fn describe(&self) -> crate::described::Description {
+        use crate::described::Description;
+        use http::StatusCode;
+        match self {
+            StoreError::NotFound(id) => {
+                Description::not_found(format!("no memory or record `{id}`"))
+            }
+            StoreError::NoConversation(_) => Description::not_found(self.to_string()),
+            StoreError::OtherUsers { .. } => Description::new(
+                StatusCode::CONFLICT,
+                "owned-by-another-user",
+                format!(
+                    "{}: choose another id",
+                    crate::term_text::shown(&self.to_string())
+                ),
+            ),
+            StoreError::Invalid { field, reason } => Description::invalid_field(*field, reason),
+            StoreError::SecretRefused(e) => e.describe(),
+            StoreError::Import { .. } => Description::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-import",
+                format!("{self}; nothing was imported"),
+            ),
+            StoreError::Dangling(reason) => Description::new(
+                StatusCode::CONFLICT,
+                "unknown-reference",
+                format!("{reason}; nothing was imported"),
+            ),
+            StoreError::Sqlite(e) if crate::sqlite::is_disk_full(e) => {
+                Description::disk_full("Second Brain")
+            }
+            StoreError::Open { .. }
+            | StoreError::Schema(_)
+            | StoreError::Index(_)
+            | StoreError::Sqlite(_) => Description::internal("Second Brain"),
+        }
+    }
+}
+
 /// One entry of a memory's history.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 pub struct HistoryEntry {

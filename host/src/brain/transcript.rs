@@ -219,6 +219,26 @@ impl Brain {
         Ok(recorded)
     }
 
+    /// Refuses `id` when it is another user's conversation, as [`Brain::record_message`]
+    /// would; an unknown id is fine (the first message creates it). Reads only.
+    pub fn check_conversation(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let owner: Option<String> = self.store.read(|c| {
+            Ok(c.query_row(
+                "SELECT user_id FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })?;
+        match owner {
+            Some(owner) if owner != user => Err(StoreError::OtherUsers {
+                what: "conversation",
+                id: id.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Deletes a conversation of `user` with all its messages (and their index
     /// entries); memories learned from it stay. Returns how many messages went.
     pub fn delete_conversation(&self, user: &str, id: &str) -> Result<usize, StoreError> {

@@ -1,6 +1,6 @@
-//! The chat channels' `/memory` command (second-brain spec section 4, "Chat-channel
-//! command /memory"), independent of any transport: a [`Choice`] from the channel's
-//! menu in, a [`MemoryReply`] out. The transports only present the menu their way:
+//! The chat channels' `/memory` command (README, "Chat with Engram"), independent of
+//! any transport: a [`Choice`] from the channel's menu in, a [`MemoryReply`] out. The
+//! transports only present the menu their way:
 //!
 //! | Action | Terminal (`engram chat`) | Messaging bot (Telegram) |
 //! |---|---|---|
@@ -28,6 +28,7 @@ use engram_strategies::model::{MemoryType, Scope};
 use crate::brain::forget::Forgetter;
 use crate::brain::record::MemoryRecord;
 use crate::brain::store::{Counts, ListFilter};
+use crate::described::Described;
 use crate::memory::{Memory, MemoryError};
 
 /// Memories a listing shows.
@@ -50,7 +51,7 @@ pub enum Choice {
     Forget,
 }
 
-/// The terminal's menu: every action of the spec's table.
+/// The terminal's menu: every action of the table above.
 pub const TERMINAL_MENU: [Choice; 8] = [
     Choice::Overview,
     Choice::Recent,
@@ -62,7 +63,7 @@ pub const TERMINAL_MENU: [Choice; 8] = [
     Choice::Forget,
 ];
 
-/// The bot's buttons: the same, without Search (the spec sends people to the agent).
+/// The bot's buttons: the same, without Search (a person asks the agent instead).
 pub const BOT_MENU: [Choice; 7] = [
     Choice::Overview,
     Choice::Recent,
@@ -203,8 +204,7 @@ pub fn run(memory: &Memory, user: &str, action: Action) -> MemoryReply {
     match answer(memory, user, action) {
         Ok(reply) => reply,
         Err(e @ MemoryError::BrainDisabled { .. }) => MemoryReply::text(e.to_string()),
-        Err(e) if e.is_internal() => {
-            tracing::error!("/memory failed: {e}");
+        Err(e) if e.to_wire().is_internal() => {
             MemoryReply::text("Memory failed; the daemon's log has the details.".into())
         }
         Err(e) => MemoryReply::text(e.to_string()),

@@ -4,6 +4,8 @@
 //! present them and send everything else to the agent loop (`crate::agent`).
 
 pub mod memory_command;
+pub mod registry_view;
+pub mod roles;
 pub mod skills_command;
 pub mod telegram;
 pub mod terminal;

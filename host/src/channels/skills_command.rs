@@ -1,7 +1,7 @@
 //! The messaging-bot channel's `/skills` command, independent of any transport: the
-//! command text and the caller's [`Role`] in, a [`BotReply`] (plain text plus
-//! structured items) out. A transport (Telegram, Slack, ...) only maps its user to a
-//! role with [`Role::of`] and renders the reply.
+//! command text and the caller's [`Role`] (`super::roles`) in, a [`BotReply`] (plain
+//! text plus structured items) out. A transport (Telegram, Slack, ...) only maps its
+//! user to a role with [`Role::of`] and renders the reply.
 //!
 //! | Command | Who |
 //! |---|---|
@@ -17,52 +17,28 @@
 //! have no page, and their `url` is `None`.
 //!
 //! The registry-backed subcommands go through [`RegistryView`], the narrow view of the
-//! registry client this handler needs; the daemon implements it over the real client.
+//! registry client this handler needs; `registry_view.rs` implements it over the real
+//! client.
 //! Library calls are short file operations; they run on the blocking pool.
 
 use std::future::Future;
 
 use serde::Serialize;
 
-use crate::config::BotChannelConfig;
+use super::roles::Role;
+
 use crate::skills::format::id::SkillId;
 use crate::skills::format::text::is_hidden;
 use crate::skills::library::Library;
 use crate::skills::library::catalog::summarize;
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{IndexEntry, SourceKind};
-use crate::skills::library::install::{InstallOutcome, InstallStatus, ToolConsent};
+use crate::skills::library::install::{InstallOutcome, InstallStatus};
 
 /// Registry matches `/skills search` shows.
 pub const SEARCH_RESULTS: usize = 5;
 /// Longest search query accepted, in characters.
 const MAX_QUERY_CHARS: usize = 200;
-
-/// What the caller may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    /// Everything, including install and remove.
-    Admin,
-    /// Listing, search and view.
-    Approved,
-    /// Nothing.
-    Unknown,
-}
-
-impl Role {
-    /// The role of the transport's user id `user` under `channels.bot`: admins are
-    /// approved users too.
-    pub fn of(config: &BotChannelConfig, user: &str) -> Role {
-        if config.admins.iter().any(|a| a == user) {
-            Role::Admin
-        } else if config.approved_users.iter().any(|a| a == user) {
-            Role::Approved
-        } else {
-            Role::Unknown
-        }
-    }
-}
 
 /// One registry skill as the bot shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,74 +85,6 @@ pub trait RegistryView: Sync {
         library: &Library,
         id: &str,
     ) -> impl Future<Output = Result<InstallOutcome, RegistryFailure>> + Send;
-}
-
-/// The real registry client behind the handler: feed search and lookup, and the
-/// verified install.
-impl RegistryView for crate::skills::registry::RegistryClient {
-    fn registry_url(&self) -> String {
-        self.registry().as_str().to_string()
-    }
-
-    async fn search(
-        &self,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<RegistrySkill>, RegistryFailure> {
-        let loaded = self.feed().await.map_err(failure)?;
-        Ok(loaded
-            .feed
-            .search(query)
-            .into_iter()
-            .take(limit)
-            .map(|hit| registry_skill(hit.skill))
-            .collect())
-    }
-
-    async fn view(&self, id: &str) -> Result<RegistrySkill, RegistryFailure> {
-        let loaded = self.feed().await.map_err(failure)?;
-        loaded
-            .find(id, self.registry())
-            .map(registry_skill)
-            .map_err(failure)
-    }
-
-    async fn install(
-        &self,
-        library: &Library,
-        id: &str,
-    ) -> Result<InstallOutcome, RegistryFailure> {
-        crate::skills::registry::RegistryClient::install(
-            self,
-            library,
-            id,
-            false,
-            ToolConsent::Confirmed,
-        )
-        .await
-        .map(|installed| installed.outcome)
-        .map_err(failure)
-    }
-}
-
-fn registry_skill(skill: &crate::skills::registry::feed::FeedSkill) -> RegistrySkill {
-    RegistrySkill {
-        id: skill.id.clone(),
-        title: skill
-            .title
-            .clone()
-            .filter(|t| !t.trim().is_empty())
-            .unwrap_or_else(|| skill.name.clone()),
-        version: skill.version.clone(),
-        description: skill.description.clone(),
-    }
-}
-
-fn failure(e: crate::skills::registry::RegistryError) -> RegistryFailure {
-    RegistryFailure {
-        code: e.code().to_string(),
-        message: e.to_string(),
-    }
 }
 
 /// How the command went.
@@ -566,6 +474,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::skills::library::install::ToolConsent;
     use crate::skills::{SkillPackage, Source, seed_builtins};
 
     /// A test double for the registry client. It stands in for the real client
@@ -692,19 +601,6 @@ mod tests {
         let library = Library::open(dir.path().join("skills")).unwrap();
         seed_builtins(&library).unwrap();
         (dir, library, FakeRegistry::new())
-    }
-
-    #[test]
-    fn skills_bot_roles_come_from_the_config() {
-        let config = BotChannelConfig {
-            admins: vec!["1".into()],
-            approved_users: vec!["2".into(), "1".into()],
-        };
-        assert_eq!(Role::of(&config, "1"), Role::Admin);
-        assert_eq!(Role::of(&config, "2"), Role::Approved);
-        assert_eq!(Role::of(&config, "3"), Role::Unknown);
-        assert_eq!(Role::of(&config, ""), Role::Unknown);
-        assert_eq!(Role::of(&BotChannelConfig::default(), "1"), Role::Unknown);
     }
 
     #[tokio::test]

@@ -63,14 +63,14 @@ fn embedded(data: DataDir) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let loops = crate::server::spawn_loops(&app);
+        let loops = crate::upkeep::spawn_loops(&app);
         let served = crate::mcp::stdio::serve(app.clone()).await;
         for task in loops {
             task.abort();
         }
         served
     })?;
-    crate::server::checkpoint(&app);
+    crate::upkeep::checkpoint(&app);
     drop(lock);
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `engram memory overview | recent | subconscious | search | add | edit | delete |
 //! dismissed | restore | redact | pause | resume | clear`: the Second Brain of the
-//! running daemon, through its REST
-//! API (second-brain spec §4, "Chat-channel command /memory").
+//! running daemon, through its REST API (README, "Using it"), with the chat's `/memory`
+//! entries.
 //!
 //! The pieces are kept apart so that the interactive `/memory` menu can reuse them:
 //! [`MemoryClient`] does the requests and returns typed answers; the `render_*`

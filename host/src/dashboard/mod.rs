@@ -1,4 +1,4 @@
-//! The web dashboard (second-brain.md §4, skills.md §4): pages served by the daemon
+//! The web dashboard (README, "The dashboard"): pages served by the daemon
 //! from assets compiled into the binary (`host/dashboard/`), no Node toolchain.
 //!
 //! Pages are a shared HTML shell plus one ES module each; every piece of data comes

@@ -34,8 +34,7 @@ pub mod wordpiece;
 #[path = "../../tests/support/http.rs"]
 mod http;
 #[cfg(test)]
-#[path = "../../tests/support/rng.rs"]
-mod rng;
+use crate::test_rng as rng;
 #[cfg(test)]
 #[path = "../../tests/support/tiny_bert.rs"]
 mod tiny_bert;

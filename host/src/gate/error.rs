@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
+use http::StatusCode;
+
 use super::policy::ReasonCode;
 use super::schema::SchemaError;
+use crate::described::{Described, Description};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -55,20 +58,45 @@ pub enum GateError {
     Sqlite(#[from] rusqlite::Error),
 }
 
-impl GateError {
-    /// A stable code for the REST layer's problem documents.
-    pub fn code(&self) -> &'static str {
+/// An unknown turn is 404, an ended or expired one 409; an approval the gate refuses
+/// 409 with the deny's code, of a tool it does not know 422; the agent asking for the
+/// person's act 403; too many open turns 503 (429 for one caller at its cap); the
+/// agent's deletes past its limit 429 (REST adds `Retry-After`); the audit log's
+/// failures are the host's own.
+impl Described for GateError {
+    fn describe(&self) -> Description {
+        let detail = self.to_string();
         match self {
-            GateError::UnknownTurn(_) => "unknown-turn",
-            GateError::TurnEnded(_) => "turn-ended",
-            GateError::TurnExpired(_) => "turn-expired",
-            GateError::UnknownTool(_) => "unknown-tool",
-            GateError::NotApprovable { code, .. } => code.as_str(),
-            GateError::PersonRequired(_) => crate::credentials::PersonRequired::CODE,
-            GateError::Invalid { .. } => "invalid",
-            GateError::TooManyTurns { .. } | GateError::CallerAtCap { .. } => "too-many-turns",
-            GateError::AgentDeleteLimit { .. } => "agent-delete-limit",
-            GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => "audit-log",
+            GateError::UnknownTurn(id) => Description::new(
+                StatusCode::NOT_FOUND,
+                "unknown-turn",
+                format!("no turn `{}`", crate::term_text::shown(id)),
+            ),
+            GateError::TurnEnded(_) => Description::new(StatusCode::CONFLICT, "turn-ended", detail),
+            GateError::TurnExpired(_) => {
+                Description::new(StatusCode::CONFLICT, "turn-expired", detail)
+            }
+            GateError::UnknownTool(_) => {
+                Description::new(StatusCode::UNPROCESSABLE_ENTITY, "unknown-tool", detail)
+                    .on("tool")
+            }
+            GateError::NotApprovable { code, .. } => {
+                Description::new(StatusCode::CONFLICT, code.as_str(), detail)
+            }
+            GateError::PersonRequired(e) => e.describe(),
+            GateError::Invalid { field, reason } => Description::invalid_field(*field, reason),
+            GateError::TooManyTurns { .. } => {
+                Description::new(StatusCode::SERVICE_UNAVAILABLE, "too-many-turns", detail)
+            }
+            GateError::CallerAtCap { .. } => {
+                Description::new(StatusCode::TOO_MANY_REQUESTS, "too-many-turns", detail)
+            }
+            GateError::AgentDeleteLimit { .. } => {
+                Description::new(StatusCode::TOO_MANY_REQUESTS, "agent-delete-limit", detail)
+            }
+            GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => {
+                Description::internal("tool gate")
+            }
         }
     }
 }

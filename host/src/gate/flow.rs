@@ -1,5 +1,5 @@
-//! Where a tool call's data goes, as the gate's rule against leaks needs it (DESIGN
-//! section 5; issue 30, item 2).
+//! Where a tool call's data goes, as the gate's rule against leaks needs it (README,
+//! "Security model": content from outside and new destinations; issue 30, item 2).
 //!
 //! Every turn holds private data: the person's message, the memory block, the
 //! conversation, and whatever else the agent holds (the gate cannot see an agent's

@@ -1,6 +1,6 @@
-//! The tool-permission gate (DESIGN section 5): every tool call an agent or a plugin
-//! makes is decided here, against the operator's policy and the grants of the turn it
-//! belongs to, and every decision is written to the audit log.
+//! The tool-permission gate (README, "Turns and the tool gate"): every tool call an
+//! agent or a plugin makes is decided here, against the operator's policy and the
+//! grants of the turn it belongs to, and every decision is written to the audit log.
 //!
 //! - `catalog`: the tools the gate knows (the host tools read from `crate::tools`),
 //!   their default levels; unknown `allowed-tools`
@@ -33,7 +33,7 @@ pub use catalog::{AGENT_TOOLS, ToolKind, ToolSpec, UnknownTool};
 pub use error::GateError;
 pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
 pub use schema::SchemaError;
-pub use turns::{Approval, NewTurn, Turn, TurnState};
+pub use turns::{Approval, MAX_CHANNEL_CHARS, MAX_CONVERSATION_CHARS, NewTurn, Turn, TurnState};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

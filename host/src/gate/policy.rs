@@ -1,7 +1,8 @@
-//! The operator's policy and the one decision function. The rules of DESIGN section 5
-//! live here and nowhere else, as a pure function of (policy, the turn's skill grant,
-//! tool), so that every caller (REST, WASM `tools.invoke`) gets the same answer and
-//! the rules are tested without a database or a clock.
+//! The operator's policy and the one decision function. The gate's rules (README,
+//! "Turns and the tool gate") live here and nowhere else, as a pure function of
+//! (policy, the turn's skill grant, tool), so that every caller (REST, WASM
+//! `tools.invoke`) gets the same answer and the rules are tested without a database or
+//! a clock.
 
 use std::collections::HashMap;
 
@@ -301,19 +302,9 @@ impl Decision {
     }
 }
 
-/// A tool name as reasons show it: tool names come from outside, so at most 64
-/// characters and no control characters.
-pub fn shown(tool: &str) -> String {
-    let mut out: String = tool
-        .chars()
-        .take(64)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if tool.chars().nth(64).is_some() {
-        out.push('…');
-    }
-    out
-}
+/// A tool name as reasons show it (the one rule, also for ids in errors below the
+/// gate).
+pub use crate::term_text::shown;
 
 /// The decision for `tool` in an open turn whose invoked skill (if any) is `skill`,
 /// `approved` when the operator approved the tool for that turn.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::*;
 use crate::config::ToolLevel;
 use crate::credentials::{Principal, Via};
+use crate::described::Described;
 
 /// The person, through the operator token.
 const PERSON: Principal = Principal::Person(Via::OperatorToken);
@@ -484,7 +485,7 @@ fn full_turn_table_is_refused_not_evicted() {
             ..NewTurn::default()
         })
         .expect_err("full");
-    assert_eq!(err.code(), "too-many-turns");
+    assert_eq!(err.describe().code, "too-many-turns");
     assert_eq!(
         verdict(&gate, &a, "fetch_url"),
         (Verdict::Allow, ReasonCode::SkillGrant)
@@ -602,7 +603,7 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
     let plain = turn(&f.gate, "u", None);
     match f.gate.approve(&plain.id, "u", "fetch_url", None, &PERSON) {
         Err(e @ GateError::NotApprovable { .. }) => {
-            assert_eq!(e.code(), "operator-deny");
+            assert_eq!(e.describe().code, "operator-deny");
             assert!(e.to_string().contains("never a deny"), "{e}");
         }
         other => panic!("{other:?}"),
@@ -638,7 +639,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
         .approve(&t.id, "alice", "fetch_url", None, &Principal::Agent)
     {
         Err(e @ GateError::PersonRequired(_)) => {
-            assert_eq!(e.code(), "person-required");
+            assert_eq!(e.describe().code, "person-required");
             assert!(e.to_string().contains("operator token"), "{e}");
         }
         other => panic!("expected person-required, got {other:?}"),

@@ -33,8 +33,10 @@ pub const CLOSED_RETENTION_MS: i64 = 60 * MINUTE_MS;
 const SWEEP_EVERY: u64 = 256;
 
 const MAX_USER_CHARS: usize = 128;
-const MAX_CONVERSATION_CHARS: usize = 128;
-const MAX_CHANNEL_CHARS: usize = 64;
+/// The longest conversation id a turn keeps (also a turn's input limit, `turns::input`).
+pub const MAX_CONVERSATION_CHARS: usize = 128;
+/// The longest channel (and `opened_by`) a turn keeps.
+pub const MAX_CHANNEL_CHARS: usize = 64;
 const MAX_SKILL_CHARS: usize = 128;
 const MAX_ALLOWED_TOOLS: usize = 128;
 const MAX_TOOL_CHARS: usize = 128;

@@ -24,6 +24,8 @@ mod failure;
 pub mod http;
 pub mod stdio;
 pub mod tools;
+#[cfg(test)]
+mod wire_tests;
 
 use std::sync::Arc;
 

@@ -7,7 +7,8 @@
 //!
 //! Every tool may name a `user` where the REST API takes one; otherwise the session's
 //! user (`mcp.user`, default `default`) is used. Calls block (SQLite, files, plugins),
-//! so the server runs them on the blocking pool.
+//! so the server runs them on the blocking pool; a search waits there for its turn on
+//! the memory service's search lanes, as REST's do.
 
 use std::sync::Arc;
 
@@ -25,6 +26,7 @@ use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::gate::Caller;
 use crate::memory::MemoryError;
 use crate::strict_json::ShapeError;
+use crate::turns::input::{Channel, ConversationId, Text, User};
 use crate::turns::{Invoke, Message};
 
 /// The channel turns opened over MCP are recorded with.
@@ -449,14 +451,14 @@ struct ContextArgs {
 
 fn memory_context(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
     let args: ContextArgs = parse(args)?;
-    if let Some(conversation) = &args.conversation_id {
-        not_blank("conversation_id", conversation)?;
-    }
     let message = Message {
-        user: user.to_string(),
-        text: args.message,
-        conversation_id: args.conversation_id,
-        channel: Some(CHANNEL.to_string()),
+        user: User::parse(user)?,
+        text: Text::parse("message", args.message)?,
+        conversation_id: args
+            .conversation_id
+            .map(ConversationId::parse)
+            .transpose()?,
+        channel: Some(Channel::parse(CHANNEL)?),
         name: None,
         recall: true,
         opened_by: CHANNEL.to_string(),

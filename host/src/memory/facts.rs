@@ -75,6 +75,21 @@ pub enum FactsError {
     },
 }
 
+impl crate::described::Described for FactsError {
+    fn describe(&self) -> crate::described::Description {
+        use crate::described::Description;
+        match self {
+            FactsError::NotFound(_) => Description::not_found(self.to_string()),
+            FactsError::Invalid { field, reason } => Description::invalid_field(*field, reason),
+            FactsError::SecretRefused(e) => e.describe(),
+            FactsError::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                Description::disk_full("fact store")
+            }
+            FactsError::Io { .. } => Description::internal("fact store"),
+        }
+    }
+}
+
 /// The JSONL fact store. Opening it creates nothing: the directory and the file are
 /// created by the first `add`.
 pub struct FactsStore {

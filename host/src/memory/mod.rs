@@ -15,13 +15,17 @@ pub mod facts;
 pub mod import;
 pub mod open;
 
+use std::sync::Arc;
+
 use engram_strategies::model::Role;
 
+use crate::background::BackgroundError;
 use crate::brain::forget::{Forgetter, Forgotten};
 use crate::brain::record::MemoryRecord;
 use crate::brain::retrieve::Retrieval;
 use crate::brain::store::{Counts, ListFilter, Page, StoreError};
 use crate::brain::{Brain, NewMemory, Outcome, SearchHit, SearchResult, SearchScope, Stored};
+use crate::described::{Described, Description};
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
 
@@ -39,53 +43,35 @@ pub enum MemoryError {
     Brain(#[from] StoreError),
     #[error(transparent)]
     Facts(#[from] FactsError),
+    /// A search lane failed the search (it panicked).
+    #[error("search lane: {0}")]
+    Lane(#[from] BackgroundError),
 }
 
-impl MemoryError {
-    /// A stable code, the same as the REST layer's problem code for the error.
-    pub fn code(&self) -> &'static str {
+/// 409 `brain-disabled` for what needs the Second Brain; each store's errors as it
+/// describes them.
+impl Described for MemoryError {
+    fn describe(&self) -> Description {
         match self {
-            MemoryError::BrainDisabled { .. } => "brain-disabled",
-            MemoryError::Brain(StoreError::NotFound(_) | StoreError::NoConversation(_))
-            | MemoryError::Facts(FactsError::NotFound(_)) => "not-found",
-            MemoryError::Brain(StoreError::OtherUsers { .. }) => "owned-by-another-user",
-            MemoryError::Brain(StoreError::Invalid { .. })
-            | MemoryError::Facts(FactsError::Invalid { .. }) => "invalid-field",
-            MemoryError::Brain(StoreError::Import { .. }) => "invalid-import",
-            MemoryError::Brain(StoreError::SecretRefused(_))
-            | MemoryError::Facts(FactsError::SecretRefused(_)) => "secret-refused",
-            _ => "internal",
-        }
-    }
-
-    /// The input field a refusal names, when it names one.
-    pub fn field(&self) -> Option<&'static str> {
-        match self {
-            MemoryError::Brain(StoreError::Invalid { field, .. })
-            | MemoryError::Facts(FactsError::Invalid { field, .. }) => Some(field),
-            MemoryError::Brain(StoreError::SecretRefused(_))
-            | MemoryError::Facts(FactsError::SecretRefused(_)) => Some("summary"),
-            _ => None,
-        }
-    }
-
-    /// Whether the failure is the host's own (I/O, SQL), whose details belong in the
-    /// log; the others are the caller's (not found, invalid, brain disabled).
-    pub fn is_internal(&self) -> bool {
-        match self {
-            MemoryError::BrainDisabled { .. } => false,
-            MemoryError::Brain(e) => !matches!(
-                e,
-                StoreError::NotFound(_)
-                    | StoreError::NoConversation(_)
-                    | StoreError::OtherUsers { .. }
-                    | StoreError::Invalid { .. }
-                    | StoreError::SecretRefused(_)
-                    | StoreError::Import { .. }
+            MemoryError::BrainDisabled { .. } => Description::new(
+                http::StatusCode::CONFLICT,
+                "brain-disabled",
+                self.to_string(),
             ),
-            MemoryError::Facts(e) => matches!(e, FactsError::Io { .. }),
+            MemoryError::Brain(e) => e.describe(),
+            MemoryError::Facts(e) => e.describe(),
+            MemoryError::Lane(_) => Description::internal("search lane"),
         }
     }
+}
+
+/// Runs `f`, a call that searches (and whatever goes with it, the serialising of
+/// its answer), on a search lane, for an async caller that does not want a thread
+/// waiting: the searches inside it run in place there.
+pub async fn search_lane<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, MemoryError> {
+    Ok(crate::background::heavy(f).await?)
 }
 
 /// The longest user id accepted.
@@ -109,7 +95,8 @@ pub fn user_or_default(user: Option<&str>) -> Result<String, String> {
 
 /// The memory service in use.
 pub struct Memory {
-    backend: Backend,
+    /// Shared with the searches it sends to the search lanes.
+    backend: Arc<Backend>,
 }
 
 enum Backend {
@@ -124,19 +111,19 @@ enum Backend {
 impl Memory {
     pub(crate) fn from_brain(brain: Brain) -> Memory {
         Memory {
-            backend: Backend::Brain(brain),
+            backend: Arc::new(Backend::Brain(brain)),
         }
     }
 
     pub(crate) fn from_facts(store: FactsStore, reason: String) -> Memory {
         Memory {
-            backend: Backend::Facts { store, reason },
+            backend: Arc::new(Backend::Facts { store, reason }),
         }
     }
 
     /// The Second Brain, for what only it does.
     pub fn brain(&self) -> Result<&Brain, MemoryError> {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => Ok(brain),
             Backend::Facts { reason, .. } => Err(MemoryError::BrainDisabled {
                 reason: reason.clone(),
@@ -146,7 +133,7 @@ impl Memory {
 
     /// Which secrets writes redact (`memory.redact`; all kinds unless configured).
     pub fn set_redaction(&self, kinds: engram_strategies::secrets::KindSet) {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => brain.redaction().set(kinds),
             Backend::Facts { store, .. } => store.redaction().set(kinds),
         }
@@ -154,7 +141,7 @@ impl Memory {
 
     /// Why the Second Brain is not in use, for the status report; `None` when it is.
     pub fn disabled_reason(&self) -> Option<&str> {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(_) => None,
             Backend::Facts { reason, .. } => Some(reason),
         }
@@ -163,7 +150,7 @@ impl Memory {
     /// Stores a memory; with the Second Brain, by its rules for what a memory restates
     /// or replaces (`brain/settle.rs`).
     pub fn add(&self, user: &str, new: NewMemory) -> Result<Stored, MemoryError> {
-        Ok(match &self.backend {
+        Ok(match &*self.backend {
             Backend::Brain(brain) => brain.add(user, new)?,
             Backend::Facts { store, .. } => Stored {
                 record: store.add(user, new)?,
@@ -176,11 +163,11 @@ impl Memory {
     /// Whether [`Memory::get`] is a lookup in memory (the Second Brain's index), cheap
     /// enough to run on an async worker, rather than a scan of the fact store's file.
     pub fn get_is_point_read(&self) -> bool {
-        matches!(self.backend, Backend::Brain(_))
+        matches!(*self.backend, Backend::Brain(_))
     }
 
     pub fn get(&self, user: &str, id: &str) -> Result<MemoryRecord, MemoryError> {
-        Ok(match &self.backend {
+        Ok(match &*self.backend {
             Backend::Brain(brain) => brain.get(user, id)?,
             Backend::Facts { store, .. } => store.get(user, id)?,
         })
@@ -196,7 +183,7 @@ impl Memory {
         keep_messages: bool,
         by: Forgetter,
     ) -> Result<Forgotten, MemoryError> {
-        Ok(match &self.backend {
+        Ok(match &*self.backend {
             Backend::Brain(brain) => brain.forget_memory(user, id, keep_messages, by)?,
             Backend::Facts { store, .. } => {
                 store.delete(user, id)?;
@@ -219,7 +206,7 @@ impl Memory {
         id: &str,
         keep_messages: bool,
     ) -> Result<MemoryRecord, MemoryError> {
-        Ok(match &self.backend {
+        Ok(match &*self.backend {
             Backend::Brain(brain) => brain.dismiss_for_agent(user, id, keep_messages)?,
             Backend::Facts { store, .. } => {
                 let record = store.get(user, id)?;
@@ -232,7 +219,7 @@ impl Memory {
     /// Live memories, most recently changed first. The fact store has no tiers and no
     /// cursors: a scope filter or a cursor needs the Second Brain.
     pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, MemoryError> {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => Ok(brain.list(user, filter)?),
             Backend::Facts { store, reason } => {
                 if filter.conscious.is_some() || filter.cursor.is_some() {
@@ -248,22 +235,32 @@ impl Memory {
         }
     }
 
-    /// Memories matching `text`, best first.
+    /// Memories matching `text`, best first. On a search lane (see
+    /// [`Memory::search_hits`]).
     pub fn search(
         &self,
         user: &str,
         text: &str,
         limit: usize,
     ) -> Result<Vec<SearchResult>, MemoryError> {
-        Ok(match &self.backend {
-            Backend::Brain(brain) => brain.search(user, text, limit)?,
-            Backend::Facts { store, .. } => store.search(user, text, limit)?,
+        self.on_search_lane(user, text, move |backend, user, text| {
+            Ok(match backend {
+                Backend::Brain(brain) => brain.search(user, text, limit)?,
+                Backend::Facts { store, .. } => store.search(user, text, limit)?,
+            })
         })
     }
 
     /// Search as the API and `search_memory` show it: memories, the transcript, or
     /// both ranked together. The fact store keeps no transcript: `all` is its
     /// memories, and `conversations` needs the Second Brain.
+    ///
+    /// A search's cost grows with the data, so it runs on a search lane
+    /// (`background::heavy_blocking`), one per two cores, queued behind the searches
+    /// before it, whichever front door asked (REST, MCP, a host tool, a chat command);
+    /// the calling thread waits. An async caller that does not want a thread waiting
+    /// moves its whole call onto a lane with [`search_lane`], where this runs in
+    /// place.
     pub fn search_hits(
         &self,
         user: &str,
@@ -271,24 +268,37 @@ impl Memory {
         limit: usize,
         scope: SearchScope,
     ) -> Result<Vec<SearchHit>, MemoryError> {
-        match (&self.backend, scope) {
-            (Backend::Brain(brain), _) => Ok(brain.search_hits(user, text, limit, scope)?),
-            (Backend::Facts { reason, .. }, SearchScope::Conversations) => {
-                Err(MemoryError::BrainDisabled {
-                    reason: reason.clone(),
-                })
+        self.on_search_lane(user, text, move |backend, user, text| {
+            match (backend, scope) {
+                (Backend::Brain(brain), _) => Ok(brain.search_hits(user, text, limit, scope)?),
+                (Backend::Facts { reason, .. }, SearchScope::Conversations) => {
+                    Err(MemoryError::BrainDisabled {
+                        reason: reason.clone(),
+                    })
+                }
+                (Backend::Facts { store, .. }, _) => Ok(store
+                    .search(user, text, limit)?
+                    .into_iter()
+                    .map(SearchHit::from)
+                    .collect()),
             }
-            (Backend::Facts { store, .. }, _) => Ok(store
-                .search(user, text, limit)?
-                .into_iter()
-                .map(SearchHit::from)
-                .collect()),
-        }
+        })
+    }
+
+    /// Runs `search` for `user` and `text` on a search lane and waits for it.
+    fn on_search_lane<T: Send + 'static>(
+        &self,
+        user: &str,
+        text: &str,
+        search: impl FnOnce(&Backend, &str, &str) -> Result<T, MemoryError> + Send + 'static,
+    ) -> Result<T, MemoryError> {
+        let (backend, user, text) = (self.backend.clone(), user.to_string(), text.to_string());
+        crate::background::heavy_blocking(move || search(&backend, &user, &text))?
     }
 
     /// How many live memories the user has, by type and by scope.
     pub fn counts(&self, user: &str) -> Result<Counts, MemoryError> {
-        Ok(match &self.backend {
+        Ok(match &*self.backend {
             Backend::Brain(brain) => brain.counts(user)?,
             Backend::Facts { store, .. } => store.counts(user)?,
         })
@@ -296,9 +306,19 @@ impl Memory {
 
     /// The memories to put before `message`; none with the fact store.
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, MemoryError> {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => Ok(brain.retrieve(user, message)?),
             Backend::Facts { .. } => Ok(Retrieval::default()),
+        }
+    }
+
+    /// Refuses `conversation` when it is another user's
+    /// ([`StoreError::OtherUsers`]), as recording a message in it would; an unknown one
+    /// is fine (its first message creates it), and so is any with the fact store.
+    pub fn check_conversation(&self, user: &str, conversation: &str) -> Result<(), MemoryError> {
+        match &*self.backend {
+            Backend::Brain(brain) => Ok(brain.check_conversation(user, conversation)?),
+            Backend::Facts { .. } => Ok(()),
         }
     }
 
@@ -314,7 +334,7 @@ impl Memory {
         name: Option<&str>,
         text: &str,
     ) -> Result<Option<String>, MemoryError> {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => {
                 Ok(brain.record_message(user, conversation, role, name, text)?)
             }
@@ -352,7 +372,7 @@ impl MemorySource for Memory {
 
 impl std::fmt::Debug for Memory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.backend {
+        match &*self.backend {
             Backend::Brain(brain) => f.debug_tuple("Brain").field(&brain.store().path()).finish(),
             Backend::Facts { store, reason } => f
                 .debug_struct("Facts")

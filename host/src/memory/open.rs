@@ -1,10 +1,10 @@
 //! Opening memory: whether it is served by the Second Brain (SQLite) or by the JSONL
-//! fact store, decided once at startup (DESIGN.md section 3, Enablement).
+//! fact store, decided once at startup (README, "The Second Brain").
 //!
 //! - `SECOND_BRAIN_ENABLED` set to `false` (also `0`, `no`, `off`; any case), or
 //!   `memory.secondBrain.enabled: false` in `{data_dir}/config.yaml`, disables the
-//!   Second Brain: either one is enough (the specification names both as ways to turn
-//!   it off; `true` in one does not override `false` in the other). No SQLite file or
+//!   Second Brain: either one is enough (the README names both as ways to turn it
+//!   off; `true` in one does not override `false` in the other). No SQLite file or
 //!   directory is created.
 //! - Otherwise the database at `{data_dir}/memory/second-brain/second-brain.db` is
 //!   opened; if that fails (corrupt file, unwritable directory), the error is logged

@@ -119,6 +119,31 @@ impl FetchError {
     }
 }
 
+/// A URL refused before anything was sent is 422; a server that cannot be reached or
+/// answers badly is 502 (a registry install judges its fetches itself).
+impl crate::described::Described for FetchError {
+    fn describe(&self) -> crate::described::Description {
+        let status = match self {
+            // Writing what arrived failed here (a model download's file): ours, and its
+            // reason may name a private path.
+            FetchError::Sink { .. } => {
+                return crate::described::Description::internal("a download");
+            }
+            FetchError::BadUrl { .. }
+            | FetchError::Scheme { .. }
+            | FetchError::PrivateAddress { .. } => http::StatusCode::UNPROCESSABLE_ENTITY,
+            FetchError::Resolve { .. }
+            | FetchError::Network { .. }
+            | FetchError::Timeout { .. }
+            | FetchError::Status { .. }
+            | FetchError::TooLarge { .. }
+            | FetchError::TooManyRedirects { .. }
+            | FetchError::BadRedirect { .. } => http::StatusCode::BAD_GATEWAY,
+        };
+        crate::described::Description::new(status, self.code(), self.to_string())
+    }
+}
+
 /// Parses `url` and checks that it is http(s).
 pub fn parse_http_url(url: &str) -> Result<Url, FetchError> {
     let parsed = Url::parse(url.trim()).map_err(|e| FetchError::BadUrl {

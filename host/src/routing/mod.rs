@@ -1,5 +1,5 @@
-//! Intent routing (DESIGN.md section 4, "Intent routing"; skills spec section 4,
-//! "Invocation"): which active skill, if any, a request invokes.
+//! Intent routing (README, "Turns and the tool gate"): which active skill, if any, a
+//! request invokes.
 //!
 //! A [`Router`] is built once per change of the active skills from their routing
 //! fields ([`RoutableSkill`]: slug and name, description, intents, tags, categories)
@@ -272,19 +272,11 @@ pub enum Reason {
 pub struct Invocation {
     pub slug: String,
     pub reason: Reason,
-    /// The best candidate's confidence (`f32::INFINITY` for an explicit invocation).
-    #[serde(serialize_with = "finite_or_null")]
-    pub confidence: f32,
+    /// The best candidate's confidence; `None` for an explicit invocation, which the
+    /// router did not score.
+    pub confidence: Option<f32>,
     /// The request, without the `/slug` of an explicit invocation.
     pub message: String,
-}
-
-fn finite_or_null<S: serde::Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
-    if v.is_finite() {
-        s.serialize_f32(*v)
-    } else {
-        s.serialize_none()
-    }
 }
 
 /// The answer for one request.
@@ -609,7 +601,7 @@ impl Router {
         let invoked = self.by_slug.get(head).map(|_| Invocation {
             slug: head.to_string(),
             reason: Reason::Explicit,
-            confidence: f32::INFINITY,
+            confidence: None,
             message: command[end..].trim().to_string(),
         });
         Some(Routing {
@@ -833,7 +825,7 @@ impl Router {
             Some(Invocation {
                 slug: best.slug.clone(),
                 reason,
-                confidence: best.confidence,
+                confidence: Some(best.confidence),
                 message: message.trim().to_string(),
             })
         });

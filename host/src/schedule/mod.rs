@@ -1,8 +1,7 @@
-//! Scheduled skill invocations (skills spec section 4, "Scheduled: a scheduled task
-//! can run the skill"). A schedule names a skill, an input, and an interval or a
-//! 5-field cron expression evaluated in UTC ([`cron`]); the daemon's scheduler loop
-//! ([`runner`]) opens a turn with the skill invoked whenever one is due, through the
-//! same code path as `POST /api/turns`.
+//! Scheduled skill invocations (README, "Schedules"). A schedule names a skill, an
+//! input, and an interval or a 5-field cron expression evaluated in UTC ([`cron`]); the
+//! daemon's scheduler loop ([`runner`]) opens a turn with the skill invoked whenever
+//! one is due, through the same code path as `POST /api/turns`.
 //!
 //! Schedules live in `{data_dir}/schedule/schedules.db` (SQLite, WAL, versioned
 //! schema): firing updates a row every time, which a transaction does atomically and

@@ -8,7 +8,9 @@
 use serde_json::json;
 
 use super::{Outcome, Schedule, ScheduleError, Schedules};
+use crate::described::Described;
 use crate::events::{Event, EventBus, EventKind};
+use crate::turns::input::{Channel, Text, User};
 use crate::turns::{Invoke, Message, TurnError, TurnService};
 
 /// The channel a scheduled run's turn is opened on.
@@ -30,14 +32,14 @@ impl From<TurnError> for Failure {
     /// failure (`skill-missing`, `skill-inactive`); anything else keeps the turn's code.
     /// The host's own failures are logged here and reported without their details.
     fn from(e: TurnError) -> Failure {
+        let described = e.to_wire();
         let code = match &e {
             TurnError::SkillMissing(_) => "skill-missing",
             TurnError::SkillInactive(_) => "skill-inactive",
-            other => other.code(),
+            _ => described.code,
         };
-        let reason = if e.is_internal() {
-            tracing::error!("a scheduled run failed inside the host: {e}");
-            "an internal error occurred; the daemon log has the details".to_string()
+        let reason = if described.is_internal() {
+            described.detail
         } else {
             e.to_string()
         };
@@ -52,10 +54,10 @@ impl From<TurnError> for Failure {
 /// schedule's skill invoked explicitly, channel [`CHANNEL`]. Answers the turn's id.
 pub fn open_run(turns: &TurnService, schedule: &Schedule) -> Result<String, Failure> {
     let message = Message {
-        user: schedule.user.clone(),
-        text: schedule.input.clone(),
+        user: User::parse(schedule.user.as_str())?,
+        text: Text::parse("input", schedule.input.as_str())?,
         conversation_id: None,
-        channel: Some(CHANNEL.to_string()),
+        channel: Some(Channel::parse(CHANNEL)?),
         name: None,
         recall: true,
         opened_by: CHANNEL.to_string(),

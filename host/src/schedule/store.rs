@@ -113,6 +113,18 @@ pub enum ScheduleError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+impl crate::described::Described for ScheduleError {
+    fn describe(&self) -> crate::described::Description {
+        use crate::described::Description;
+        match self {
+            ScheduleError::Invalid { field, reason } => Description::invalid_field(*field, reason),
+            ScheduleError::Open { .. } | ScheduleError::Schema(_) | ScheduleError::Sqlite(_) => {
+                Description::internal("schedules")
+            }
+        }
+    }
+}
+
 pub struct Schedules {
     conn: Mutex<Connection>,
     clock: Arc<dyn Clock>,

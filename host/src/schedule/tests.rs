@@ -322,14 +322,14 @@ fn a_runs_turn_error_becomes_its_failure_code() {
     let failure = Failure::from(TurnError::SkillInactive("web-search".into()));
     assert_eq!(failure.code, "skill-inactive");
     assert!(failure.reason.contains("web-search"), "{failure:?}");
-    // Anything else keeps the turn's code; the host's own failures keep their details
-    // in the log.
+    // Anything else keeps the code the error describes itself with (REST's and MCP's);
+    // the host's own failures are `internal`, their details in the log.
     let full = Failure::from(TurnError::Gate(GateError::TooManyTurns { open: 10_000 }));
     assert_eq!(full.code, "too-many-turns");
     let internal = Failure::from(TurnError::Gate(GateError::Open {
         path: "/data/gate/audit.db".into(),
         reason: "disk full".into(),
     }));
-    assert_eq!(internal.code, "audit-log");
+    assert_eq!(internal.code, "internal");
     assert!(!internal.reason.contains("/data"), "{internal:?}");
 }

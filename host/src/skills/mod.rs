@@ -1,4 +1,4 @@
-//! Skills (DESIGN.md section 4): SKILL.md files, the library of installed skills, and
+//! Skills (README, "Skills"): SKILL.md files, the library of installed skills, and
 //! where skills come from. Three parts, each depending only on the ones before it:
 //!
 //! - [`format`]: one SKILL.md file -> a validated skill (no I/O);

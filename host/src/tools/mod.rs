@@ -1,6 +1,6 @@
-//! The host tools (DESIGN section 5): `save_memory`, `search_memory`, `fetch_url`,
-//! `read_skill_file` and `install_skill`, the tools Engram runs itself once the gate
-//! has allowed a call.
+//! The host tools (README, "Turns and the tool gate"): `save_memory`, `search_memory`,
+//! `fetch_url`, `read_skill_file` and `install_skill`, the tools Engram runs itself
+//! once the gate has allowed a call.
 //!
 //! [`HOST_TOOLS`] specifies each of them once: its name, the level it gets when the
 //! operator says nothing, a one-line description written for a model, the JSON Schema
@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use http::StatusCode;
+
 use crate::config::{ConfigFile, ToolLevel};
+use crate::described::{Described, Description};
 use crate::memory::Memory;
 use crate::memory::MemoryError;
 use crate::net::FetchError;
@@ -164,47 +167,48 @@ pub enum ToolError {
     },
 }
 
-impl ToolError {
-    /// A stable code, the same as the REST layer's problem code for the error.
-    pub fn code(&self) -> &'static str {
+/// A bad argument is 422 naming `args.<field>` (400 for an unknown one), a refused
+/// URL 422 and a failing server 502 (the fetcher's), a missing file 404, a path out of
+/// the skill's directory 403; a call that cannot run here or now 503 / 504; the
+/// memory's and the library's errors as they describe them; the host's own failures
+/// 500.
+impl Described for ToolError {
+    fn describe(&self) -> Description {
         match self {
-            ToolError::UnknownArg { .. } => "unknown-field",
-            ToolError::InvalidArg { .. } => "invalid-field",
-            ToolError::NoSkillInvoked => "no-skill-invoked",
-            ToolError::NoSuchFile(_) => "not-found",
-            ToolError::OutsideSkillDir(_) => "outside-skill-dir",
-            ToolError::Fetch(e) => e.code(),
-            ToolError::Memory(e) => e.code(),
-            ToolError::Library(e) | ToolError::Install(RegistryError::Library(e)) => e.code(),
-            ToolError::Install(e) => e.code(),
-            ToolError::SkillExists { .. } => "already-installed",
-            ToolError::NoRuntime(_) | ToolError::NoTimeLeft(_) | ToolError::Io { .. } => "internal",
-        }
-    }
-
-    /// The argument a refusal names, when it names one (`args.<field>`).
-    pub fn field(&self) -> Option<&str> {
-        match self {
-            ToolError::UnknownArg { field } | ToolError::InvalidArg { field, .. } => Some(field),
-            ToolError::Memory(e) => e.field(),
-            _ => None,
-        }
-    }
-
-    /// Whether the error is the host's own failure (I/O, SQL), whose details are for
-    /// the log only.
-    pub fn is_internal(&self) -> bool {
-        match self {
-            ToolError::Io { .. } => true,
-            ToolError::Memory(e) => e.is_internal(),
-            ToolError::Library(e) | ToolError::Install(RegistryError::Library(e)) => {
-                matches!(e, LibraryError::Io { .. })
+            ToolError::UnknownArg { field } => Description::unknown_field(field),
+            ToolError::InvalidArg { field, reason } => Description::invalid_field(field, reason),
+            ToolError::NoSkillInvoked => {
+                Description::new(StatusCode::CONFLICT, "no-skill-invoked", self.to_string())
             }
-            ToolError::Install(e) => matches!(e, RegistryError::Internal(_)),
-            _ => false,
+            ToolError::NoSuchFile(_) => Description::not_found(self.to_string()),
+            ToolError::OutsideSkillDir(_) => {
+                Description::new(StatusCode::FORBIDDEN, "outside-skill-dir", self.to_string())
+            }
+            ToolError::Fetch(e) => e.describe(),
+            ToolError::Memory(e) => e.describe(),
+            ToolError::Library(e) => e.describe(),
+            ToolError::Install(e) => e.describe(),
+            ToolError::SkillExists { .. } => {
+                Description::new(StatusCode::CONFLICT, "already-installed", self.to_string())
+            }
+            // Where the call came from, not the host's failure: a thread outside the
+            // daemon's runtime (a plugin's call), a caller's deadline already past.
+            ToolError::NoRuntime(_) => Description::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "tool-unavailable",
+                self.to_string(),
+            ),
+            ToolError::NoTimeLeft(_) => Description::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "no-time-left",
+                self.to_string(),
+            ),
+            ToolError::Io { .. } => Description::internal("host tool"),
         }
     }
+}
 
+impl ToolError {
     fn invalid(field: &str, reason: impl Into<String>) -> ToolError {
         ToolError::InvalidArg {
             field: field.to_string(),

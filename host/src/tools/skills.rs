@@ -1,4 +1,5 @@
-//! `install_skill {url | skill_md, force?}`: the skills spec's "install from chat". A
+//! `install_skill {url | skill_md, force?}`: a skill installed from a chat (README,
+//! "Chat with Engram"). A
 //! URL goes through the same install from a URL as `engram skills install --from` and
 //! `POST /api/skills/install` (`crate::net`'s address rules, 1 MiB, 10 s); pasted
 //! SKILL.md text goes through the same parser and validator as every install, leniently

@@ -1,11 +1,16 @@
-//! What can go wrong in a turn operation, for every channel: the REST layer maps each
-//! variant to a problem document, the scheduler to a `schedule.failed` code, plugins'
-//! `tools.invoke` to the WIT `tool-error`.
+//! What can go wrong in a turn operation, for every channel: each variant says how it
+//! reaches a caller ([`Described`]: REST's problem documents, MCP's tool errors, the
+//! scheduler's `schedule.failed` code), and plugins' `tools.invoke` gets it as the WIT
+//! `tool-error`.
 
-use crate::gate::{Decision, GateError, Verdict};
+use http::StatusCode;
+
+use crate::described::{Described, Description};
+use crate::gate::{Decision, GateError, ReasonCode, Verdict};
 use crate::memory::MemoryError;
 use crate::runtime::PluginError;
 use crate::skills::LibraryError;
+use crate::term_text::shown;
 use crate::tools::ToolError;
 
 #[derive(Debug, thiserror::Error)]
@@ -79,44 +84,68 @@ fn refusal_code(decision: &Decision) -> &'static str {
     }
 }
 
-impl TurnError {
-    /// A stable code: the REST layer's problem code for the service's own refusals,
-    /// and the scheduler's `schedule.failed` code. Nested errors keep their own codes
-    /// (the REST layer maps them further).
-    pub fn code(&self) -> &'static str {
+/// The service's own refusals with their statuses; the errors inside as they
+/// describe themselves.
+impl Described for TurnError {
+    fn describe(&self) -> Description {
+        let detail = self.to_string();
+        let refused = |status, code| Description::new(status, code, detail.clone());
         match self {
-            TurnError::Invalid { .. } => "invalid-field",
-            TurnError::SkillMissing(_) => "not-found",
-            TurnError::SkillInactive(_) => "inactive",
-            TurnError::Skills(e) => e.code(),
-            TurnError::Gate(e) => e.code(),
-            TurnError::Refused { decision, .. } => refusal_code(decision),
-            TurnError::NotAHostTool(_) => "not-a-host-tool",
-            TurnError::Tool(_) => "tool-failed",
-            TurnError::NoSkillInvoked => "no-skill-invoked",
-            TurnError::UnknownScript { .. } => "unknown-script",
-            TurnError::ScriptInvalid { .. } => "script-invalid",
-            TurnError::ScriptFailed(_) => "script-failed",
-            TurnError::ScriptStopped { .. } => "script-trapped",
-            TurnError::Script(_) | TurnError::Memory(_) => "internal",
+            TurnError::Invalid { field, reason } => Description::invalid_field(*field, reason),
+            TurnError::SkillMissing(_) => Description::not_found(detail),
+            TurnError::SkillInactive(_) => refused(StatusCode::CONFLICT, "inactive"),
+            TurnError::Skills(e) => e.describe(),
+            TurnError::Gate(e) => e.describe(),
+            TurnError::Refused {
+                turn_id,
+                tool,
+                decision,
+            } => refusal(decision, turn_id.as_deref().unwrap_or_default(), tool),
+            TurnError::NotAHostTool(_) => {
+                refused(StatusCode::UNPROCESSABLE_ENTITY, "not-a-host-tool")
+            }
+            TurnError::Tool(e) => e.describe(),
+            TurnError::NoSkillInvoked => refused(StatusCode::CONFLICT, "no-skill-invoked"),
+            TurnError::UnknownScript { .. } => refused(StatusCode::NOT_FOUND, "unknown-script"),
+            TurnError::ScriptInvalid { .. } => {
+                refused(StatusCode::UNPROCESSABLE_ENTITY, "script-invalid")
+            }
+            TurnError::ScriptFailed(_) => {
+                refused(StatusCode::UNPROCESSABLE_ENTITY, "script-failed")
+            }
+            TurnError::ScriptStopped { .. } => {
+                refused(StatusCode::UNPROCESSABLE_ENTITY, "script-trapped")
+            }
+            TurnError::Script(_) => Description::internal("skill script"),
+            TurnError::Memory(e) => e.describe(),
         }
     }
+}
 
-    /// Whether the error is the host's own failure (I/O, SQL, the runtime), whose
-    /// details belong in the log and never in an answer.
-    pub fn is_internal(&self) -> bool {
-        match self {
-            TurnError::Skills(e) => matches!(e, LibraryError::Io { .. }),
-            TurnError::Gate(e) => matches!(
-                e,
-                GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_)
-            ),
-            TurnError::Tool(e) => e.is_internal(),
-            TurnError::Script(_) => true,
-            TurnError::Memory(e) => e.is_internal(),
-            _ => false,
+/// A decision that does not allow a call: 403 with its reason code, except the turn's
+/// own state (404 `unknown-turn`, 409 `turn-ended` / `turn-expired`). An ask says how
+/// to get past it: the person's approval.
+fn refusal(decision: &Decision, turn_id: &str, tool: &str) -> Description {
+    let (status, code) = match (decision.verdict, decision.code) {
+        (_, ReasonCode::UnknownTurn) => (StatusCode::NOT_FOUND, "unknown-turn"),
+        (_, ReasonCode::TurnEnded) => (StatusCode::CONFLICT, "turn-ended"),
+        (_, ReasonCode::TurnExpired) => (StatusCode::CONFLICT, "turn-expired"),
+        (Verdict::Ask, _) => {
+            return Description::new(
+                StatusCode::FORBIDDEN,
+                "approval-required",
+                format!(
+                    "{} (code `{}`): show the user this call; they approve it in this turn (the dashboard, a chat channel, or POST /api/turns/{}/approvals {{\"tool\": \"{}\", \"args\": <this call's arguments>}} with the operator token), then call again",
+                    decision.reason,
+                    decision.code.as_str(),
+                    shown(turn_id),
+                    shown(tool)
+                ),
+            );
         }
-    }
+        (_, code) => (StatusCode::FORBIDDEN, code.as_str()),
+    };
+    Description::new(status, code, decision.reason.clone())
 }
 
 /// A missing or inactive skill is the caller's to fix (and the scheduler's to

@@ -16,6 +16,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{TurnError, TurnService, check_tool_name};
+use crate::described::Described;
 use crate::gate::{Caller, Decision, GateError, ReasonCode, policy};
 use crate::runtime::{ToolCaller, ToolDenied, ToolGate};
 use crate::tools::{self, ToolContext};
@@ -143,9 +144,9 @@ impl ToolGate for PluginTools {
             }
             Err(e @ TurnError::Refused { .. }) => Err(ToolDenied::Denied(e.to_string())),
             Err(e @ TurnError::NotAHostTool(_)) => {
-                Err(ToolDenied::Denied(format!("{}: {e}", e.code())))
+                Err(ToolDenied::Denied(format!("{}: {e}", e.describe().code)))
             }
-            Err(e) if e.is_internal() => {
+            Err(e) if e.describe().is_internal() => {
                 tracing::error!(turn = ?caller.turn_id, plugin = %caller.plugin, tool = %policy::shown(tool), "host tool failed for a plugin: {e}");
                 Err(ToolDenied::Failed(format!(
                     "`{}` failed inside the host; the daemon log has the details",

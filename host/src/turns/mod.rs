@@ -1,9 +1,9 @@
-//! The turn service: one message of a conversation and the agent's work on it
-//! (DESIGN sections 5 and 6, skills spec section 4), the same for every channel: the
-//! REST routes (`api/turns.rs` only shapes requests and answers), the scheduler (a
-//! turn with a skill forced), plugins' `tools.invoke`, and the channels to come (MCP,
-//! chat).
+//! The turn service: one message of a conversation and the agent's work on it (README,
+//! "Turns and the tool gate"), the same for every channel: the REST routes
+//! (`api/turns.rs` only shapes requests and answers), the scheduler (a turn with a
+//! skill forced), plugins' `tools.invoke`, and the channels to come (MCP, chat).
 //!
+//! - `input`: a turn's input as checked types, built by every front door
 //! - `open`: route the message to a skill (or take the one forced), retrieve the
 //!   memory block, open the turn in the gate with the skill's grant, record the
 //!   message, preview the grants, order the catalog
@@ -21,6 +21,7 @@
 
 mod error;
 mod host_tools;
+pub mod input;
 mod open;
 mod script;
 
@@ -265,11 +266,16 @@ impl TurnService {
         })
     }
 
-    // ---- memory: where else the service reaches the memory store ---------------------
+    // ---- memory: the places the service reaches the memory store -------------------
 
     /// The memories to put before `message` (none with the fact store).
     fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, TurnError> {
         Ok(self.memory.retrieve(user, message)?)
+    }
+
+    /// Refuses a conversation that is another user's, before a turn does anything.
+    fn check_conversation(&self, user: &str, conversation: &str) -> Result<(), TurnError> {
+        Ok(self.memory.check_conversation(user, conversation)?)
     }
 
     /// Records a message of the turn's conversation; `None` when nothing was recorded

@@ -11,7 +11,8 @@ use engram_strategies::model::Role;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{TurnError, TurnService, check_text};
+use super::input::{Channel, ConversationId, Speaker, Text, User};
+use super::{TurnError, TurnService};
 use crate::brain::Tier;
 use crate::brain::retrieve::{Retrieval, Source};
 use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, flow, policy};
@@ -21,19 +22,20 @@ use crate::skills::{CatalogEntry, InvokedSkill};
 /// Skills listed in a turn's catalog at most (the router's candidates first).
 pub const MAX_CATALOG: usize = 50;
 
-/// The message a turn is opened for.
+/// The message a turn is opened for, its input checked by the front door
+/// ([`super::input`]).
 #[derive(Debug, Clone)]
 pub struct Message {
-    pub user: String,
-    /// The user's message (at most 64 KiB, not blank). `/slug rest` invokes `slug`.
-    pub text: String,
+    pub user: User,
+    /// The user's message. `/slug rest` invokes `slug`.
+    pub text: Text,
     /// When given, the message is recorded in this conversation of the Second Brain.
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<ConversationId>,
     /// Where the message came from (`telegram`, `cli`, `schedule`, ...).
-    pub channel: Option<String>,
+    pub channel: Option<Channel>,
     /// The sender's name, when the channel knows it (a group chat has several people):
     /// recorded with the message and searched with its text.
-    pub name: Option<String>,
+    pub name: Option<Speaker>,
     /// Whether the memory block is retrieved for it: not in a group chat that has not
     /// been opened to personal memory, where the answer is read by others.
     pub recall: bool,
@@ -127,15 +129,15 @@ pub struct GrantView {
 }
 
 impl TurnService {
-    /// Opens a turn for `message`, invoking the skill `invoke` says.
+    /// Opens a turn for `message`, invoking the skill `invoke` says. Every refusal
+    /// (another user's conversation, a skill that is missing, the gate full) comes
+    /// before retrieval, which marks the memories it returns as used: a refused turn
+    /// changes nothing stored.
     pub fn open(&self, message: Message, invoke: Invoke) -> Result<TurnOpened, TurnError> {
-        if message.text.trim().is_empty() {
-            return Err(TurnError::Invalid {
-                field: "message",
-                reason: "must not be empty".into(),
-            });
+        let user = message.user.as_str();
+        if let Some(conversation) = &message.conversation_id {
+            self.check_conversation(user, conversation.as_str())?;
         }
-        check_text("message", &message.text)?;
         // A skills directory that cannot be read must not stop the conversation: the
         // message is then handled without skills.
         let entries: Vec<CatalogEntry> = match self.skills.catalog() {
@@ -145,27 +147,22 @@ impl TurnService {
                 Vec::new()
             }
         };
+        let text = message.text.as_str();
         let routing = match invoke {
             Invoke::Skill(slug) => Routing {
                 invoked: Some(Invocation {
                     slug: slug.to_string(),
                     reason: Reason::Explicit,
-                    confidence: f32::INFINITY,
-                    message: message.text.clone(),
+                    confidence: None,
+                    message: text.to_string(),
                 }),
                 candidates: Vec::new(),
             },
-            Invoke::Routed => self.router.for_catalog(&entries).route(&message.text),
+            Invoke::Routed => self.router.for_catalog(&entries).route(text),
         };
         let invoked = match &routing.invoked {
             Some(invocation) => Some((invocation.clone(), self.skills.invoke(&invocation.slug)?)),
             None => None,
-        };
-
-        let retrieval = if message.recall {
-            self.retrieve(&message.user, &message.text)?
-        } else {
-            Retrieval::default()
         };
 
         let grant = invoked
@@ -173,7 +170,7 @@ impl TurnService {
             .map(|(_, skill)| SkillGrant::from_invoked(skill));
         // Where the turn may send once it has read outside content: the hosts the
         // message names, and those in the text of a skill the person granted tools.
-        let mut destinations = flow::hosts_in(&message.text);
+        let mut destinations = flow::hosts_in(text);
         if let Some((_, skill)) = invoked
             .as_ref()
             .filter(|(_, s)| !s.granted_tools.is_empty())
@@ -185,9 +182,12 @@ impl TurnService {
             }
         }
         let turn = self.gate.open_turn(NewTurn {
-            user: message.user.clone(),
-            conversation_id: message.conversation_id.clone(),
-            channel: message.channel.clone(),
+            user: user.to_string(),
+            conversation_id: message
+                .conversation_id
+                .as_ref()
+                .map(|c| c.as_str().to_string()),
+            channel: message.channel.as_ref().map(|c| c.as_str().to_string()),
             opened_by: message.opened_by.clone(),
             skill: grant.clone(),
             destinations,
@@ -200,29 +200,18 @@ impl TurnService {
             return Err(e.into());
         }
 
-        let message_id = match &message.conversation_id {
-            Some(conversation) => {
-                match self.record(
-                    &message.user,
-                    conversation,
-                    Role::User,
-                    message.name.as_deref(),
-                    &message.text,
-                ) {
-                    Ok(id) => id,
-                    Err(e) => {
-                        // The message the turn is for was not kept: no turn either.
-                        let _ = self.gate.end_turn(&turn.id);
-                        return Err(e);
-                    }
-                }
+        let (retrieval, message_id) = match self.keep(&message) {
+            Ok(kept) => kept,
+            Err(e) => {
+                // The memory block or the message the turn is for failed: no turn either.
+                let _ = self.gate.end_turn(&turn.id);
+                return Err(e);
             }
-            None => None,
         };
 
         Ok(TurnOpened {
             turn_id: turn.id,
-            user: message.user,
+            user: message.user.as_str().to_string(),
             expires_at: turn.expires_at,
             memory_block: retrieval.block,
             memories: retrieval
@@ -243,6 +232,29 @@ impl TurnService {
             grants: self.grants(grant.as_ref()),
             message_id,
         })
+    }
+
+    /// What a turn keeps once nothing can refuse it any more: the memory block
+    /// (retrieved before the message is recorded, so that it does not find itself),
+    /// and the recorded message's id.
+    fn keep(&self, message: &Message) -> Result<(Retrieval, Option<String>), TurnError> {
+        let (user, text) = (message.user.as_str(), message.text.as_str());
+        let retrieval = if message.recall {
+            self.retrieve(user, text)?
+        } else {
+            Retrieval::default()
+        };
+        let message_id = match &message.conversation_id {
+            Some(conversation) => self.record(
+                user,
+                conversation.as_str(),
+                Role::User,
+                message.name.as_ref().map(Speaker::as_str),
+                text,
+            )?,
+            None => None,
+        };
+        Ok((retrieval, message_id))
     }
 
     /// What the gate answers now for each of the skill's `allowed-tools` (a new turn
@@ -298,10 +310,7 @@ impl TurnService {
                 Reason::Score => "score",
             }
             .to_string(),
-            confidence: invocation
-                .confidence
-                .is_finite()
-                .then_some(invocation.confidence),
+            confidence: invocation.confidence,
             message: invocation.message,
         }
     }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::{Config, ToolLevel};
 use crate::credentials::Via;
+use crate::described::Described;
 use crate::events::EventBus;
 use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
@@ -74,8 +75,8 @@ fn fixture(policy: Policy) -> Fixture {
 
 fn message(user: &str, text: &str) -> Message {
     Message {
-        user: user.to_string(),
-        text: text.to_string(),
+        user: input::User::parse(user).expect("user"),
+        text: input::Text::parse("message", text).expect("text"),
         conversation_id: None,
         channel: None,
         name: None,
@@ -135,7 +136,7 @@ fn refused(result: Result<ToolResult, TurnError>) -> (Verdict, ReasonCode) {
 fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
     let f = fixture(Policy::default());
     let mut scheduled = message("alice", "hello there, how are you");
-    scheduled.channel = Some("schedule".into());
+    scheduled.channel = Some(input::Channel::parse("schedule").expect("channel"));
     let opened = f
         .turns
         .open(scheduled, Invoke::Skill("tweet-notifier"))
@@ -231,10 +232,9 @@ fn open_with_a_forced_skill_invokes_it_whatever_the_router_says() {
         .open(message("alice", "go"), Invoke::Skill("web-search"))
         .expect_err("inactive");
     assert!(matches!(&inactive, TurnError::SkillInactive(s) if s == "web-search"));
-    // A blank message opens nothing.
+    // A blank message is no message a turn can be opened for.
     assert!(matches!(
-        f.turns
-            .open(message("alice", " \n"), Invoke::Skill("tweet-notifier")),
+        input::Text::parse("message", " \n"),
         Err(TurnError::Invalid {
             field: "message",
             ..
@@ -258,7 +258,7 @@ fn an_agent_run_tool_is_refused_before_the_gate_records_anything() {
             "{tool}: {run:?}"
         );
         assert_eq!(
-            run.map(|_| ()).expect_err("refused").code(),
+            run.map(|_| ()).expect_err("refused").describe().code,
             "not-a-host-tool"
         );
     }
@@ -325,18 +325,19 @@ fn ask_is_a_deny_for_a_plugin_and_an_approval_request_for_the_agent() {
         .turns
         .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
         .expect_err("asks");
-    assert_eq!(asked.code(), "approval-required");
+    assert_eq!(asked.describe().code, "approval-required");
     // The agent cannot approve for itself: refused, and nothing is granted.
     let refused_approval = f
         .turns
         .approve(&t, "u", "save_memory", None, &Principal::Agent)
         .expect_err("the agent cannot approve");
-    assert_eq!(refused_approval.code(), "person-required");
+    assert_eq!(refused_approval.describe().code, "person-required");
     assert_eq!(
         f.turns
             .run_host_tool(AGENT, Some(&t), "save_memory", save.clone(), None)
             .expect_err("still asks")
-            .code(),
+            .describe()
+            .code,
         "approval-required"
     );
     // Once the person approves, both may.

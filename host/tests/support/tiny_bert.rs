@@ -176,7 +176,7 @@ pub fn safetensors(tensors: &Tensors) -> Vec<u8> {
         );
     }
     let mut header = Value::Object(header).to_string().into_bytes();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut file = (header.len() as u64).to_le_bytes().to_vec();

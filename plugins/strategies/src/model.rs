@@ -228,7 +228,8 @@ wire_names!(Evidence { Direct => "direct", Inferred => "inferred", Manual => "ma
 wire_names!(Role { User => "user", Assistant => "assistant", System => "system" });
 
 impl MemoryType {
-    /// Where a new memory of this type goes (the specification's table).
+    /// Where a new memory of this type goes (each type's default scope, as
+    /// `wit/types.wit` gives it).
     pub fn default_scope(self) -> Scope {
         match self {
             MemoryType::Goal | MemoryType::Project | MemoryType::Decision | MemoryType::Episode => {

@@ -1,5 +1,5 @@
 //! Default conflict resolution: decides how one candidate relates to the stored
-//! memories most similar to it (spec section 3, "Conflict resolution").
+//! memories most similar to it (README, "The Second Brain": what is true now).
 //!
 //! The rules, in order:
 //!

@@ -14,10 +14,12 @@ fn card(text: &str) -> String {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
 async fn add_edit_filter_search_and_delete_a_memory() {
-    let Some(browser) = Browser::start("memory_page", |_| {}).await else {
-        return;
-    };
+    let browser = Browser::start("memory_page", |_| {}).await;
     let daemon = &browser.daemon;
     let conscious = json!({ "type": "preference", "summary": "Prefers window seats on trains" });
     ok(
@@ -230,10 +232,12 @@ async fn add_edit_filter_search_and_delete_a_memory() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
 async fn subconscious_and_stale_memories_carry_their_badges() {
-    let Some(browser) = Browser::start("memory_badges", |_| {}).await else {
-        return;
-    };
+    let browser = Browser::start("memory_badges", |_| {}).await;
     let mut asleep = memory(
         "mem_01aaaaaaaaaaaaaaaaaaaaaaaa",
         "habit",
@@ -281,10 +285,12 @@ async fn subconscious_and_stale_memories_carry_their_badges() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
 async fn the_conversations_scope_searches_what_was_said_and_deletes_a_conversation() {
-    let Some(browser) = Browser::start("memory_conversations", |_| {}).await else {
-        return;
-    };
+    let browser = Browser::start("memory_conversations", |_| {}).await;
     let daemon = &browser.daemon;
     for (conversation, name, content) in [
         (

@@ -112,18 +112,19 @@ fn serve_file(body: &'static [u8]) -> String {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
 async fn install_toggle_delete_rescan_and_browse_skills() {
     let registry = Listening::registry(&fixtures().join("registry-mirror"));
     let registry_url = registry.url();
     // The registry is on loopback, which URL installs refuse unless allowed.
     let config = format!("skills:\n  registry: {registry_url}\nnetwork:\n  allowPrivate: true\n");
-    let Some(browser) = Browser::start("skills_page", |data| {
+    let browser = Browser::start("skills_page", |data| {
         std::fs::write(data.join("config.yaml"), &config).expect("config.yaml");
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let daemon = &browser.daemon;
 
     browser.open("/skills").await;

@@ -9,7 +9,8 @@
 //! (`telegram-<id>`, or what `channels.telegram.users` maps them to).
 //!
 //! - `/memory`: inline buttons Overview, Recent, Subconscious, Pause, Resume, Clear
-//!   (then Yes), the spec's table; search is not in the bot's menu (ask the agent);
+//!   (then Yes), `memory_command`'s table; search is not in the bot's menu (ask the
+//!   agent);
 //! - `/skills ...`: the transport-independent handler, with buttons to view search
 //!   results and, for admins, to install and remove;
 //! - `/new`: ends the conversation (the Second Brain learns from it);
@@ -31,7 +32,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::memory_command::{self, Action, BOT_MENU, BOT_SEARCH, Choice};
-use super::skills_command::{BotReply, Role, handle_skills_command};
+use super::roles::Role;
+use super::skills_command::{BotReply, handle_skills_command};
 use crate::agent::{Agent, Ask, Chat, ChatIo, ToolEvent};
 use crate::app::App;
 use crate::config::TelegramConfig;

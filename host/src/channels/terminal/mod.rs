@@ -3,8 +3,8 @@
 //! `{data_dir}/chat/history.txt`, bracketed paste so that a pasted SKILL.md stays one
 //! message), answers streamed as they come, and the commands:
 //!
-//! - `/memory` opens the arrow-key menu of the spec's table (`/memory <entry>` runs one
-//!   entry directly: `/memory search tea`);
+//! - `/memory` opens the arrow-key menu of `memory_command`'s table (`/memory <entry>`
+//!   runs one entry directly: `/memory search tea`);
 //! - `/skills ...`: the bot command's handler; the terminal's user is the machine's
 //!   owner, so install and remove are theirs too;
 //! - `/new` ends the conversation (the Second Brain learns from it) and starts another;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::super::learned;
 use super::super::memory_command::{self, Action, MemoryReply};
-use super::super::skills_command::{Role, handle_skills_command};
+use super::super::roles::Role;
+use super::super::skills_command::handle_skills_command;
 use super::CHANNEL;
 use crate::agent::{Agent, Chat, ChatIo};
 use crate::app::App;

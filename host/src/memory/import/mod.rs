@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, MemoryError};
 use crate::brain::{NewMemory, Outcome};
+use crate::described::Described;
 use crate::runtime::strategies::Strategies;
 
 /// The formats read here (the Engram JSONL export has its own route).
@@ -222,6 +223,28 @@ pub enum ApplyError {
     Ledger(#[from] ledger::LedgerError),
     #[error("learning is paused for this user: resume it, then import (nothing was written)")]
     LearningPaused,
+}
+
+/// Input that cannot be imported is 422 `invalid-import`, paused learning 409
+/// `learning-paused`; the memory service's errors as it describes them; the ledger's
+/// failures are the host's own.
+impl crate::described::Described for ApplyError {
+    fn describe(&self) -> crate::described::Description {
+        use crate::described::Description;
+        use http::StatusCode;
+        match self {
+            ApplyError::Invalid(e) => Description::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-import",
+                format!("{e}; nothing was imported"),
+            ),
+            ApplyError::LearningPaused => {
+                Description::new(StatusCode::CONFLICT, "learning-paused", self.to_string())
+            }
+            ApplyError::Memory(e) => e.describe(),
+            ApplyError::Ledger(_) => Description::internal("import ledger"),
+        }
+    }
 }
 
 impl From<crate::brain::store::StoreError> for ApplyError {
@@ -422,9 +445,9 @@ pub fn apply(
                 }
                 ledger.put(user, &key, &stored.record.id)?;
             }
-            Err(e) if e.code() == "secret-refused" => report.refused.push(RefusedMemory {
+            Err(e) if e.describe().code == "secret-refused" => report.refused.push(RefusedMemory {
                 key: imported.key.clone(),
-                code: e.code().to_string(),
+                code: e.describe().code.to_string(),
                 reason: e.to_string(),
             }),
             Err(e) => return Err(e.into()),

@@ -1,4 +1,4 @@
-//! The rules (DESIGN.md section 4): Agent Skills' limits, lenient where the ecosystem
+//! The rules (README, "Skills"): Agent Skills' limits, lenient where the ecosystem
 //! is and strict where safety is. The lenient load reads what other agents (Claude
 //! Code) read, and says so in a warning each time.
 //!

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
+use http::StatusCode;
+
+use crate::described::{Described, Description};
 use crate::skills::format::{IdError, SkillError};
 
 /// A library operation that failed. Nothing on disk changed unless the variant says so.
@@ -91,6 +94,58 @@ impl LibraryError {
     pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> LibraryError {
         let path = path.to_path_buf();
         move |source| LibraryError::Io { path, source }
+    }
+}
+
+/// An unknown skill is 404; a refused name or SKILL.md is 422 with the rule it broke
+/// as the code; a state that prevents the change is 409. Details never carry the data
+/// directory's paths.
+impl Described for LibraryError {
+    fn describe(&self) -> Description {
+        let code = self.code();
+        let conflict = |detail: String| Description::new(StatusCode::CONFLICT, code, detail);
+        match self {
+            LibraryError::NotFound(_) => Description::not_found(self.to_string()),
+            LibraryError::InvalidId { .. } => {
+                Description::new(StatusCode::UNPROCESSABLE_ENTITY, code, self.to_string())
+                    .on("name")
+            }
+            // A missing SKILL.md names its directory: keep only the last part.
+            LibraryError::Invalid(SkillError::MissingFile { dir }) => {
+                let name = std::path::Path::new(dir)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                Description::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    code,
+                    format!("no SKILL.md in {name}"),
+                )
+            }
+            LibraryError::Invalid(_)
+            | LibraryError::PackagePath { .. }
+            | LibraryError::PackageTooLarge { .. } => {
+                Description::new(StatusCode::UNPROCESSABLE_ENTITY, code, self.to_string())
+            }
+            LibraryError::Inactive(_)
+            | LibraryError::SlugTaken { .. }
+            | LibraryError::ToolsUnconfirmed { .. }
+            | LibraryError::SkillChanged { .. } => conflict(self.to_string()),
+            LibraryError::IndexCorrupt { reason, .. } => conflict(format!(
+                "the skills index is not readable ({reason}); a discovery scan (POST /api/skills/scan) rebuilds it"
+            )),
+            LibraryError::PathTaken { .. } => conflict(
+                "something that is not a skill directory is in the way in the skills directory"
+                    .into(),
+            ),
+            LibraryError::OutsideRoot { .. } => {
+                conflict("the skill's files lead outside the skills directory (a symlink?)".into())
+            }
+            LibraryError::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                Description::disk_full("skills library")
+            }
+            LibraryError::Io { .. } => Description::internal("skills library"),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! `{skills}/.index.json`, the source of truth for listing and updating skills, in the
-//! shape DESIGN.md section 4 fixes:
+//! `{skills}/.index.json`, the source of truth for listing and updating skills (README,
+//! "Skills"), in this shape:
 //!
 //! ```json
 //! { "version": 1, "skills": { "<slug>": { "id", "name", "version", "category", "path",

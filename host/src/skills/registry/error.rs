@@ -5,8 +5,11 @@
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
+use http::StatusCode;
+
 use super::archive::ArchiveError;
 use super::feed::FeedError;
+use crate::described::{Described, Description};
 use crate::net::FetchError;
 use crate::skills::LibraryError;
 
@@ -87,6 +90,40 @@ impl RegistryError {
             RegistryError::Library(e) => e.code(),
             RegistryError::Internal(_) => "internal",
         }
+    }
+}
+
+/// Refusals of the request are 422, a skill the registry does not have 404, and
+/// whatever the far side did wrong (unreachable, tampered, unusable) 502; the
+/// library's own errors as it describes them.
+impl Described for RegistryError {
+    fn describe(&self) -> Description {
+        let status = match self {
+            RegistryError::Library(e) => return e.describe(),
+            RegistryError::Internal(_) => return Description::internal("skills registry"),
+            RegistryError::Fetch(fetch @ crate::net::FetchError::Sink { .. }) => {
+                return fetch.describe();
+            }
+            RegistryError::NotInRegistry { .. } => StatusCode::NOT_FOUND,
+            RegistryError::Ambiguous { .. } | RegistryError::NotASkill { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            // The URL refused, or an answer unusable as a skill: the request's fault.
+            RegistryError::Fetch(fetch)
+                if !fetch.is_unreachable() && fetch.code() != "http-status" =>
+            {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            RegistryError::Fetch(_)
+            | RegistryError::BadRegistry { .. }
+            | RegistryError::Offline { .. }
+            | RegistryError::Feed { .. }
+            | RegistryError::ShaMismatch { .. }
+            | RegistryError::Integrity { .. }
+            | RegistryError::Archive { .. }
+            | RegistryError::Detail { .. } => StatusCode::BAD_GATEWAY,
+        };
+        Description::new(status, self.code(), self.to_string())
     }
 }
 

@@ -1,0 +1,102 @@
+//! What a process serving a data directory runs beside its requests (`engram serve`,
+//! `engram mcp --embedded`): the Second Brain's maintenance and the scheduler, each a
+//! loop on a timer whose passes run off the async workers, and the checkpoints of a
+//! clean stop.
+
+use std::sync::Arc;
+
+use crate::app::App;
+
+/// Starts what a process serving the data directory runs beside its requests: the
+/// Second Brain's maintenance and the scheduler (`engram serve`, `engram mcp
+/// --embedded`). Abort the tasks when serving ends.
+pub fn spawn_loops(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
+    vec![
+        tokio::spawn(maintain(app.clone())),
+        tokio::spawn(run_schedules(app.clone())),
+    ]
+}
+
+/// Checkpoints every database's WAL, for a clean stop.
+pub fn checkpoint(app: &App) {
+    if let Ok(brain) = app.memory.brain()
+        && let Err(e) = brain.store().checkpoint()
+    {
+        tracing::warn!("WAL checkpoint at shutdown failed: {e}");
+    }
+    if let Err(e) = app.gate.audit().checkpoint() {
+        tracing::warn!("audit log checkpoint at shutdown failed: {e}");
+    }
+    if let Err(e) = app.schedules.checkpoint() {
+        tracing::warn!("schedules checkpoint at shutdown failed: {e}");
+    }
+}
+
+/// How often the Second Brain's maintenance runs (ending idle conversations is due
+/// within this much of its 10 minutes; consolidation keeps its own schedule).
+const MAINTENANCE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs the Second Brain's maintenance on a timer, off the async workers.
+async fn maintain(app: Arc<App>) {
+    if app.memory.brain().is_err() {
+        return;
+    }
+    let warm = app.clone();
+    let built = crate::background::run(move || warm.memory.brain().map(|b| b.warm())).await;
+    if let Ok(Ok(Err(e))) = built {
+        tracing::error!("building the Second Brain's memory index: {e}");
+    }
+    let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
+    loop {
+        ticker.tick().await;
+        let app = app.clone();
+        let pass = crate::background::run(move || {
+            let config = app.config.current();
+            if let Ok(kinds) = config.memory.redact_kinds() {
+                app.memory.set_redaction(kinds);
+            }
+            let settings = crate::brain::maintenance::Settings::from_config(&config.memory);
+            app.memory
+                .brain()
+                .ok()
+                .map(|brain| crate::brain::maintenance::run(brain, &app.strategies, &settings))
+        })
+        .await;
+        match pass {
+            Ok(Some(report)) if report != Default::default() => {
+                tracing::info!(?report, "Second Brain maintenance")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!("Second Brain maintenance panicked: {e}"),
+        }
+    }
+}
+
+/// How often the scheduler looks for due schedules (a run is at most this late).
+const SCHEDULES_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Fires due schedules on a timer, off the async workers: each run opens a turn
+/// through the turn service, with the schedule's skill forced.
+async fn run_schedules(app: Arc<App>) {
+    let mut ticker = tokio::time::interval(SCHEDULES_EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let app = app.clone();
+        let pass = crate::background::run(move || {
+            use crate::schedule::runner::{open_run, run_due};
+            run_due(&app.schedules, &app.events, |schedule| {
+                open_run(&app.turns, schedule)
+            })
+        })
+        .await;
+        match pass {
+            Ok(Ok(pass)) if pass != Default::default() => {
+                tracing::info!(fired = pass.fired, failed = pass.failed, "scheduled runs")
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!("the scheduler cannot read the schedules: {e}"),
+            Err(e) => tracing::error!("the scheduler panicked: {e}"),
+        }
+    }
+}
