@@ -379,10 +379,12 @@ async fn the_conversations_scope_searches_what_was_said_and_deletes_a_conversati
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
 async fn what_the_agent_deleted_is_listed_and_restored() {
-    let Some(browser) = Browser::start("memory_dismissed", |_| {}).await else {
-        return;
-    };
+    let browser = Browser::start("memory_dismissed", |_| {}).await;
     let daemon = &browser.daemon;
     let added = ok(
         daemon.call(
