@@ -138,6 +138,35 @@ pub struct MemoryConfig {
     /// `one-time-code`, `national-id`, `card`, `iban`, `private-key`); all of them
     /// when absent, none for `[]`.
     pub redact: Option<Vec<String>>,
+    #[serde(default)]
+    pub agent_deletes: AgentDeletesConfig,
+}
+
+/// `memory.agentDeletes.*`: what the agent's deletes of memories may do (REST with
+/// the agent's token, MCP `memory_forget`); the person's are never limited. Read at
+/// each delete and each maintenance pass.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDeletesConfig {
+    /// Deletes the agent may make for one user in any hour (default 20; 0: none).
+    pub per_hour: Option<u32>,
+    /// Days the person can restore a memory the agent deleted before it is forgotten
+    /// for good (default 7; 0: until the next maintenance pass).
+    pub restore_days: Option<u32>,
+}
+
+impl AgentDeletesConfig {
+    pub const DEFAULT_PER_HOUR: u32 = 20;
+    pub const DEFAULT_RESTORE_DAYS: u32 = 7;
+
+    pub fn per_hour(&self) -> u32 {
+        self.per_hour.unwrap_or(Self::DEFAULT_PER_HOUR)
+    }
+
+    /// How long a memory the agent deleted stays restorable, in milliseconds.
+    pub fn restore_ms(&self) -> i64 {
+        i64::from(self.restore_days.unwrap_or(Self::DEFAULT_RESTORE_DAYS)) * crate::time::DAY_MS
+    }
 }
 
 impl MemoryConfig {
@@ -564,6 +593,20 @@ mod tests {
             Some("my-extractor")
         );
         assert_eq!(config.memory.strategies.resolver, None);
+    }
+
+    #[test]
+    fn agent_deletes_default_and_read_from_the_file() {
+        let defaults = Config::default().memory.agent_deletes;
+        assert_eq!(defaults.per_hour(), 20);
+        assert_eq!(defaults.restore_ms(), 7 * crate::time::DAY_MS);
+        let config =
+            Config::parse("memory:\n  agentDeletes:\n    perHour: 3\n    restoreDays: 0\n")
+                .expect("parse");
+        assert_eq!(config.memory.agent_deletes.per_hour(), 3);
+        assert_eq!(config.memory.agent_deletes.restore_ms(), 0);
+        assert!(Config::parse("memory:\n  agentDeletes:\n    perHours: 3\n").is_err());
+        assert!(Config::parse("memory:\n  agentDeletes:\n    perHour: -1\n").is_err());
     }
 
     #[test]

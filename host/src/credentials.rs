@@ -8,8 +8,10 @@
 //!   token: `ENGRAM_TOKEN`, else `{data_dir}/auth-token`.
 //! - **the person** the agent works for: everything the agent may do, and also
 //!   approving a tool the gate asks about ([`PersonAct::Approve`]), clearing all of a
-//!   user's memories ([`PersonAct::ClearAll`]) and granting a skill its
-//!   `allowed-tools` at install or update ([`PersonAct::ConfirmTools`]). The tool
+//!   user's memories ([`PersonAct::ClearAll`]), granting a skill its
+//!   `allowed-tools` at install or update ([`PersonAct::ConfirmTools`]), and seeing
+//!   and restoring the memories the agent deleted ([`PersonAct::SeeDismissed`],
+//!   [`PersonAct::Restore`]: the agent's deletes are limited and undoable). The tool
 //!   policy itself is `config.yaml`, which only the person edits. The person acts
 //!   through the dashboard (a login with the operator token), a chat channel's own
 //!   user (its admins, as the channel identifies them), or the operator token as a
@@ -287,6 +289,10 @@ pub enum PersonAct {
     /// Chat through the daemon as the person at the terminal (`engram chat`), whose
     /// approvals and `/memory clear` are theirs.
     Chat,
+    /// See the memories the agent deleted, which are hidden from it.
+    SeeDismissed,
+    /// Restore a memory the agent deleted.
+    Restore,
 }
 
 impl PersonAct {
@@ -297,6 +303,8 @@ impl PersonAct {
             PersonAct::ConfirmTools => "granting a skill its allowed-tools",
             PersonAct::Backup => "backing up the data directory",
             PersonAct::Chat => "chatting as the person (`engram chat`)",
+            PersonAct::SeeDismissed => "seeing the memories the agent deleted",
+            PersonAct::Restore => "restoring a memory the agent deleted",
         }
     }
 }
@@ -441,6 +449,8 @@ mod tests {
             PersonAct::Approve,
             PersonAct::ClearAll,
             PersonAct::ConfirmTools,
+            PersonAct::SeeDismissed,
+            PersonAct::Restore,
         ] {
             assert_eq!(Principal::Agent.require(act), Err(PersonRequired { act }));
             for via in [

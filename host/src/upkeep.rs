@@ -55,8 +55,7 @@ async fn maintain(app: Arc<App>) {
             if let Ok(kinds) = config.memory.redact_kinds() {
                 app.memory.set_redaction(kinds);
             }
-            let settings =
-                crate::brain::maintenance::Settings::from_config(&config.memory.second_brain);
+            let settings = crate::brain::maintenance::Settings::from_config(&config.memory);
             app.memory
                 .brain()
                 .ok()

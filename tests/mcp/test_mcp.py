@@ -145,6 +145,15 @@ def ok(method: str, path: str, body: Any = None):
     return answer
 
 
+def person(method: str, path: str, body: Any = None):
+    """`ok`, with the person's token (the daemon wrote it beside the agent's)."""
+    with open(os.path.join(DATA, "operator-token"), encoding="utf-8") as f:
+        token = f.read().strip()
+    status, answer = rest(method, path, body, token=token)
+    assert 200 <= status < 300, (method, path, status, answer)
+    return answer
+
+
 def active_skills() -> list[str]:
     return sorted(s["slug"] for s in ok("GET", "/api/skills")["items"] if s["active"])
 
@@ -285,10 +294,27 @@ class Common:
             self.assertEqual(rest("GET", f"/api/brain/memory/{theirs['id']}")[0], 404)
             self.assertEqual(ok("GET", f"/api/brain/memory/{theirs['id']}?user=alice")["id"], theirs["id"])
 
+            # The agent's delete is hidden at once and waits for the person, who can
+            # restore it until the time it names.
             forgotten = structured(await client.call_tool("memory_forget", {"id": memory_id}))
-            self.assertEqual(forgotten, {"deleted": memory_id, "forgotten": {"memories": [memory_id], "messages": []}})
-            self.assertEqual(rest("GET", f"/api/brain/memory/{memory_id}")[0], 404)
+            self.assertEqual(set(forgotten), {"deleted", "restorable_until"})
+            self.assertEqual(forgotten["deleted"], memory_id)
+            listed = ok("GET", "/api/brain/memory?limit=500")["items"]
+            self.assertNotIn(memory_id, [m["id"] for m in listed])
+            found = structured(await client.call_tool("memory_search", {"q": f"green tea {tag}"}))
+            self.assertNotIn(memory_id, [h["memory"]["id"] for h in found["items"]])
+            self.assertEqual(rest("GET", "/api/brain/dismissed")[1]["code"], "person-required")
+            dismissed = person("GET", "/api/brain/dismissed?limit=500")["items"]
+            waiting = next(d for d in dismissed if d["memory"]["id"] == memory_id)
+            self.assertEqual(waiting["restorable_until"], forgotten["restorable_until"])
             failed(await client.call_tool("memory_forget", {"id": memory_id}), "not-found")
+            restored = person("POST", f"/api/brain/memory/{memory_id}/restore")
+            self.assertIsNone(restored["dismissed_at"])
+            found = structured(await client.call_tool("memory_search", {"q": f"green tea {tag}"}))
+            self.assertEqual(found["items"][0]["memory"]["id"], memory_id)
+            # The person's delete is final at once (and the next transport starts clean).
+            person("DELETE", f"/api/brain/memory/{memory_id}")
+            self.assertEqual(rest("GET", f"/api/brain/memory/{memory_id}")[0], 404)
 
     async def test_what_is_true_now_and_forgetting_agree_with_rest(self):
         async with self.connect() as client:

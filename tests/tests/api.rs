@@ -67,6 +67,8 @@ const EXPECTED_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/api/brain/memory/{id}"),
     ("DELETE", "/api/brain/memory/{id}"),
     ("GET", "/api/brain/memory/{id}/history"),
+    ("POST", "/api/brain/memory/{id}/restore"),
+    ("GET", "/api/brain/dismissed"),
     ("GET", "/api/brain/forgotten"),
     ("POST", "/api/brain/redact"),
     ("GET", "/api/brain/persons"),
@@ -416,14 +418,50 @@ fn memory_endpoints_round_trip() {
         edited
     );
 
-    // Delete: gone for good, history keeps only the event.
+    // The agent's delete: hidden from it at once, kept for the person, who restores it.
+    let goal_path = format!("/api/brain/memory/{goal_id}");
+    let restore = format!("{goal_path}/restore");
+    assert_eq!(ok(daemon.call("DELETE", &goal_path, ""), 204), Value::Null);
+    let listed = ok(daemon.get("/api/brain/memory?limit=500"), 200);
+    assert!(!listed.to_string().contains(goal_id), "{listed}");
+    problem(daemon.call("DELETE", &goal_path, ""), 404, "not-found");
+    problem(
+        daemon.call("PUT", &goal_path, &json!({"importance": 0.1}).to_string()),
+        404,
+        "not-found",
+    );
+    let person = daemon.person();
+    let dismissed = ok(person.call("GET", "/api/brain/dismissed", ""), 200);
+    assert_eq!(dismissed["items"][0]["memory"]["id"], goal_id);
+    assert_eq!(dismissed["items"][0]["keep_messages"], false);
+    assert_eq!(dismissed["next_cursor"], Value::Null);
     assert_eq!(
         ok(
-            daemon.call("DELETE", &format!("/api/brain/memory/{goal_id}"), ""),
-            204
-        ),
-        Value::Null
+            person.call("GET", "/api/brain/dismissed?user=alice", ""),
+            200
+        )["items"],
+        json!([])
     );
+    let restored = ok(person.call("POST", &restore, ""), 200);
+    assert_eq!(restored["summary"], "Run a marathon in under four hours");
+    assert_eq!(restored["dismissed_at"], Value::Null);
+    problem(person.call("POST", &restore, ""), 404, "not-found");
+    let events: Vec<(Value, Value)> = ok(daemon.get(&format!("{goal_path}/history")), 200)["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|h| (h["event"].clone(), h["actor"].clone()))
+        .collect();
+    assert_eq!(
+        events[events.len() - 2..],
+        [
+            (json!("DISMISS"), json!("agent")),
+            (json!("RESTORE"), json!("user"))
+        ]
+    );
+
+    // The person's delete: gone for good, history keeps only the event.
+    assert_eq!(ok(person.call("DELETE", &goal_path, ""), 204), Value::Null);
     problem(
         daemon.get(&format!("/api/brain/memory/{goal_id}")),
         404,

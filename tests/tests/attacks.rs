@@ -899,6 +899,189 @@ fn item_06_the_agent_cannot_starve_the_persons_turns() {
     assert!(status.contains(" 200 "), "{status}");
 }
 
+/// Item 7: the agent could not clear all memories in one call (403) but deleted all
+/// of them one by one. Now each of its deletes is a dismissal the person sees and
+/// undoes, at most `memory.agentDeletes.perHour` of them an hour (5 here): past it
+/// the agent gets 429 `agent-delete-limit` with `Retry-After`, on REST and MCP alike;
+/// every delete and every refusal is in the audit log; the person lists what it
+/// deleted and restores it, and it is served again.
+#[test]
+fn item_07_the_agent_cannot_delete_every_memory_one_by_one() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let daemon = start_with(data.path(), "memory:\n  agentDeletes:\n    perHour: 5\n");
+    let facts = [
+        ("habit", "User plays the cello on Thursdays"),
+        ("constraint", "User is allergic to penicillin"),
+        ("relationship", "User's daughter is named Maren"),
+        ("habit", "User grows tomatoes on the balcony"),
+        ("goal", "User wants to learn Portuguese"),
+        ("preference", "User prefers aisle seats"),
+        ("preference", "User collects vintage postcards"),
+        ("habit", "User swims in the lake every morning"),
+    ];
+    let ids: Vec<String> = facts
+        .iter()
+        .map(|(kind, summary)| {
+            let added = post(
+                &daemon,
+                "/api/brain/memory",
+                json!({"type": kind, "summary": summary}),
+                201,
+            );
+            added["id"].as_str().expect("id").to_string()
+        })
+        .collect();
+
+    // The attack: the agent's token deletes every memory, one call each.
+    let mut deleted = Vec::new();
+    for id in &ids {
+        let answer = daemon.call("DELETE", &format!("/api/brain/memory/{id}"), "");
+        if answer.status == 204 {
+            deleted.push(id.clone());
+            continue;
+        }
+        let retry_after: u64 = answer
+            .header("retry-after")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("a Retry-After in seconds: {:?}", answer.headers));
+        assert!((1..=3600).contains(&retry_after), "{retry_after}");
+        problem(answer, 429, "agent-delete-limit");
+    }
+    assert_eq!(deleted, ids[..5], "stopped at the limit");
+    let mcp = McpSession::open(&daemon.addr, TOKEN);
+    let refused = mcp.refused(
+        "memory_forget",
+        json!({"id": ids[5].as_str()}),
+        "agent-delete-limit",
+    );
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("memory.agentDeletes.perHour")),
+        "{refused}"
+    );
+
+    // What it deleted is gone from everything the agent reads; the rest is served.
+    let listed = ok(daemon.get("/api/brain/memory?limit=500"), 200);
+    let live: Vec<&str> = listed["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(live.len(), 3, "{listed}");
+    assert!(ids[5..].iter().all(|id| live.contains(&id.as_str())));
+    let found = ok(
+        daemon.get("/api/brain/memory/search?q=cello%20penicillin%20Maren"),
+        200,
+    );
+    assert_eq!(found["items"], json!([]), "{found}");
+    let block = |mcp: &McpSession| {
+        let opened = mcp.call(
+            "memory_context",
+            json!({"message": "Do I still play the cello?"}),
+        );
+        opened["structuredContent"]["memory_block"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a memory block: {opened}"))
+            .to_string()
+    };
+    assert!(!block(&mcp).contains("cello"));
+    assert_eq!(
+        ok(daemon.get("/api/brain/status"), 200)["counts"]["total"],
+        3
+    );
+    // It can neither see what it deleted nor restore it.
+    problem(daemon.get("/api/brain/dismissed"), 403, "person-required");
+    problem(
+        daemon.call("POST", &format!("/api/brain/memory/{}/restore", ids[0]), ""),
+        403,
+        "person-required",
+    );
+
+    // Every delete and every refusal is audited.
+    let person = daemon.person();
+    let audit = ok(person.call("GET", "/api/audit?limit=500", ""), 200);
+    let entries: Vec<(String, String, String)> = audit["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|e| e["tool"] == "(memory delete)")
+        .map(|e| {
+            (
+                e["caller"].as_str().expect("caller").to_string(),
+                e["decision"].as_str().expect("decision").to_string(),
+                e["code"].as_str().expect("code").to_string(),
+            )
+        })
+        .collect();
+    let count = |caller: &str, decision: &str, code: &str| {
+        entries
+            .iter()
+            .filter(|e| (e.0.as_str(), e.1.as_str(), e.2.as_str()) == (caller, decision, code))
+            .count()
+    };
+    assert_eq!(count("agent", "allow", "agent-delete"), 5, "{entries:?}");
+    assert_eq!(
+        count("agent", "deny", "agent-delete-limit"),
+        3,
+        "{entries:?}"
+    );
+    assert_eq!(count("mcp", "deny", "agent-delete-limit"), 1, "{entries:?}");
+
+    // The person's own deletes are not limited, and final.
+    ok(
+        person.call("DELETE", &format!("/api/brain/memory/{}", ids[7]), ""),
+        204,
+    );
+    problem(
+        daemon.get(&format!("/api/brain/memory/{}", ids[7])),
+        404,
+        "not-found",
+    );
+
+    // The person sees what the agent deleted, newest first, and restores it all.
+    let dismissed = ok(person.call("GET", "/api/brain/dismissed", ""), 200);
+    let items = dismissed["items"].as_array().expect("items");
+    let listed: Vec<&str> = items
+        .iter()
+        .map(|d| d["memory"]["id"].as_str().expect("id"))
+        .collect();
+    let mut newest_first: Vec<&str> = deleted.iter().map(String::as_str).collect();
+    newest_first.reverse();
+    assert_eq!(listed, newest_first, "{dismissed}");
+    for item in items {
+        let at = item["dismissed_at"].as_str().expect("when");
+        let until = item["restorable_until"].as_str().expect("until");
+        assert!(until > at, "{item}");
+        assert_eq!(item["memory"]["dismissed_at"].as_str(), Some(at));
+    }
+    for id in &deleted {
+        let restored = ok(
+            person.call("POST", &format!("/api/brain/memory/{id}/restore"), ""),
+            200,
+        );
+        assert_eq!(restored["dismissed_at"], Value::Null, "{restored}");
+    }
+    assert_eq!(
+        ok(person.call("GET", "/api/brain/dismissed", ""), 200)["items"],
+        json!([])
+    );
+
+    // Served again, to the agent too.
+    assert_eq!(
+        ok(daemon.get("/api/brain/status"), 200)["counts"]["total"],
+        7
+    );
+    let found = ok(daemon.get("/api/brain/memory/search?q=cello"), 200);
+    assert_eq!(
+        found["items"][0]["memory"]["id"],
+        ids[0].as_str(),
+        "{found}"
+    );
+    assert!(block(&mcp).contains("cello"));
+}
+
 /// Item 8: approval questions passed bidirectional overrides and other invisible
 /// characters through (a URL showed reversed in Telegram) and were cut at 300
 /// characters (a pasted SKILL.md's `allowed-tools` hidden). Now each hidden character

@@ -296,6 +296,54 @@ fn memory_commands_drive_the_running_daemon() {
     assert_eq!(text(data, &["subconscious"]), "no subconscious memories\n");
 }
 
+/// What the agent deletes waits for the person: `dismissed` lists it (human and
+/// `--json`, the daemon's own shape), `restore` brings it back.
+#[test]
+fn dismissed_lists_what_the_agent_deleted_and_restore_brings_it_back() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let data = data.path();
+    let daemon = start(data);
+    assert_eq!(
+        text(data, &["dismissed"]),
+        "nothing the agent deleted is waiting to be restored\n"
+    );
+    let added = json(
+        data,
+        &[
+            "add",
+            "-t",
+            "habit",
+            "User feeds the neighbour's cat on Fridays",
+        ],
+    );
+    let id = added["id"].as_str().expect("id").to_string();
+    // The agent's token deletes it.
+    let deleted = daemon.call("DELETE", &format!("/api/brain/memory/{id}"), "");
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
+    assert!(ids(&json(data, &["recent"])).is_empty());
+
+    let listed = json(data, &["dismissed"]);
+    assert_eq!(ids(&listed), std::slice::from_ref(&id));
+    let item = &listed["items"][0];
+    assert_eq!(item["memory"]["dismissed_at"], item["dismissed_at"]);
+    assert!(item["restorable_until"].as_str().is_some(), "{listed}");
+    assert_eq!(item["keep_messages"], false);
+    let human = text(data, &["dismissed"]);
+    assert!(
+        human.contains(&id) && human.contains("restorable until"),
+        "{human}"
+    );
+
+    let restored = json(data, &["restore", &id]);
+    assert_eq!(restored["id"], id.as_str());
+    assert_eq!(restored["dismissed_at"], Value::Null);
+    assert_eq!(ids(&json(data, &["recent"])), std::slice::from_ref(&id));
+    // Restored once, there is nothing left to restore: the daemon's 404, exit 1.
+    let again = memory(data, &["restore", &id]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(stderr(&again).contains("not-found"), "{}", stderr(&again));
+}
+
 #[test]
 fn without_a_running_daemon_the_cli_names_the_data_dir() {
     let data = tempfile::tempdir().expect("tempdir");

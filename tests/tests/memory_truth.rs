@@ -244,8 +244,10 @@ fn forgetting_by_request_or_by_delete_leaves_nothing_anywhere() {
         .expect("learned")
         .clone();
     let id = anselmo["id"].as_str().unwrap();
+    // The person's delete (the agent's waits for the person: attacks.rs, item 7).
+    let person = daemon.person();
     ok(
-        daemon.call("DELETE", &format!("/api/brain/memory/{id}?user={user}"), ""),
+        person.call("DELETE", &format!("/api/brain/memory/{id}?user={user}"), ""),
         204,
     );
     let everything = searchable(&daemon, user, "Anselmo Trieste brother");
@@ -258,7 +260,7 @@ fn forgetting_by_request_or_by_delete_leaves_nothing_anywhere() {
     let memories = ok(daemon.get(&format!("/api/brain/memory?user={user}")), 200);
     let id = memories["items"][0]["id"].as_str().unwrap().to_string();
     ok(
-        daemon.call(
+        person.call(
             "DELETE",
             &format!("/api/brain/memory/{id}?user={user}&keep_messages=true"),
             "",

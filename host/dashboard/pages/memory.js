@@ -1,12 +1,13 @@
 // /second-brain/memory: every memory item, filtered by tier (conscious: durable and
 // active; subconscious) and type, or searched; inline edit, add and delete. The
 // "Conversations" scope searches what was said instead (the transcript), each hit
-// with its date, speaker and conversation, which can be deleted.
+// with its date, speaker and conversation, which can be deleted. Above them, what the
+// agent deleted and the person can still restore, when there is any.
 
 import { api, query } from '../api.js';
 import { addMemoryForm, memoryList, TYPES } from '../memory-item.js';
 import { saidCard } from '../said-item.js';
-import { errorLine, field, h, plural, render, select, showError } from '../ui.js';
+import { badge, busy, changed, errorLine, field, h, plural, render, select, showError, timeAgo, toast } from '../ui.js';
 
 const page = document.getElementById('page');
 const params = new URLSearchParams(location.search);
@@ -71,7 +72,68 @@ const said = h('ul', { class: 'memories said', 'aria-label': 'What was said', hi
 const saidSummary = h('p', { class: 'list-summary', role: 'status', hidden: true });
 const typeField = field('Type', typeFilter);
 
+// What the agent deleted: hidden from every read, restorable for a few days.
+// (Classes of their own: the memory list's selectors must not find these.)
+const dismissedList = h('ul', { class: 'cards', 'aria-label': 'Deleted by the agent' });
+const dismissedSummary = h('p', { class: 'dismissed-summary', role: 'status' });
+const dismissed = h('section', { class: 'dismissed', 'aria-labelledby': 'dismissed-heading', hidden: true },
+  h('h2', { id: 'dismissed-heading' }, 'Deleted by the agent'),
+  dismissedSummary,
+  dismissedList);
+
+function describeDismissed(shown, more) {
+  const counted = more ? `${shown}+ memories` : plural(shown, 'memory', 'memories');
+  return `${counted} the agent deleted: hidden from everything, and forgotten for good after the date shown unless you restore ${shown === 1 && !more ? 'it' : 'them'}.`;
+}
+
+function dismissedCard(item, onRestored) {
+  const memory = item.memory;
+  const restore = h('button', { type: 'button', class: 'restore' }, 'Restore',
+    h('span', { class: 'visually-hidden' }, ` memory: ${memory.summary}`));
+  restore.addEventListener('click', () => busy(restore, async () => {
+    try {
+      await api('POST', `/api/brain/memory/${encodeURIComponent(memory.id)}/restore`);
+      card.remove();
+      toast(`Restored: ${memory.summary}`);
+      changed();
+      onRestored();
+    } catch (error) {
+      showError(error, 'Could not restore the memory');
+    }
+  }));
+  const card = h('li', { class: 'dismissed-memory card', dataset: { id: memory.id } },
+    h('p', { class: 'summary' }, memory.summary),
+    h('p', { class: 'meta' },
+      badge(memory.type, 'type'),
+      h('span', { class: 'scores' }, ' deleted by the agent ', timeAgo(item.dismissed_at),
+        ' · restorable until ', h('time', { datetime: item.restorable_until }, item.restorable_until.slice(0, 10)))),
+    h('div', { class: 'actions' }, restore));
+  return card;
+}
+
+async function loadDismissed() {
+  try {
+    const data = await api('GET', '/api/brain/dismissed' + query({ limit: 100 }));
+    const onRestored = () => {
+      const left = dismissedList.children.length;
+      dismissed.hidden = left === 0;
+      dismissedSummary.textContent = describeDismissed(left, false);
+      reload();
+    };
+    dismissedList.replaceChildren(...data.items.map((item) => dismissedCard(item, onRestored)));
+    dismissedSummary.textContent = describeDismissed(data.items.length, Boolean(data.next_cursor));
+    dismissed.hidden = data.items.length === 0;
+  } catch (error) {
+    // The fact store keeps nothing to restore: nothing to show.
+    if (error.code === 'brain-disabled') return;
+    dismissed.hidden = false;
+    render(dismissedSummary, errorLine(error, 'Could not load what the agent deleted'));
+    showError(error, 'Could not load what the agent deleted');
+  }
+}
+
 render(page,
+  dismissed,
   h('details', { class: 'add' }, h('summary', {}, 'Add a memory'), addForm),
   h('div', { class: 'toolbar' }, scopeGroup, typeField, searchForm),
   memories.summary,
@@ -138,3 +200,4 @@ function reload() {
 }
 
 reload();
+loadDismissed();

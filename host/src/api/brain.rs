@@ -411,7 +411,7 @@ pub async fn consolidate(
 ) -> Result<Json<Consolidated>, ApiError> {
     let user = acting.user(query.user.as_deref())?;
     blocking(move || {
-        let settings = Settings::from_config(&app.config.current().memory.second_brain);
+        let settings = Settings::from_config(&app.config.current().memory);
         Ok(Json(app.memory.brain()?.consolidate(
             &user,
             &app.strategies,

@@ -112,6 +112,15 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// `error` (a 429 or 503) with `Retry-After: secs`.
+pub fn retry_later(error: ApiError, secs: u64) -> Response {
+    let mut response = error.into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// A service's error as it describes itself ([`Described`]), the host's own failures
 /// logged first.
 impl<E: Described> From<E> for ApiError {

@@ -1,6 +1,7 @@
 //! `/api/brain/memory...`: memory items (list, search, get, add, edit, delete, clear,
-//! history) and their JSONL export and import. With the Second Brain off, the fact
-//! store serves list, search, get, add and delete; the rest answer 409 brain-disabled.
+//! history), what the agent deleted (`/api/brain/dismissed`, restore), and their JSONL
+//! export and import. With the Second Brain off, the fact store serves list, search,
+//! get, add and delete; the rest answer 409 brain-disabled.
 
 use std::sync::Arc;
 
@@ -15,15 +16,18 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
-use super::error::{ApiError, Problem};
+use super::error::{ApiError, Problem, retry_later};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
+use crate::brain::dismissal::Dismissed;
 use crate::brain::forget::{ForgetEntry, Forgetter};
 use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
 use crate::brain::redact::RedactionReport;
 use crate::brain::store::{HistoryEntry, ListFilter};
 use crate::brain::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
-use crate::credentials::{PersonAct, Principal};
+use crate::credentials::PersonAct;
+use crate::gate::{Caller, GateError};
+use crate::turns::TurnError;
 
 /// Page size when `limit` is not given, and the largest accepted.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -358,21 +362,14 @@ pub struct DeleteQuery {
     pub user: Option<String>,
 }
 
-/// Who asks, for the forget log.
-pub fn forgetter(principal: &Principal) -> Forgetter {
-    match principal {
-        Principal::Agent => Forgetter::Agent,
-        Principal::Person(_) => Forgetter::Person,
-    }
-}
-
 #[utoipa::path(delete, path = "/api/brain/memory/{id}", tag = "memory",
-    summary = "Dismiss a memory item",
-    description = "Removes the memory, its search entry and its person links for good (its history keeps only the event), and redacts the transcript text it was learned from and the sentences that state its value, unless `keep_messages=true`. The forget log (`GET /api/brain/forgotten`) records it, without the text.",
+    summary = "Delete a memory item",
+    description = "The person's delete (a dashboard session, the operator token) removes the memory, its search entry and its person links for good (its history keeps only the event), and redacts the transcript text it was learned from and the sentences that state its value, unless `keep_messages=true`; the forget log (`GET /api/brain/forgotten`) records it, without the text. The agent's delete (its token) dismisses the memory instead: hidden from every read at once, and restorable by the person (`GET /api/brain/dismissed`, `POST /api/brain/memory/{id}/restore`) for `memory.agentDeletes.restoreDays` (default 7), after which it is forgotten for good as above. The agent may delete at most `memory.agentDeletes.perHour` (default 20) of a user's memories in any hour: past it, 429 `agent-delete-limit` with `Retry-After`. Each of the agent's deletes and each refusal is in the audit log (`GET /api/audit`, tool `(memory delete)`). With the fact store, every delete is final.",
     params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), DeleteQuery),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 204, description = "Deleted (the person), or dismissed and restorable (the agent)"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`agent-delete-limit`: the agent deleted `memory.agentDeletes.perHour` of this user's memories in the last hour; `Retry-After` says in how many seconds it may delete again", body = Problem, content_type = "application/problem+json", headers(("Retry-After" = u64, description = "Seconds until the agent may delete again"))),
         (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_memory(
@@ -380,14 +377,118 @@ pub async fn delete_memory(
     acting: Acting,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
-) -> Result<StatusCode, ApiError> {
-    let user = acting.user(query.user.as_deref())?;
-    let by = forgetter(&acting.principal);
-    blocking(move || {
-        app.memory.delete(&user, &id, query.keep_messages, by)?;
-        Ok(StatusCode::NO_CONTENT)
+) -> Result<StatusCode, Response> {
+    let user = acting
+        .user(query.user.as_deref())
+        .map_err(IntoResponse::into_response)?;
+    let keep_messages = query.keep_messages;
+    let by_agent = !acting.principal.is_person();
+    let deleted = blocking(move || {
+        if by_agent {
+            let caller = Caller::Agent { user: &user };
+            return Ok(app
+                .turns
+                .forget_for_agent(caller, &id, keep_messages)
+                .map(|_| ()));
+        }
+        app.memory
+            .delete(&user, &id, keep_messages, Forgetter::Person)?;
+        Ok(Ok(()))
     })
     .await
+    .map_err(IntoResponse::into_response)?;
+    deleted.map(|()| StatusCode::NO_CONTENT).map_err(|e| {
+        let retry_after = match &e {
+            TurnError::Gate(GateError::AgentDeleteLimit {
+                retry_after_secs, ..
+            }) => Some(*retry_after_secs),
+            _ => None,
+        };
+        let error = ApiError::from(e);
+        match retry_after {
+            Some(secs) => retry_later(error, secs),
+            None => error.into_response(),
+        }
+    })
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DismissedList {
+    /// Newest first.
+    pub items: Vec<Dismissed>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct DismissedQuery {
+    /// 1 to 500, default 50.
+    #[param(schema_with = super::contract::limit)]
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    #[param(schema_with = super::contract::time_cursor)]
+    pub cursor: Option<String>,
+    #[param(schema_with = super::contract::user)]
+    pub user: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/brain/dismissed", tag = "memory",
+    summary = "The memories the agent deleted, which the person can restore",
+    description = "What the agent's deletes dismissed and the person can still restore, newest first: each memory as it was, when the agent deleted it, until when it can be restored (`memory.agentDeletes.restoreDays` after) and whether its messages are to be kept when it is forgotten. The person's only (a dashboard session, the operator token): the agent's token is 403 `person-required`, as these memories are hidden from it.",
+    params(DismissedQuery),
+    responses(
+        (status = 200, body = DismissedList),
+        (status = 403, description = "`person-required`: the agent's token cannot see what it deleted", body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn dismissed(
+    State(app): State<Arc<App>>,
+    acting: Acting,
+    ApiQuery(query): ApiQuery<DismissedQuery>,
+) -> Result<Json<DismissedList>, ApiError> {
+    acting.principal.require(PersonAct::SeeDismissed)?;
+    let user = acting.user(query.user.as_deref())?;
+    let limit = page_limit(query.limit)?;
+    blocking(move || {
+        let restore_ms = app.config.current().memory.agent_deletes.restore_ms();
+        let page = app.memory.brain()?.agent_dismissed(
+            &user,
+            restore_ms,
+            limit,
+            query.cursor.as_deref(),
+        )?;
+        Ok(Json(DismissedList {
+            items: page.items,
+            next_cursor: page.next_cursor,
+        }))
+    })
+    .await
+}
+
+#[utoipa::path(post, path = "/api/brain/memory/{id}/restore", tag = "memory",
+    summary = "Restore a memory the agent deleted",
+    description = "Undoes the agent's delete: the memory is live again as it was (settled against what was written since, as any write is), and the messages it was learned from are kept. Only a memory listed by `GET /api/brain/dismissed`: any other is 404. The person's only (a dashboard session, the operator token): the agent's token is 403 `person-required`.",
+    params(("id" = String, Path, description = "Memory id", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
+    responses(
+        (status = 200, description = "The memory, restored", body = MemoryRecord),
+        (status = 403, description = "`person-required`: only the person restores", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not-found`: no memory of the user the agent deleted has this id (never deleted by the agent, restored already, or forgotten for good)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The disk is full: nothing was stored", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn restore_memory(
+    State(app): State<Arc<App>>,
+    acting: Acting,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<UserQuery>,
+) -> Result<Json<MemoryRecord>, ApiError> {
+    acting.principal.require(PersonAct::Restore)?;
+    let user = acting.user(query.user.as_deref())?;
+    blocking(move || Ok(Json(app.memory.brain()?.restore(&user, &id)?))).await
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -61,6 +61,8 @@ fn routes() -> OpenApiRouter<Arc<App>> {
             memory::delete_memory
         ))
         .routes(routes!(memory::memory_history))
+        .routes(routes!(memory::restore_memory))
+        .routes(routes!(memory::dismissed))
         .routes(routes!(memory::forgotten))
         .routes(routes!(memory::redact))
         .routes(routes!(memory::export))

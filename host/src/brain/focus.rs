@@ -249,6 +249,9 @@ pub struct StaleTurns {
     pub superseded_other: HashSet<String>,
     /// Learned into another holder's fact on an asked attribute: left out.
     pub other_holders: HashSet<String>,
+    /// Learned into a memory the agent deleted, which waits for the person
+    /// (`dismissal.rs`): left out.
+    pub agent_dismissed: HashSet<String>,
 }
 
 /// Sorts `turns` (message ids of `user`) by what the memories learned from them say
@@ -260,7 +263,10 @@ pub fn stale_turns(
     turns: &[&str],
     focus: &Focus,
 ) -> Result<StaleTurns, StoreError> {
-    let mut stale = StaleTurns::default();
+    let mut stale = StaleTurns {
+        agent_dismissed: super::dismissal::hidden_messages(conn, user, turns)?,
+        ..StaleTurns::default()
+    };
     if turns.is_empty() {
         return Ok(stale);
     }

@@ -16,7 +16,8 @@
 //!   name what is forgotten); the rest of its message stays.
 //! - **Done**: deleting a memory ([`Brain::forget_memory`]) also redacts the messages it
 //!   was learned from and the sentences that state its value, unless the person asks
-//!   to keep the messages.
+//!   to keep the messages. The agent's deletes wait for their restore window first
+//!   (`dismissal.rs`).
 //!
 //! The forget log says what was forgotten (ids and counts), when and by whom: never
 //! the text. `memory.clear` and deleting a conversation stay as they are.
@@ -45,7 +46,8 @@ const SUBJECT_WINDOW: usize = 500;
 pub enum Forgetter {
     /// The person: the dashboard, the CLI, the operator token, a chat channel's `/memory`.
     Person,
-    /// An agent with the agent's token (REST or MCP).
+    /// An agent with the agent's token (REST or MCP). Its deletes are dismissals the
+    /// person can undo (`dismissal.rs`), forgotten for good when their window ends.
     Agent,
     /// A request in the conversation itself.
     Conversation,
@@ -423,6 +425,49 @@ fn sentence_ranges(content: &str) -> Vec<Range<usize>> {
     ranges
 }
 
+/// Deletes `user`'s memory `id` and, unless `keep_messages`, redacts the transcript it
+/// came from (see [`Brain::forget_memory`]), in the write transaction `tx`; logged as
+/// `by`'s.
+pub(super) fn forget_in(
+    tx: &Connection,
+    user: &str,
+    id: &str,
+    keep_messages: bool,
+    by: Forgetter,
+    now: i64,
+) -> Result<Forgotten, StoreError> {
+    let memory = q::get(tx, user, id)?;
+    let mut forgotten = Forgotten::default();
+    if !keep_messages {
+        for source in &memory.source_turns {
+            let message = tx
+                .query_row(
+                    &format!(
+                        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND user_id = ?2"
+                    ),
+                    params![source, user],
+                    message_from_row,
+                )
+                .optional()?;
+            if let Some(message) = message {
+                redact(tx, &message, None, &mut forgotten)?;
+            }
+        }
+        let words = distinctive_words(&memory);
+        if !words.is_empty()
+            && let Some(query) = super::text_index::TextQuery::any(&words.join(" "))
+        {
+            for found in super::transcript::search(tx, user, &query, SUBJECT_WINDOW)? {
+                let parts = sentences_with(&found.message.content, &words);
+                redact(tx, &found.message, Some(&parts), &mut forgotten)?;
+            }
+        }
+    }
+    delete_memory(tx, &memory, by, now, &mut forgotten)?;
+    log(tx, user, now, by, "memory", &forgotten)?;
+    Ok(forgotten)
+}
+
 impl Brain {
     /// Deletes a memory and, unless `keep_messages`, redacts the transcript it came
     /// from: the messages it was learned from, and the sentences of the user's
@@ -435,37 +480,9 @@ impl Brain {
         by: Forgetter,
     ) -> Result<Forgotten, StoreError> {
         let now = self.now();
-        let forgotten = self.store.write(|tx| {
-            let memory = q::get(tx, user, id)?;
-            let mut forgotten = Forgotten::default();
-            if !keep_messages {
-                let sources: Vec<String> = memory.source_turns.clone();
-                for source in &sources {
-                    let message = tx
-                        .query_row(
-                            &format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND user_id = ?2"),
-                            params![source, user],
-                            message_from_row,
-                        )
-                        .optional()?;
-                    if let Some(message) = message {
-                        redact(tx, &message, None, &mut forgotten)?;
-                    }
-                }
-                let words = distinctive_words(&memory);
-                if !words.is_empty()
-                    && let Some(query) = super::text_index::TextQuery::any(&words.join(" "))
-                {
-                    for found in super::transcript::search(tx, user, &query, SUBJECT_WINDOW)? {
-                        let parts = sentences_with(&found.message.content, &words);
-                        redact(tx, &found.message, Some(&parts), &mut forgotten)?;
-                    }
-                }
-            }
-            delete_memory(tx, &memory, by, now, &mut forgotten)?;
-            log(tx, user, now, by, "memory", &forgotten)?;
-            Ok(forgotten)
-        })?;
+        let forgotten = self
+            .store
+            .write(|tx| forget_in(tx, user, id, keep_messages, by, now))?;
         if !forgotten.messages.is_empty() {
             self.purge();
         }

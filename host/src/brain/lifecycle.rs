@@ -101,7 +101,12 @@ impl Brain {
             };
 
             let purge_before = now - config.purge_dismissed_after_ms;
-            for id in select("dismissed_at IS NOT NULL AND dismissed_at <= ?2", &[&purge_before])? {
+            // What the agent deleted waits for the person instead (`dismissal.rs`).
+            let pruned = format!(
+                "dismissed_at IS NOT NULL AND dismissed_at <= ?2 AND id NOT IN ({})",
+                super::dismissal::AWAITING_IDS
+            );
+            for id in select(&pruned, &[&purge_before])? {
                 q::delete(tx, user, &id, ACTOR_SYSTEM, now)?;
                 report.purged += 1;
             }

@@ -1,8 +1,9 @@
 //! The Second Brain's background work, run by the daemon on a timer: end the
 //! conversations that went idle (which learns from them), prune the transcript past
-//! its retention, and consolidate the users whose consolidation is due (which prunes
-//! memories too). Each step logs its failures and goes
-//! on: one user's broken data never stops another's maintenance.
+//! its retention, forget for good what the agent deleted once the person's window to
+//! restore it has ended (`dismissal.rs`), and consolidate the users whose
+//! consolidation is due (which prunes memories too). Each step logs its failures and
+//! goes on: one user's broken data never stops another's maintenance.
 
 use serde::Serialize;
 
@@ -10,7 +11,7 @@ use super::Brain;
 use super::consolidate::DEFAULT_INTERVAL_MS;
 use super::lifecycle::LifecycleConfig;
 use super::transcript::DEFAULT_TRANSCRIPT_DAYS;
-use crate::config::SecondBrainConfig;
+use crate::config::MemoryConfig;
 use crate::runtime::strategies::Strategies;
 use crate::time::{DAY_MS, MINUTE_MS};
 
@@ -22,10 +23,14 @@ pub struct Settings {
     pub lifecycle: LifecycleConfig,
     /// How long a message stays in the transcript once extraction has read it.
     pub transcript_keep_ms: i64,
+    /// How long the person can restore a memory the agent deleted
+    /// (`memory.agentDeletes.restoreDays`).
+    pub agent_restore_ms: i64,
 }
 
 impl Settings {
-    pub fn from_config(config: &SecondBrainConfig) -> Settings {
+    pub fn from_config(memory: &MemoryConfig) -> Settings {
+        let config = &memory.second_brain;
         let mut lifecycle = LifecycleConfig::default();
         if let Some(days) = config.inferred_half_life_days.filter(|d| *d > 0) {
             lifecycle.inferred_half_life_ms = i64::from(days) * DAY_MS;
@@ -43,6 +48,7 @@ impl Settings {
             transcript_keep_ms: i64::from(
                 config.transcript_days.unwrap_or(DEFAULT_TRANSCRIPT_DAYS),
             ) * DAY_MS,
+            agent_restore_ms: memory.agent_deletes.restore_ms(),
         }
     }
 }
@@ -51,6 +57,8 @@ impl Settings {
 pub struct Report {
     pub conversations_ended: usize,
     pub messages_pruned: usize,
+    /// Memories the agent deleted, forgotten for good at the end of their window.
+    pub dismissals_forgotten: usize,
     pub users_consolidated: usize,
     pub failures: usize,
 }
@@ -72,6 +80,15 @@ pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Repor
         Err(e) => {
             report.failures += 1;
             tracing::error!("pruning the transcript failed: {e}");
+        }
+    }
+    for forgotten in brain.purge_agent_dismissals(settings.agent_restore_ms) {
+        match forgotten {
+            Ok(forgotten) => report.dismissals_forgotten += forgotten.memories.len(),
+            Err(e) => {
+                report.failures += 1;
+                tracing::error!("forgetting a memory the agent deleted failed: {e}");
+            }
         }
     }
     // A purge that a reader kept from reaching the end of the WAL is tried again.

@@ -4,6 +4,7 @@
 
 mod bm25;
 pub mod consolidate;
+pub mod dismissal;
 mod focus;
 pub mod forget;
 pub mod ingest;
@@ -402,6 +403,10 @@ impl Brain {
         };
         self.store.write_grouped(|tx| {
             redact::count_found(tx, user, &found)?;
+            // What the agent deleted is edited only once the person has restored it.
+            if dismissal::awaiting(tx, user, id)?.is_some() {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
             let old = q::get(tx, user, id)?;
             let mut new = old.clone();
             if let Some(summary) = summary {
@@ -526,10 +531,12 @@ impl Brain {
             } else {
                 Vec::new()
             };
-            Ok((
-                memories,
-                retrieve::said_matches(c, counts, user, &query.terms, limit, limit, &tuning)?,
-            ))
+            let mut said =
+                retrieve::said_matches(c, counts, user, &query.terms, limit, limit, &tuning)?;
+            let ids: Vec<&str> = said.iter().map(|m| m.message.id.as_str()).collect();
+            let hidden = dismissal::hidden_messages(c, user, &ids)?;
+            said.retain(|m| !hidden.contains(&m.message.id));
+            Ok((memories, said))
         })?;
         let ranked = retrieve::rank_all(memories, said, &query, &tuning, self.now());
         Ok(ranked

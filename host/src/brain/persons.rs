@@ -126,14 +126,16 @@ fn summaries(
         }
         None => (None, None),
     };
-    let mut stmt = conn.prepare(
+    // A person only the agent's deleted memories name is hidden with them.
+    let only_dismissed = super::dismissal::ONLY_DISMISSED_PERSON;
+    let mut stmt = conn.prepare(&format!(
         "SELECT p.id, p.name, p.aliases, p.last_seen,
             (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id
              WHERE l.person_id = p.id AND m.superseded_by IS NULL AND m.dismissed_at IS NULL)
-         FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2)
+         FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2) AND NOT {only_dismissed}
            AND (?3 IS NULL OR p.last_seen < ?3 OR (p.last_seen = ?3 AND p.id > ?4))
-         ORDER BY p.last_seen DESC, p.id LIMIT ?5",
-    )?;
+         ORDER BY p.last_seen DESC, p.id LIMIT ?5"
+    ))?;
     // SQLite reads a negative LIMIT as none.
     let limit = limit.map_or(-1, |n| n as i64);
     let rows = stmt

@@ -529,6 +529,7 @@ impl Focused {
             Source::Message(message) => {
                 !self.stale.superseded_asked.contains(&message.id)
                     && !self.stale.other_holders.contains(&message.id)
+                    && !self.stale.agent_dismissed.contains(&message.id)
             }
         }
     }

@@ -301,6 +301,37 @@ const MIGRATIONS: &[&str] = &[
             FROM transcript_users WHERE user_id = new.user_id;
     END;
     "#,
+    // 6: the agent's deletes are undoable (`dismissal.rs`). A memory the agent deletes is
+    // dismissed (`dismissed_at`, hidden as every dismissed memory is) and listed here
+    // until the person restores it or the window ends and it is forgotten for good,
+    // with the transcript text it came from unless `keep_messages`. The history gains
+    // RESTORE (a table's CHECK cannot change in place, so the table is rebuilt).
+    r#"
+    CREATE TABLE agent_dismissals (
+        memory_id     TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+        user_id       TEXT NOT NULL,
+        at            INTEGER NOT NULL,
+        keep_messages INTEGER NOT NULL CHECK (keep_messages IN (0, 1))
+    ) WITHOUT ROWID;
+    CREATE INDEX agent_dismissals_by_user ON agent_dismissals (user_id, at, memory_id);
+    CREATE INDEX agent_dismissals_by_time ON agent_dismissals (at);
+
+    CREATE TABLE history_v6 (
+        id          INTEGER PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL,
+        event       TEXT NOT NULL CHECK (event IN ('ADD','UPDATE','REINFORCE','SUPERSEDE','DISMISS','DELETE','PROMOTE','DEMOTE','RESTORE')),
+        old_value   TEXT,
+        new_value   TEXT,
+        actor       TEXT NOT NULL,
+        at          INTEGER NOT NULL
+    );
+    INSERT INTO history_v6 (id, user_id, memory_id, event, old_value, new_value, actor, at)
+        SELECT id, user_id, memory_id, event, old_value, new_value, actor, at FROM history;
+    DROP TABLE history;
+    ALTER TABLE history_v6 RENAME TO history;
+    CREATE INDEX history_by_memory ON history (user_id, memory_id, id);
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -453,5 +484,71 @@ mod tests {
                 Ok(())
             })
             .expect("the index matches the messages");
+    }
+
+    /// A database of version 5 with a memory and its history: the history keeps its
+    /// rows and ids through the rebuild, takes RESTORE, and the agent's dismissals work.
+    #[test]
+    fn a_version_5_database_upgrades_keeping_its_history() {
+        use crate::brain::Brain;
+        use crate::time::ManualClock;
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second-brain.db");
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            super::super::tokenizer::register_token_count(&conn).expect("engram_tokens");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..5], "test").expect("version 5");
+            conn.execute_batch(
+                "INSERT INTO memories (id, user_id, memory_type, summary, scope, confidence, importance, durability, evidence, created_at, updated_at, last_seen_at, confidence_at)
+                 VALUES ('mem_old', 'default', 'preference', 'User likes oolong tea', 'durable', 0.9, 0.6, 0.8, 'direct', 1, 2, 1, 1);
+                 INSERT INTO history (id, user_id, memory_id, event, old_value, new_value, actor, at) VALUES
+                    (7, 'default', 'mem_old', 'ADD', NULL, '{}', 'user', 1),
+                    (9, 'default', 'mem_old', 'UPDATE', '{}', '{}', 'user', 2);",
+            )
+            .expect("version 5 data");
+        }
+        let brain = Brain::open(
+            &path,
+            Arc::new(ManualClock::new(10)),
+            crate::events::EventBus::default(),
+        )
+        .expect("upgrade");
+        let version: i64 = brain
+            .store()
+            .read(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+            .expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        let ids: Vec<i64> = brain
+            .store()
+            .read(|c| {
+                Ok(c.prepare("SELECT id FROM history ORDER BY id")?
+                    .query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?)
+            })
+            .expect("history ids");
+        assert_eq!(ids, [7, 9]);
+        brain
+            .dismiss_for_agent("default", "mem_old", false)
+            .expect("dismiss");
+        assert!(
+            brain
+                .search("default", "oolong", 5)
+                .expect("search")
+                .is_empty()
+        );
+        brain.restore("default", "mem_old").expect("restore");
+        let events: Vec<String> = brain
+            .history("default", "mem_old")
+            .expect("history")
+            .into_iter()
+            .map(|h| h.event)
+            .collect();
+        assert_eq!(events, ["ADD", "UPDATE", "DISMISS", "RESTORE"]);
+        assert_eq!(
+            brain.search("default", "oolong", 5).expect("search").len(),
+            1
+        );
     }
 }

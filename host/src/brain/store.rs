@@ -12,6 +12,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
 use serde_json::Value;
 
+use super::dismissal::{AWAITING_IDS, ONLY_DISMISSED_PERSON};
 use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
 use super::text_index::{IndexError, TextIndex, TextQuery};
@@ -118,7 +119,8 @@ impl crate::described::Described for StoreError {
 /// One entry of a memory's history.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 pub struct HistoryEntry {
-    /// ADD, UPDATE, REINFORCE, SUPERSEDE, DISMISS, DELETE, PROMOTE or DEMOTE.
+    /// ADD, UPDATE, REINFORCE, SUPERSEDE, DISMISS, DELETE, PROMOTE, DEMOTE or RESTORE
+    /// (the person's undo of the agent's DISMISS).
     pub event: String,
     /// The memory before the change (dropped once the memory is deleted).
     #[schema(value_type = Option<MemoryRecord>)]
@@ -817,15 +819,18 @@ pub mod q {
             lines += 1;
             Ok(())
         };
+        // What the agent deleted stays out until the person restores it
+        // (`dismissal.rs`), with the persons only it names and its links.
         let mut stmt = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 ORDER BY created_at, id"
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id NOT IN ({AWAITING_IDS}) ORDER BY created_at, id"
         ))?;
         for record in stmt.query_map(params![user], record_from_row)? {
             write(ExportLine::Memory(record?))?;
         }
-        let mut stmt = conn.prepare(
-            "SELECT id, user_id, name, aliases, created_at, last_seen FROM persons WHERE user_id = ?1 ORDER BY id",
-        )?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT p.id, p.user_id, p.name, p.aliases, p.created_at, p.last_seen FROM persons p
+             WHERE p.user_id = ?1 AND NOT {ONLY_DISMISSED_PERSON} ORDER BY p.id"
+        ))?;
         let persons = stmt.query_map(params![user], |row| {
             let aliases: String = row.get(3)?;
             Ok(PersonRecord {
@@ -840,9 +845,10 @@ pub mod q {
         for person in persons {
             write(ExportLine::Person(person?))?;
         }
-        let mut stmt = conn.prepare(
-            "SELECT memory_id, person_id, user_id, relation FROM memory_persons WHERE user_id = ?1 ORDER BY memory_id, person_id",
-        )?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT memory_id, person_id, user_id, relation FROM memory_persons
+             WHERE user_id = ?1 AND memory_id NOT IN ({AWAITING_IDS}) ORDER BY memory_id, person_id"
+        ))?;
         let links = stmt.query_map(params![user], |row| {
             Ok(PersonLink {
                 memory_id: row.get(0)?,

@@ -1828,16 +1828,19 @@ mod maintenance {
     use super::ingestion::strategies;
     use super::*;
     use crate::brain::maintenance::{Settings, run};
-    use crate::config::SecondBrainConfig;
+    use crate::config::{MemoryConfig, SecondBrainConfig};
     use crate::time::MINUTE_MS;
     use engram_strategies::model::Role;
 
     #[test]
     fn a_pass_ends_idle_conversations_and_consolidates_due_users() {
         let f = fixture();
-        let settings = Settings::from_config(&SecondBrainConfig {
-            idle_minutes: Some(2),
-            consolidation_interval_minutes: Some(30),
+        let settings = Settings::from_config(&MemoryConfig {
+            second_brain: SecondBrainConfig {
+                idle_minutes: Some(2),
+                consolidation_interval_minutes: Some(30),
+                ..Default::default()
+            },
             ..Default::default()
         });
         assert_eq!(settings.idle_ms, 2 * MINUTE_MS);
@@ -2060,15 +2063,18 @@ mod transcript {
     #[test]
     fn the_maintenance_pass_prunes_with_the_configured_retention() {
         use crate::brain::maintenance::{Settings, run};
-        use crate::config::SecondBrainConfig;
+        use crate::config::{MemoryConfig, SecondBrainConfig};
         let f = fixture();
-        let settings = Settings::from_config(&SecondBrainConfig {
-            transcript_days: Some(2),
+        let settings = Settings::from_config(&MemoryConfig {
+            second_brain: SecondBrainConfig {
+                transcript_days: Some(2),
+                ..Default::default()
+            },
             ..Default::default()
         });
         assert_eq!(settings.transcript_keep_ms, 2 * DAY_MS);
         assert_eq!(
-            Settings::from_config(&SecondBrainConfig::default()).transcript_keep_ms,
+            Settings::from_config(&MemoryConfig::default()).transcript_keep_ms,
             365 * DAY_MS
         );
         say(&f, "default", "c1", None, "I repaired the bike chain");

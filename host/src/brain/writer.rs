@@ -305,7 +305,7 @@ impl Writer {
             Ok(rows) => {
                 for (user, id, event) in rows {
                     let kind = match event.as_str() {
-                        "ADD" => EventKind::MemoryCreated,
+                        "ADD" | "RESTORE" => EventKind::MemoryCreated,
                         "DELETE" | "DISMISS" => EventKind::MemoryDeleted,
                         _ => EventKind::MemoryUpdated,
                     };

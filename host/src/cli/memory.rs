@@ -1,6 +1,7 @@
-//! `engram memory overview | recent | subconscious | search | add | edit | delete | redact |
-//! pause | resume | clear`: the Second Brain of the running daemon, through its REST
-//! API (README, "Using it"), with the chat's `/memory` entries.
+//! `engram memory overview | recent | subconscious | search | add | edit | delete |
+//! dismissed | restore | redact | pause | resume | clear`: the Second Brain of the
+//! running daemon, through its REST API (README, "Using it"), with the chat's `/memory`
+//! entries.
 //!
 //! The pieces are kept apart so that the interactive `/memory` menu can reuse them:
 //! [`MemoryClient`] does the requests and returns typed answers; the `render_*`
@@ -15,6 +16,9 @@
 //! - `edit`: the memory
 //! - `delete`: `{ "deleted": "<id>" }` (`--keep-messages` keeps the transcript text it
 //!   was learned from)
+//! - `dismissed`: `GET /api/brain/dismissed` (`{ "items": [{ "memory", "dismissed_at",
+//!   "restorable_until", "keep_messages" }], "next_cursor" }`): what the agent deleted
+//! - `restore`: the memory, restored
 //! - `redact`: `POST /api/brain/redact` (`RedactionReport`: ids and kinds found)
 //! - `pause`, `resume`: `{ "learning_paused": bool }`
 //! - `clear`: `{ "deleted": <count> }`
@@ -96,6 +100,17 @@ pub enum MemoryCommand {
         /// Keep the messages it was learned from (by default they are redacted too)
         #[arg(long)]
         keep_messages: bool,
+    },
+    /// The memories the agent deleted, which you can restore for a few days
+    Dismissed {
+        /// How many (1 to 500)
+        #[arg(long, short = 'n', default_value_t = DEFAULT_SHOWN, value_parser = limit_parser())]
+        limit: u16,
+    },
+    /// Restore a memory the agent deleted (see `dismissed`)
+    Restore {
+        /// Memory id (`mem_...`)
+        id: String,
     },
     /// Redact the secrets already stored (passwords, keys, card numbers, ...)
     Redact {
@@ -326,6 +341,25 @@ pub struct Deleted {
     pub deleted: String,
 }
 
+/// One memory the agent deleted (`dismissed`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dismissed {
+    pub memory: Memory,
+    pub dismissed_at: String,
+    pub restorable_until: String,
+    pub keep_messages: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DismissedPage {
+    pub items: Vec<Dismissed>,
+    pub next_cursor: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 // ---- requests ---------------------------------------------------------------------
 
 // ---- the client -------------------------------------------------------------------
@@ -423,6 +457,22 @@ impl MemoryClient {
         Ok(Deleted {
             deleted: id.to_string(),
         })
+    }
+
+    /// The newest `limit` memories the agent deleted, which the person can restore.
+    pub fn dismissed(&self, limit: usize) -> Result<DismissedPage, ClientError> {
+        self.client.get(
+            "/api/brain/dismissed",
+            &self.query(vec![("limit", limit.to_string())]),
+        )
+    }
+
+    pub fn restore(&self, id: &str) -> Result<Memory, ClientError> {
+        self.client.post::<(), _>(
+            &format!("/api/brain/memory/{}/restore", path_segment(id)),
+            &self.query(vec![]),
+            None,
+        )
     }
 
     /// Applies the secret detector to what is stored; `dry_run` only reports.
@@ -696,6 +746,35 @@ pub fn render_deleted(deleted: &Deleted) -> String {
     format!("deleted {}\n", clean(&deleted.deleted))
 }
 
+/// What the agent deleted, newest first: when, and until when it can be restored.
+pub fn render_dismissed(page: &DismissedPage) -> String {
+    if page.items.is_empty() {
+        return "nothing the agent deleted is waiting to be restored\n".to_string();
+    }
+    let mut out = String::new();
+    for item in &page.items {
+        out.push_str(&format!(
+            "{}\n    deleted by the agent {}, restorable until {}{}\n",
+            render_memory_line(&item.memory),
+            clean(&item.dismissed_at),
+            clean(&item.restorable_until),
+            if item.keep_messages {
+                " (its messages kept)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if page.next_cursor.is_some() {
+        out.push_str(&format!(
+            "(the {} newest; --limit shows more)\n",
+            page.items.len()
+        ));
+    }
+    out.push_str("restore one with `engram memory restore <id>`\n");
+    out
+}
+
 pub fn render_cleared(cleared: &Cleared, user: &str) -> String {
     let noun = if cleared.deleted == 1 {
         "memory"
@@ -850,6 +929,15 @@ fn run_command(data_dir: &Path, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         MemoryCommand::Delete { id, keep_messages } => {
             let deleted = client.delete(&id, keep_messages)?;
             output(json, &deleted, render_deleted)
+        }
+        MemoryCommand::Dismissed { limit } => {
+            output(json, &client.dismissed(limit.into())?, render_dismissed)
+        }
+        MemoryCommand::Restore { id } => {
+            let memory = client.restore(&id)?;
+            output(json, &memory, |m| {
+                format!("restored {}\n", render_memory_line(m))
+            })
         }
         MemoryCommand::Redact { dry_run } => {
             output(json, &client.redact(dry_run)?, render_redacted)
@@ -1091,6 +1179,39 @@ mod tests {
             serde_json::to_value(&edit).expect("json"),
             serde_json::json!({"scope": "subconscious"})
         );
+    }
+
+    #[test]
+    fn what_the_agent_deleted_renders_with_its_window() {
+        let sent = serde_json::json!({
+            "items": [{
+                "memory": serde_json::to_value(memory("mem_01", "identity", "durable", "Lives in Graz")).expect("json"),
+                "dismissed_at": "2026-11-22T10:00:00Z",
+                "restorable_until": "2026-11-29T10:00:00Z",
+                "keep_messages": true
+            }],
+            "next_cursor": null
+        });
+        let page: DismissedPage = serde_json::from_value(sent.clone()).expect("page");
+        assert_eq!(serde_json::to_value(&page).expect("json"), sent);
+        assert_eq!(
+            render_dismissed(&page),
+            "mem_01  [identity]     durable      Lives in Graz\n    deleted by the agent 2026-11-22T10:00:00Z, restorable until 2026-11-29T10:00:00Z (its messages kept)\nrestore one with `engram memory restore <id>`\n"
+        );
+        let empty = DismissedPage {
+            items: vec![],
+            next_cursor: None,
+            extra: Map::new(),
+        };
+        assert_eq!(
+            render_dismissed(&empty),
+            "nothing the agent deleted is waiting to be restored\n"
+        );
+        assert!(matches!(
+            parse(&["restore", "mem_01", "--json"]).expect("restore").command,
+            MemoryCommand::Restore { id } if id == "mem_01"
+        ));
+        assert!(parse(&["restore"]).is_err());
     }
 
     #[test]

@@ -41,6 +41,15 @@ pub enum GateError {
         "`{caller}` holds {cap} open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
     )]
     CallerAtCap { caller: String, cap: usize },
+    /// The agent has deleted as many of the user's memories in the last hour as it
+    /// may (`memory.agentDeletes.perHour`). The refusal is in the audit log.
+    #[error(
+        "the agent may delete at most {per_hour} memories of a user per hour (memory.agentDeletes.perHour); the person's deletes are not limited, and they can restore what the agent deleted; retry in {retry_after_secs} s"
+    )]
+    AgentDeleteLimit {
+        per_hour: u32,
+        retry_after_secs: u64,
+    },
     #[error("cannot open the audit log at {path}: {reason}")]
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -52,7 +61,8 @@ pub enum GateError {
 /// An unknown turn is 404, an ended or expired one 409; an approval the gate refuses
 /// 409 with the deny's code, of a tool it does not know 422; the agent asking for the
 /// person's act 403; too many open turns 503 (429 for one caller at its cap); the
-/// audit log's failures are the host's own.
+/// agent's deletes past its limit 429 (REST adds `Retry-After`); the audit log's
+/// failures are the host's own.
 impl Described for GateError {
     fn describe(&self) -> Description {
         let detail = self.to_string();
@@ -80,6 +90,9 @@ impl Described for GateError {
             }
             GateError::CallerAtCap { .. } => {
                 Description::new(StatusCode::TOO_MANY_REQUESTS, "too-many-turns", detail)
+            }
+            GateError::AgentDeleteLimit { .. } => {
+                Description::new(StatusCode::TOO_MANY_REQUESTS, "agent-delete-limit", detail)
             }
             GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => {
                 Description::internal("tool gate")

@@ -9,6 +9,8 @@
 //! - `flow`: where a call's data goes, for the rule against leaks: in a turn that has
 //!   read outside content, a send to a new destination asks, whatever the grant
 //! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
+//! - `deletes`: how many memories the agent may delete per user and hour (the
+//!   agent's delete is an act of its own the gate decides and records)
 //!
 //! [`Gate`] ties them together and is shared between threads (REST handlers on the
 //! blocking pool, plugin calls). It decides; running an allowed host tool is the turn
@@ -16,6 +18,7 @@
 
 pub mod audit;
 pub mod catalog;
+mod deletes;
 mod error;
 pub mod flow;
 pub mod policy;
@@ -42,6 +45,9 @@ use crate::time::Clock;
 
 /// The audit log's `tool` of a forced skill's entry (see [`Gate::record_forced`]).
 pub const FORCED_SKILL: &str = "(skill)";
+/// The audit log's `tool` of the agent's deletes of memories (see
+/// [`Gate::decide_agent_delete`]).
+pub const AGENT_DELETE: &str = "(memory delete)";
 
 /// Where the audit log lives.
 pub fn audit_path(data_dir: &DataDir) -> PathBuf {
@@ -151,6 +157,8 @@ pub struct Gate {
     turns: turns::Turns,
     audit: AuditLog,
     clock: Arc<dyn Clock>,
+    /// The agent's recent deletes of memories, per user.
+    deletes: deletes::DeleteWindow,
 }
 
 impl Gate {
@@ -170,6 +178,7 @@ impl Gate {
             turns: turns::Turns::default(),
             audit,
             clock,
+            deletes: deletes::DeleteWindow::default(),
         }
     }
 
@@ -347,6 +356,55 @@ impl Gate {
             args_summary: "",
         })?;
         Ok(())
+    }
+
+    /// Decides whether `caller` (the agent over REST, an MCP client) may delete the
+    /// memory `memory_id` of the user it acts for: yes while it has deleted fewer than
+    /// `per_hour` of that user's in the last hour (code `agent-delete`, the delete
+    /// counted), else no (code `agent-delete-limit`,
+    /// [`GateError::AgentDeleteLimit`]). Either is written to the audit log (tool
+    /// [`AGENT_DELETE`], the memory's id as its arguments) before it is returned: a
+    /// delete that cannot be recorded is not allowed.
+    pub fn decide_agent_delete(
+        &self,
+        caller: Caller,
+        memory_id: &str,
+        per_hour: u32,
+    ) -> Result<Decision, GateError> {
+        let now = self.clock.now_ms();
+        let user = caller.user();
+        let taken = self.deletes.take(user, now, per_hour);
+        let decision = match taken {
+            Ok(()) => Decision::new(
+                Verdict::Allow,
+                ReasonCode::AgentDelete,
+                "the agent deleted a memory; the person can restore it (GET /api/brain/dismissed)",
+            ),
+            Err(_) => Decision::deny(
+                ReasonCode::AgentDeleteLimit,
+                format!(
+                    "the agent has deleted {per_hour} memories of this user in the last hour, the most it may (memory.agentDeletes.perHour)"
+                ),
+            ),
+        };
+        self.audit.record(&audit::NewEntry {
+            at: now,
+            turn_id: None,
+            user: Some(user),
+            skill: None,
+            caller: &caller.label(),
+            tool: AGENT_DELETE,
+            decision: &decision,
+            args_summary: &summarize_args(&serde_json::json!({ "id": memory_id }).to_string()),
+        })?;
+        match taken {
+            Ok(()) => Ok(decision),
+            Err(full) => Err(GateError::AgentDeleteLimit {
+                per_hour,
+                // Whole seconds, rounded up: a client waiting that long is let in.
+                retry_after_secs: (full.retry_after_ms.max(1) as u64).div_ceil(1000),
+            }),
+        }
     }
 
     /// The entries of a skill's `allowed-tools` that will grant nothing under the

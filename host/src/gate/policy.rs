@@ -187,6 +187,12 @@ pub enum ReasonCode {
     /// Not a tool call: the caller forced a skill into the turn (an MCP client's
     /// `skill`, a schedule). Audited so that the person sees who did.
     SkillForced,
+    /// Not a tool call: the agent deleted a memory, which the person can restore
+    /// (`memory.agentDeletes`).
+    AgentDelete,
+    /// Not a tool call: the agent's delete of a memory was refused, past its
+    /// `memory.agentDeletes.perHour` for the user.
+    AgentDeleteLimit,
     /// The level is ask and the operator approved the tool for this turn: allowed for
     /// this turn only. Also the code of the approval itself in the audit log.
     Approved,
@@ -216,13 +222,15 @@ pub enum ReasonCode {
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 18] = [
+    pub const ALL: [ReasonCode; 20] = [
         ReasonCode::PolicyAllow,
         ReasonCode::PolicyAsk,
         ReasonCode::SkillGrant,
         ReasonCode::SkillUnconfirmed,
         ReasonCode::NewDestination,
         ReasonCode::SkillForced,
+        ReasonCode::AgentDelete,
+        ReasonCode::AgentDeleteLimit,
         ReasonCode::Approved,
         ReasonCode::OperatorDeny,
         ReasonCode::NotInAllowedTools,
@@ -245,6 +253,8 @@ impl ReasonCode {
             ReasonCode::SkillUnconfirmed => "skill-unconfirmed",
             ReasonCode::NewDestination => "new-destination",
             ReasonCode::SkillForced => "skill-forced",
+            ReasonCode::AgentDelete => "agent-delete",
+            ReasonCode::AgentDeleteLimit => "agent-delete-limit",
             ReasonCode::Approved => "approved",
             ReasonCode::OperatorDeny => "operator-deny",
             ReasonCode::NotInAllowedTools => "not-in-allowed-tools",

@@ -20,7 +20,6 @@ use serde_json::{Map, Value, json};
 
 use super::failure::Failure;
 use crate::app::App;
-use crate::brain::forget::Forgetter;
 use crate::brain::record::wire_opt;
 use crate::brain::store::ListFilter;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
@@ -212,11 +211,13 @@ pub const TOOLS: &[McpTool] = &[
     McpTool {
         name: "memory_forget",
         description: || {
-            "Forget one memory for good, by its id (`mem_...`, from `memory_search`, \
-             `memory_recent` or `memory_context`): the memory is deleted, and what the user \
-             said that it was learned from is redacted from the conversation history too, \
-             unless `keep_messages` is true. Only when the user asks you to forget it or \
-             says it is wrong; it cannot be undone. The answer lists what was forgotten."
+            "Delete one memory, by its id (`mem_...`, from `memory_search`, \
+             `memory_recent` or `memory_context`), only when the user asks you to forget it \
+             or says it is wrong. It is gone from search and context at once; the user can \
+             restore it for a few days (`restorable_until` in the answer), after which it is \
+             forgotten for good, with what the user said that it was learned from unless \
+             `keep_messages` is true. You may delete only a few memories per hour \
+             (`agent-delete-limit` past that); never delete memories in bulk."
                 .to_string()
         },
         schema: || {
@@ -524,13 +525,11 @@ struct ForgetArgs {
 fn memory_forget(app: &App, user: &str, args: Map<String, Value>) -> Result<Value, Failure> {
     let args: ForgetArgs = parse(args)?;
     not_blank("id", &args.id)?;
-    let forgotten = app.memory.delete(
-        user,
+    to_json(app.turns.forget_for_agent(
+        Caller::Mcp { user },
         &args.id,
         args.keep_messages.unwrap_or(false),
-        Forgetter::Agent,
-    )?;
-    Ok(json!({ "deleted": args.id, "forgotten": to_json(forgotten)? }))
+    )?)
 }
 
 fn memory_update(app: &App, user: &str, mut args: Map<String, Value>) -> Result<Value, Failure> {

@@ -62,8 +62,8 @@ variants!(facts: FactsError { NotFound(_), Invalid { .. }, SecretRefused(_), Io 
 variants!(memory: MemoryError { BrainDisabled { .. }, Brain(_), Facts(_), Lane(_) });
 variants!(gate: GateError {
     UnknownTurn(_), TurnEnded(_), TurnExpired(_), UnknownTool(_), NotApprovable { .. },
-    PersonRequired(_), Invalid { .. }, TooManyTurns { .. }, CallerAtCap { .. }, Open { .. },
-    Schema(_), Sqlite(_),
+    PersonRequired(_), Invalid { .. }, TooManyTurns { .. }, CallerAtCap { .. },
+    AgentDeleteLimit { .. }, Open { .. }, Schema(_), Sqlite(_),
 });
 variants!(fetch: FetchError {
     BadUrl { .. }, Scheme { .. }, PrivateAddress { .. }, Resolve { .. }, Network { .. },
@@ -743,6 +743,13 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
             cap: 64,
         },
         (429, "too-many-turns", None),
+    );
+    t.gate(
+        || GateError::AgentDeleteLimit {
+            per_hour: 20,
+            retry_after_secs: 1_800,
+        },
+        (429, "agent-delete-limit", None),
     );
     t.gate(
         || GateError::Open {

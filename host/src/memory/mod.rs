@@ -195,6 +195,27 @@ impl Memory {
         })
     }
 
+    /// The agent's delete (REST with the agent's token, MCP `memory_forget`), once the
+    /// gate has allowed it: the Second Brain dismisses the memory and keeps it for the
+    /// person to restore (`brain/dismissal.rs`); the fact store keeps no history, so
+    /// there it is deleted at once. Returns the memory, with `dismissed_at` when it was
+    /// dismissed.
+    pub fn dismiss(
+        &self,
+        user: &str,
+        id: &str,
+        keep_messages: bool,
+    ) -> Result<MemoryRecord, MemoryError> {
+        Ok(match &*self.backend {
+            Backend::Brain(brain) => brain.dismiss_for_agent(user, id, keep_messages)?,
+            Backend::Facts { store, .. } => {
+                let record = store.get(user, id)?;
+                store.delete(user, id)?;
+                record
+            }
+        })
+    }
+
     /// Live memories, most recently changed first. The fact store has no tiers and no
     /// cursors: a scope filter or a cursor needs the Second Brain.
     pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, MemoryError> {

@@ -14,7 +14,9 @@
 //! - `error`: [`TurnError`]
 //!
 //! Here too: end (revoking grants, recording the reply), the person's approvals,
-//! `authorize` for the agent's own tools, and the turn's view with its decisions.
+//! `authorize` for the agent's own tools, the agent's deletes of memories (limited
+//! and audited by the gate, undoable by the person), and the turn's view with its
+//! decisions.
 //! Every call blocks (SQLite, files, plugins): callers run it off the async workers.
 
 mod error;
@@ -38,11 +40,12 @@ pub use open::{
 pub use script::ScriptResult;
 
 use crate::brain::retrieve::Retrieval;
+use crate::brain::store::StoreError;
 use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::ConfigFile;
 use crate::credentials::Principal;
 use crate::gate::{AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState};
-use crate::memory::Memory;
+use crate::memory::{Memory, MemoryError};
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;
 use crate::skills::Library;
@@ -83,6 +86,17 @@ pub struct ApprovalGranted {
     pub expires_at: i64,
 }
 
+/// What the agent's delete of a memory did ([`TurnService::forget_for_agent`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentDeleted {
+    /// The memory's id.
+    pub deleted: String,
+    /// Until when the person can restore it, after which it is forgotten for good;
+    /// `null` with the fact store, which deletes at once.
+    #[serde(with = "crate::time::rfc3339::option")]
+    pub restorable_until: Option<i64>,
+}
+
 /// The turn service over the daemon's gate, skills, memory, host tools and runtime.
 pub struct TurnService {
     gate: Arc<Gate>,
@@ -93,6 +107,8 @@ pub struct TurnService {
     /// Runs the invoked skill's scripts. Its `tools.invoke` comes back here through
     /// [`PluginTools`], which is why the service is built after the runtime.
     runtime: Arc<Runtime>,
+    /// `memory.agentDeletes`, read at each of the agent's deletes.
+    config: Arc<ConfigFile>,
 }
 
 impl TurnService {
@@ -106,7 +122,8 @@ impl TurnService {
         runtime: Arc<Runtime>,
     ) -> Arc<TurnService> {
         Arc::new(TurnService {
-            tools: HostTools::new(memory.clone(), skills.clone(), config),
+            tools: HostTools::new(memory.clone(), skills.clone(), config.clone()),
+            config,
             gate,
             skills,
             router: SkillRouter::default(),
@@ -214,6 +231,38 @@ impl TurnService {
             decision: approved.decision,
             approved_at: approved.approval.approved_at,
             expires_at: approved.turn.expires_at,
+        })
+    }
+
+    /// The agent's delete of the memory `id` of the user `caller` acts for (REST with
+    /// the agent's token, MCP `memory_forget`; the person's deletes go to the memory
+    /// service directly and are final at once). A memory the agent cannot see
+    /// (unknown, another user's, dismissed already) is [`TurnError::Memory`] not-found
+    /// and counts for nothing. Otherwise the gate decides, within
+    /// `memory.agentDeletes.perHour`, and records the decision
+    /// ([`GateError::AgentDeleteLimit`] past it); then the memory is dismissed, kept
+    /// for the person to restore until `memory.agentDeletes.restoreDays` have passed
+    /// (with the fact store, deleted).
+    pub fn forget_for_agent(
+        &self,
+        caller: Caller,
+        id: &str,
+        keep_messages: bool,
+    ) -> Result<AgentDeleted, TurnError> {
+        let user = caller.user();
+        let memory = self.memory.get(user, id)?;
+        if memory.dismissed_at.is_some() {
+            return Err(MemoryError::Brain(StoreError::NotFound(id.to_string())).into());
+        }
+        let settings = self.config.current().memory.agent_deletes.clone();
+        self.gate
+            .decide_agent_delete(caller, id, settings.per_hour())?;
+        let dismissed = self.memory.dismiss(user, id, keep_messages)?;
+        Ok(AgentDeleted {
+            deleted: dismissed.id,
+            restorable_until: dismissed
+                .dismissed_at
+                .map(|at| at.saturating_add(settings.restore_ms())),
         })
     }
 

@@ -377,3 +377,55 @@ async fn the_conversations_scope_searches_what_was_said_and_deletes_a_conversati
         .await;
     browser.close().await;
 }
+
+#[tokio::test]
+#[cfg_attr(
+    not(browser),
+    ignore = "needs chromium and chromedriver (tests/build.rs looks for them)"
+)]
+async fn what_the_agent_deleted_is_listed_and_restored() {
+    let browser = Browser::start("memory_dismissed", |_| {}).await;
+    let daemon = &browser.daemon;
+    let added = ok(
+        daemon.call(
+            "POST",
+            "/api/brain/memory",
+            &json!({ "type": "identity", "summary": "Keeps bees on the roof" }).to_string(),
+        ),
+        201,
+    );
+    let id = added["id"].as_str().expect("id").to_string();
+    // The agent's token deletes it: hidden, and waiting for the person.
+    ok(
+        daemon.call("DELETE", &format!("/api/brain/memory/{id}"), ""),
+        204,
+    );
+
+    browser.open("/second-brain/memory").await;
+    let card = format!("section.dismissed li.dismissed-memory[data-id='{id}']");
+    browser.wait_for_text(&card, "Keeps bees on the roof").await;
+    browser
+        .wait_for_text("section.dismissed", "restorable until")
+        .await;
+    browser.wait_for_text("p.list-summary", "No memories").await;
+    browser.assert_fits_and_screenshot("memory-dismissed").await;
+
+    browser.click(&format!("{card} button.restore")).await;
+    browser
+        .wait_until(
+            "the restored memory in the list",
+            &format!(
+                "return !document.querySelector(\"{card}\") && \
+                 document.querySelector('section.dismissed').hidden && \
+                 !!document.querySelector(\"ul.memories li.memory[data-id='{id}']\")"
+            ),
+        )
+        .await;
+    browser.wait_for_text("#toasts", "Restored").await;
+    let found = ok(daemon.get("/api/brain/memory/search?q=bees"), 200);
+    assert_eq!(found["items"][0]["memory"]["id"], id.as_str());
+    browser
+        .assert_no_console_errors("memory page, dismissed")
+        .await;
+    browser.close().await;
+}

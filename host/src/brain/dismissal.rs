@@ -1,0 +1,280 @@
+//! The agent's deletes, undone by the person. A memory the agent deletes (REST with the
+//! agent's token, MCP `memory_forget`) is dismissed, not destroyed: `dismissed_at`
+//! hides it from everything a dismissed memory is hidden from (list, search,
+//! retrieval, counts, persons, the graph), export leaves it out, retrieval and search
+//! leave out the messages it was learned from ([`hidden_messages`]), consolidation's
+//! summaries are dropped until the next one rebuilds them, and a row of
+//! `agent_dismissals` says it was the agent's and whether its messages are to be
+//! kept. Nothing else changes, the transcript it came from included, so a restore
+//! ([`Brain::restore`]) brings back exactly what was there. When the window ends
+//! (`memory.agentDeletes.restoreDays`), maintenance forgets it as a delete does
+//! (`forget.rs`): for good, with the transcript redaction (unless `keep_messages`), in
+//! the forget log as the agent's. How many the agent may delete is the gate's
+//! (`gate/deletes.rs`).
+
+use std::collections::HashSet;
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use serde::Serialize;
+
+use super::forget::{Forgetter, Forgotten, forget_in};
+use super::record::MemoryRecord;
+use super::store::{StoreError, q};
+use super::{ACTOR_USER, Brain, settle};
+
+/// SQL of the memory ids waiting in `agent_dismissals`, for `id NOT IN (...)`.
+pub(super) const AWAITING_IDS: &str = "SELECT memory_id FROM agent_dismissals";
+
+/// SQL true for a person (`p`) with memories, every one of them waiting in
+/// `agent_dismissals`: what the agent deleted names them, so they are hidden with it.
+pub(super) const ONLY_DISMISSED_PERSON: &str =
+    "(EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id)
+     AND NOT EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id
+                     AND l.memory_id NOT IN (SELECT memory_id FROM agent_dismissals)))";
+
+/// Most dismissals one maintenance pass forgets (the rest wait for the next pass).
+const PURGE_BATCH: i64 = 1_000;
+
+/// A memory the agent deleted, as the person sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Dismissed {
+    /// The memory as it was and will be again if restored (`dismissed_at` set).
+    pub memory: MemoryRecord,
+    /// When the agent deleted it.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub dismissed_at: i64,
+    /// Until when it can be restored; after that it is forgotten for good.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub restorable_until: i64,
+    /// Whether the agent asked to keep the messages it was learned from (else they are
+    /// redacted when it is forgotten).
+    pub keep_messages: bool,
+}
+
+/// A page of dismissed memories, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DismissedPage {
+    pub items: Vec<Dismissed>,
+    pub next_cursor: Option<String>,
+}
+
+/// When the agent dismissed `user`'s memory `id` and whether it keeps its messages;
+/// `None` unless it waits in `agent_dismissals`.
+pub(super) fn awaiting(
+    conn: &Connection,
+    user: &str,
+    id: &str,
+) -> Result<Option<(i64, bool)>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT at, keep_messages FROM agent_dismissals WHERE user_id = ?1 AND memory_id = ?2",
+        )?
+        .query_row(params![user, id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// Which of `messages` (ids of `user`'s) a memory the agent deleted was learned from:
+/// retrieval and search leave them out while the memory waits for the person, since
+/// what it came from would say what it said.
+pub(super) fn hidden_messages(
+    conn: &Connection,
+    user: &str,
+    messages: &[&str],
+) -> Result<HashSet<String>, StoreError> {
+    if messages.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let marks = vec!["?"; messages.len()].join(", ");
+    let mut values: Vec<&str> = vec![user];
+    values.extend_from_slice(messages);
+    let hidden = conn
+        .prepare(&format!(
+            "SELECT DISTINCT t.turn_id FROM memory_turns t JOIN agent_dismissals d ON d.memory_id = t.memory_id
+             WHERE t.user_id = ? AND t.turn_id IN ({marks})"
+        ))?
+        .query_map(params_from_iter(values), |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<HashSet<_>>>()?;
+    Ok(hidden)
+}
+
+impl Brain {
+    /// The agent's delete of `user`'s memory `id`: dismissed and kept for the person
+    /// (see the module docs). A memory dismissed already, by the agent or by pruning,
+    /// is [`StoreError::NotFound`]: the agent has nothing left there to delete.
+    pub fn dismiss_for_agent(
+        &self,
+        user: &str,
+        id: &str,
+        keep_messages: bool,
+    ) -> Result<MemoryRecord, StoreError> {
+        let now = self.now();
+        self.store.write_grouped(|tx| {
+            let old = q::get(tx, user, id)?;
+            if old.dismissed_at.is_some() {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+            let dismissed = MemoryRecord {
+                dismissed_at: Some(now),
+                ..old.clone()
+            };
+            // Only `dismissed_at` changes (not `updated_at`), so that a restore gives
+            // back the very record.
+            tx.prepare_cached(
+                "UPDATE memories SET dismissed_at = ?3 WHERE user_id = ?1 AND id = ?2",
+            )?
+            .execute(params![user, id, now])?;
+            tx.prepare_cached(
+                "INSERT INTO agent_dismissals (memory_id, user_id, at, keep_messages) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![id, user, now, keep_messages])?;
+            q::history(
+                tx,
+                user,
+                id,
+                "DISMISS",
+                Some(&old),
+                Some(&dismissed),
+                Forgetter::Agent.as_str(),
+                now,
+            )?;
+            // What consolidation summarised may say it: rebuilt from what is left.
+            super::consolidate::forget_summaries(tx, user)?;
+            Ok(dismissed)
+        })
+    }
+
+    /// The person's undo of the agent's delete of `user`'s memory `id`: live again,
+    /// as it was, settled against what was written meanwhile as any write is
+    /// (`settle.rs`). [`StoreError::NotFound`] unless the agent's dismissal of it
+    /// waits (never dismissed, dismissed by pruning, restored or forgotten already).
+    pub fn restore(&self, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
+        let now = self.now();
+        let text = self.store.text();
+        self.store.write_grouped(|tx| {
+            if awaiting(tx, user, id)?.is_none() {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+            let old = q::get(tx, user, id)?;
+            let restored = MemoryRecord {
+                dismissed_at: None,
+                ..old.clone()
+            };
+            tx.prepare_cached(
+                "UPDATE memories SET dismissed_at = NULL WHERE user_id = ?1 AND id = ?2",
+            )?
+            .execute(params![user, id])?;
+            tx.prepare_cached(
+                "DELETE FROM agent_dismissals WHERE user_id = ?1 AND memory_id = ?2",
+            )?
+            .execute(params![user, id])?;
+            q::history(
+                tx,
+                user,
+                id,
+                "RESTORE",
+                Some(&old),
+                Some(&restored),
+                ACTOR_USER,
+                now,
+            )?;
+            if restored.is_live() {
+                settle::settle(tx, text, &restored, now, ACTOR_USER)?;
+            }
+            q::get(tx, user, id)
+        })
+    }
+
+    /// What the agent deleted of `user`'s memories and the person can still restore,
+    /// newest first: at most `limit` after `cursor` (a previous page's
+    /// `next_cursor`); each restorable for `restore_ms` after its dismissal.
+    pub fn agent_dismissed(
+        &self,
+        user: &str,
+        restore_ms: i64,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<DismissedPage, StoreError> {
+        let (before_at, before_id) = match cursor {
+            Some(cursor) => q::parse_cursor(cursor)?,
+            None => (i64::MAX, "\u{10FFFF}".to_string()),
+        };
+        let limit = limit.clamp(1, 500);
+        self.store.read(|c| {
+            let rows = c
+                .prepare_cached(
+                    "SELECT memory_id, at, keep_messages FROM agent_dismissals
+                     WHERE user_id = ?1 AND (at < ?2 OR (at = ?2 AND memory_id < ?3))
+                     ORDER BY at DESC, memory_id DESC LIMIT ?4",
+                )?
+                .query_map(
+                    params![user, before_at, before_id, (limit + 1) as i64],
+                    |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<(String, i64, bool)>>>()?;
+            let mut items = rows
+                .into_iter()
+                .map(|(id, at, keep_messages)| {
+                    Ok(Dismissed {
+                        memory: q::get(c, user, &id)?,
+                        dismissed_at: at,
+                        restorable_until: at.saturating_add(restore_ms),
+                        keep_messages,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let next_cursor = if items.len() > limit {
+                items.truncate(limit);
+                items
+                    .last()
+                    .map(|d| q::cursor_after(d.dismissed_at, &d.memory.id))
+            } else {
+                None
+            };
+            Ok(DismissedPage { items, next_cursor })
+        })
+    }
+
+    /// Forgets for good, as a delete does (the transcript redacted unless the agent
+    /// kept it, logged as the agent's), every memory of any user the agent dismissed
+    /// `restore_ms` or longer ago; one result per memory, each in its own transaction
+    /// (a failure stops no other).
+    pub fn purge_agent_dismissals(&self, restore_ms: i64) -> Vec<Result<Forgotten, StoreError>> {
+        let now = self.now();
+        let due = self.store.read(|c| {
+            Ok(c.prepare_cached(
+                "SELECT user_id, memory_id FROM agent_dismissals WHERE at <= ?1 ORDER BY at LIMIT ?2",
+            )?
+            .query_map(params![now.saturating_sub(restore_ms), PURGE_BATCH], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?)
+        });
+        let due = match due {
+            Ok(due) => due,
+            Err(e) => return vec![Err(e)],
+        };
+        let mut results = Vec::with_capacity(due.len());
+        for (user, id) in due {
+            results.push(self.store.write(|tx| {
+                // Restored since it was read: nothing to forget.
+                let Some((_, keep_messages)) = awaiting(tx, &user, &id)? else {
+                    return Ok(Forgotten::default());
+                };
+                forget_in(tx, &user, &id, keep_messages, Forgetter::Agent, now)
+            }));
+        }
+        if results
+            .iter()
+            .any(|r| r.as_ref().is_ok_and(|f| !f.messages.is_empty()))
+        {
+            self.purge();
+        }
+        results
+    }
+}
+
+#[cfg(test)]
+#[path = "dismissal_tests.rs"]
+mod tests;
