@@ -293,6 +293,9 @@ pub enum PersonAct {
     SeeDismissed,
     /// Restore a memory the agent deleted.
     Restore,
+    /// Import a JSONL export, whose records replace memories by id (the agent's
+    /// writes go through `POST /api/brain/memory`, limited and settled).
+    Import,
 }
 
 impl PersonAct {
@@ -305,6 +308,7 @@ impl PersonAct {
             PersonAct::Chat => "chatting as the person (`engram chat`)",
             PersonAct::SeeDismissed => "seeing the memories the agent deleted",
             PersonAct::Restore => "restoring a memory the agent deleted",
+            PersonAct::Import => "importing an export (it replaces memories by id)",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engram_e2e::{Daemon, TOKEN, engram, next_event, ok, problem};
+use engram_e2e::{Daemon, OPERATOR_TOKEN, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
 /// A daemon whose agent works for `default`, `alice` and `bob` (`agent.users`): these
@@ -405,7 +405,7 @@ fn memory_endpoints_round_trip() {
         daemon.request(
             "POST",
             "/api/brain/import",
-            Some(TOKEN),
+            Some(OPERATOR_TOKEN),
             Some("application/x-ndjson"),
             export_text.as_bytes(),
         ),
@@ -1105,7 +1105,7 @@ fn bad_requests_are_problems_and_change_nothing() {
         daemon.request(
             "POST",
             "/api/brain/import",
-            Some(TOKEN),
+            Some(OPERATOR_TOKEN),
             Some("application/x-ndjson"),
             format!("{good}\nnot json\n").as_bytes(),
         ),

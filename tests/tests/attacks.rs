@@ -904,7 +904,8 @@ fn item_06_the_agent_cannot_starve_the_persons_turns() {
 /// undoes, at most `memory.agentDeletes.perHour` of them an hour (5 here): past it
 /// the agent gets 429 `agent-delete-limit` with `Retry-After`, on REST and MCP alike;
 /// every delete and every refusal is in the audit log; the person lists what it
-/// deleted and restores it, and it is served again.
+/// deleted and restores it, and it is served again. Importing an export, which
+/// replaces memories by id, is the person's.
 #[test]
 fn item_07_the_agent_cannot_delete_every_memory_one_by_one() {
     let data = tempfile::tempdir().expect("tempdir");
@@ -997,6 +998,29 @@ fn item_07_the_agent_cannot_delete_every_memory_one_by_one() {
         daemon.call("POST", &format!("/api/brain/memory/{}/restore", ids[0]), ""),
         403,
         "person-required",
+    );
+    // Nor go round the limit by importing an export whose records replace memories
+    // by id (emptied, rewritten or brought back): importing is the person's.
+    let export = daemon.get("/api/brain/export").text();
+    let line = export
+        .lines()
+        .find(|line| line.contains(ids[5].as_str()))
+        .expect("the live memory is exported");
+    let rewritten = line.replace(facts[5].1, "User has no preferences");
+    problem(
+        daemon.request(
+            "POST",
+            "/api/brain/import",
+            Some(TOKEN),
+            Some("application/x-ndjson"),
+            format!("{rewritten}\n").as_bytes(),
+        ),
+        403,
+        "person-required",
+    );
+    assert_eq!(
+        ok(daemon.get(&format!("/api/brain/memory/{}", ids[5])), 200)["summary"],
+        facts[5].1
     );
 
     // Every delete and every refusal is audited.

@@ -122,7 +122,7 @@ fn an_import_cannot_reach_another_users_records() {
         daemon.request(
             "POST",
             "/api/brain/import?user=bob",
-            Some(engram_e2e::TOKEN),
+            Some(engram_e2e::OPERATOR_TOKEN),
             Some("application/x-ndjson"),
             format!("{hostile}\n").as_bytes(),
         ),

@@ -655,7 +655,7 @@ pub async fn export(
 
 #[utoipa::path(post, path = "/api/brain/import", tag = "memory",
     summary = "Import a JSONL export",
-    description = "All or nothing: a bad line rejects the whole import and changes nothing. Accepts up to 64 MiB.",
+    description = "All or nothing: a bad line rejects the whole import and changes nothing. Accepts up to 64 MiB. The person's only (a dashboard session, the operator token): a record replaces the memory with its id, so the agent's token is 403 `person-required` (its writes go through `POST /api/brain/memory` and `POST /api/brain/import/batch`, which add).",
     params(UserQuery),
     request_body(
         content = Option<Vec<ExportLine>>,
@@ -664,6 +664,7 @@ pub async fn export(
     ),
     responses(
         (status = 200, body = Imported),
+        (status = 403, description = "`person-required`: the agent's token cannot replace memories by id", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`brain-disabled`; `unknown-reference`: a record names another (`superseded_by`, a link's memory or person, a message's conversation) that neither the import nor the store has; `owned-by-another-user`", body = Problem, content_type = "application/problem+json"),
         (status = 413, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
@@ -675,6 +676,7 @@ pub async fn import(
     ApiQuery(query): ApiQuery<UserQuery>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<Imported>, ApiError> {
+    acting.principal.require(PersonAct::Import)?;
     let user = acting.user(query.user.as_deref())?;
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {

@@ -70,6 +70,9 @@ pub fn link(memory_id: &str, person_id: &str, relation: Option<&str>) -> Value {
 /// Imports `lines` (all or nothing); returns how many records the daemon took.
 pub fn import(daemon: &Daemon, lines: &[Value]) -> u64 {
     let body: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let imported = ok(daemon.call("POST", "/api/brain/import", &body), 200);
+    let imported = ok(
+        daemon.person().call("POST", "/api/brain/import", &body),
+        200,
+    );
     imported["imported"].as_u64().expect("imported count")
 }
