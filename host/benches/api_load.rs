@@ -34,10 +34,10 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engram::brain::record::MemoryRecord;
-use engram::brain::store::q;
-use engram::brain::{Brain, DEFAULT_USER};
+use engram::memory::bench::q;
 use engram::memory::brain_db_path;
+use engram::memory::record::MemoryRecord;
+use engram::memory::{Brain, DEFAULT_USER};
 use engram::time::{Clock, DAY_MS, SystemClock};
 use engram_strategies::model::{Evidence, Scope};
 use serde_json::{Value, json};

@@ -57,12 +57,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engram::brain::Brain;
-use engram::brain::ingest::{Applied, MAX_FACTS_PER_CONVERSATION};
-use engram::brain::record::MemoryRecord;
-use engram::brain::retrieve::{Fusion, Retrieval, Source, Tuning};
-use engram::brain::store::{ListFilter, q};
 use engram::config::ConfigFile;
+use engram::memory::bench::{Fusion, MAX_FACTS_PER_CONVERSATION, Tuning, q};
+use engram::memory::record::MemoryRecord;
+use engram::memory::{Applied, Brain, ListFilter, Retrieval, Source};
 use engram::runtime::packages::PluginPackages;
 use engram::runtime::strategies::Strategies;
 use engram::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
@@ -986,7 +984,7 @@ fn facts_quality(samples: &[Sample], points: &[Tuning], table: &mut Table) -> Op
 fn matches(subject: &TestBrain, user: &str, text: &str) -> usize {
     subject
         .brain
-        .search_hits(user, text, TOP_K + 1, engram::brain::SearchScope::All)
+        .search_hits(user, text, TOP_K + 1, engram::memory::SearchScope::All)
         .expect("search")
         .len()
 }
@@ -1636,7 +1634,7 @@ fn latency(quick: bool, table: &mut Table) {
             ACTOR,
             text,
             TOP_K,
-            engram::brain::SearchScope::Conversations,
+            engram::memory::SearchScope::Conversations,
         );
         std::hint::black_box(found.expect("search"));
     });
@@ -1698,7 +1696,7 @@ fn latency(quick: bool, table: &mut Table) {
             ACTOR,
             text,
             TOP_K,
-            engram::brain::SearchScope::Conversations,
+            engram::memory::SearchScope::Conversations,
         );
         std::hint::black_box(found.expect("search"));
     });

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engram::brain::Brain;
+use engram::memory::Brain;
 use engram::time::ManualClock;
 use engram_strategies::analyser;
 use engram_strategies::model::Role;

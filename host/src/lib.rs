@@ -6,7 +6,6 @@ pub mod api;
 pub mod app;
 pub mod background;
 pub mod backup;
-pub mod brain;
 pub mod channels;
 pub mod cli;
 pub mod config;

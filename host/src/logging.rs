@@ -3,7 +3,7 @@
 //! when stderr is a terminal and `NO_COLOR` is unset, so files and pipes get plain
 //! lines. What is logged is chosen the `RUST_LOG` way: `ENGRAM_LOG` (else `RUST_LOG`)
 //! holds `tracing` directives such as `warn`, `engram=debug` or
-//! `info,engram::brain=trace`; the default is `info` (`warn` for `engram chat`, which
+//! `info,engram::memory::brain=trace`; the default is `info` (`warn` for `engram chat`, which
 //! shares the terminal with the person: see [`default_filter`]).
 
 use std::io::IsTerminal;

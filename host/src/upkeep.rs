@@ -55,11 +55,7 @@ async fn maintain(app: Arc<App>) {
             if let Ok(kinds) = config.memory.redact_kinds() {
                 app.memory.set_redaction(kinds);
             }
-            let settings = crate::brain::maintenance::Settings::from_config(&config.memory);
-            app.memory
-                .brain()
-                .ok()
-                .map(|brain| crate::brain::maintenance::run(brain, &app.strategies, &settings))
+            app.memory.maintain(&app.strategies, &config.memory)
         })
         .await;
         match pass {

@@ -19,8 +19,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use engram::brain::{Brain, MemoryEdit, NewMemory};
 use engram::events::EventBus;
+use engram::memory::{Brain, MemoryEdit, NewMemory};
 use engram::time::SystemClock;
 use engram_strategies::model::MemoryType;
 

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use engram::agent::{Agent, AgentError, Ask, Chat, ChatIo, Stopped, ToolEvent};
 use engram::app::App;
-use engram::brain::NewMemory;
 use engram::gate::{TurnState, Verdict};
+use engram::memory::NewMemory;
 use engram::paths::DataDir;
 use engram_e2e::standin::http::{Request, Response, Server};
 use engram_e2e::standin::openai::{OpenAi, Queue, Reply};

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use engram::app::App;
-use engram::brain::NewMemory;
+use engram::memory::NewMemory;
 use engram::paths::DataDir;
 use engram_e2e::standin::openai::{OpenAi, Reply};
 use engram_e2e::{Daemon, engram, engram_bin, ok};

@@ -49,7 +49,7 @@ fn cargo_install_puts_a_working_engram_on_the_path() {
     );
     assert!(version.status.success());
     let text = String::from_utf8_lossy(&version.stdout);
-    let schema = engram::brain::SCHEMA_VERSION;
+    let schema = engram::memory::SCHEMA_VERSION;
     assert_eq!(
         text.trim(),
         format!(

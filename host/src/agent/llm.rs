@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::LlmConfig;
+use crate::memory::MAX_MESSAGE_BYTES;
 use crate::net::{Endpoint, FetchError};
 
 /// The longest reply kept (what a conversation records of one message).

@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::brain::ingest::Ingested;
 use crate::config::ConfigFile;
 use crate::credentials::{Principal, Via};
 use crate::described::Described;
 use crate::gate::{Caller, Verdict};
+use crate::memory::Ingested;
 use crate::memory::{Memory, MemoryError};
 use crate::runtime::strategies::Strategies;
 use crate::time::{Clock, SystemClock};

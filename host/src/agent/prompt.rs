@@ -77,7 +77,7 @@ mod tests {
             memory_block: "- [preference] Likes green tea\n".into(),
             memories: vec![TurnMemory {
                 id: "mem_1".into(),
-                tier: crate::brain::Tier::Conscious,
+                tier: crate::memory::Tier::Conscious,
                 line: "- [preference] Likes green tea".into(),
             }],
             catalog: vec![CatalogItem {

@@ -15,12 +15,11 @@ use super::error::{ApiError, Problem};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use super::memory::MemoryPage;
 use crate::app::App;
-use crate::brain::consolidate::Consolidated;
-use crate::brain::ingest::Ingested;
-use crate::brain::maintenance::Settings;
-use crate::brain::persons::{Graph, PersonDetail, PersonSummary};
-use crate::brain::store::Counts;
 use crate::embed::active::EncoderStatus;
+use crate::memory::Consolidated;
+use crate::memory::Counts;
+use crate::memory::Ingested;
+use crate::memory::{Graph, PersonDetail, PersonSummary};
 use crate::runtime::World;
 use crate::runtime::strategies::StrategyFailure;
 
@@ -79,7 +78,7 @@ pub struct PersonPage {
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     /// `user`, `assistant` or `system`.
-    #[schema(schema_with = crate::brain::record::schema::role)]
+    #[schema(schema_with = crate::memory::record::schema::role)]
     pub role: String,
     /// Up to 64 KiB (UTF-8).
     pub content: String,
@@ -411,12 +410,10 @@ pub async fn consolidate(
 ) -> Result<Json<Consolidated>, ApiError> {
     let user = acting.user(query.user.as_deref())?;
     blocking(move || {
-        let settings = Settings::from_config(&app.config.current().memory);
-        Ok(Json(app.memory.brain()?.consolidate(
+        Ok(Json(app.memory.consolidate(
             &user,
             &app.strategies,
-            &settings.lifecycle,
-            settings.consolidation_interval_ms,
+            &app.config.current().memory,
         )?))
     })
     .await

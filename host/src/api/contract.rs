@@ -228,7 +228,7 @@ pub fn limit() -> Object {
 }
 
 /// The cursor of the memory and person lists: `<ms>.<id>` of the previous page's last
-/// row ([`crate::brain::store`]'s `parse_cursor`).
+/// row ([`crate::memory::store`]'s `parse_cursor`).
 pub fn time_cursor() -> Object {
     string("`next_cursor` of the previous page.")
         .pattern(Some(r"^[0-9]{1,18}\.[a-z0-9_]{1,64}$"))

@@ -122,7 +122,10 @@ impl FromRequestParts<Arc<App>> for Acting {
             .ok_or_else(ApiError::unauthorized)?;
         Ok(Acting {
             principal,
-            agent_users: AgentUsers::from_config(&app.config.current(), crate::brain::DEFAULT_USER),
+            agent_users: AgentUsers::from_config(
+                &app.config.current(),
+                crate::memory::DEFAULT_USER,
+            ),
         })
     }
 }

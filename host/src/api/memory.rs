@@ -19,14 +19,14 @@ use super::blocking;
 use super::error::{ApiError, Problem, retry_later};
 use super::extract::{Acting, ApiJson, ApiQuery, UserQuery};
 use crate::app::App;
-use crate::brain::dismissal::Dismissed;
-use crate::brain::forget::{ForgetEntry, Forgetter};
-use crate::brain::record::{ExportLine, MemoryRecord, schema, wire_opt};
-use crate::brain::redact::RedactionReport;
-use crate::brain::store::{HistoryEntry, ListFilter};
-use crate::brain::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
 use crate::credentials::PersonAct;
 use crate::gate::{Caller, GateError};
+use crate::memory::Dismissed;
+use crate::memory::RedactionReport;
+use crate::memory::record::{ExportLine, MemoryRecord, schema, wire_opt};
+use crate::memory::{ForgetEntry, Forgetter};
+use crate::memory::{HistoryEntry, ListFilter};
+use crate::memory::{MemoryEdit, NewMemory, Outcome, SearchHit, SearchScope, Stored};
 use crate::turns::TurnError;
 
 /// Page size when `limit` is not given, and the largest accepted.

@@ -25,10 +25,10 @@ use std::fmt::Write as _;
 
 use engram_strategies::model::{MemoryType, Scope};
 
-use crate::brain::forget::Forgetter;
-use crate::brain::record::MemoryRecord;
-use crate::brain::store::{Counts, ListFilter};
 use crate::described::Described;
+use crate::memory::Forgetter;
+use crate::memory::record::MemoryRecord;
+use crate::memory::{Counts, ListFilter};
 use crate::memory::{Memory, MemoryError};
 
 /// Memories a listing shows.
@@ -478,9 +478,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::brain::NewMemory;
     use crate::config::Config;
     use crate::events::EventBus;
+    use crate::memory::NewMemory;
     use crate::memory::open_memory;
     use crate::time::SystemClock;
 

@@ -10,7 +10,7 @@ pub mod skills_command;
 pub mod telegram;
 pub mod terminal;
 
-use crate::brain::ingest::{Applied, Ingested};
+use crate::memory::{Applied, Ingested};
 
 /// What ending a conversation learned, in a few words.
 pub fn learned(ingested: &Ingested) -> String {

@@ -33,7 +33,7 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Debug, Args)]
 pub struct ChatArgs {
     /// Whose memory the conversation uses
-    #[arg(long, default_value = crate::brain::DEFAULT_USER, value_name = "USER")]
+    #[arg(long, default_value = crate::memory::DEFAULT_USER, value_name = "USER")]
     pub user: String,
     /// Daemon URL [default: the `url` in {data_dir}/daemon.json, when `engram serve` runs]
     #[arg(long, env = URL_ENV, value_name = "URL")]

@@ -244,7 +244,7 @@ mod tests {
         );
         assert_eq!(
             config.memory.second_brain.transcript_days,
-            Some(crate::brain::transcript::DEFAULT_TRANSCRIPT_DAYS)
+            Some(crate::memory::DEFAULT_TRANSCRIPT_DAYS)
         );
         assert_eq!(
             config.skills.registry.as_deref(),

@@ -36,9 +36,9 @@ use serde_json::{Map, Value};
 
 use super::client::{Acting, ClientError, DaemonClient, Endpoint, URL_ENV};
 use crate::api::memory::EditMemory;
-use crate::brain::record::WireName;
-use crate::brain::{DEFAULT_USER, NewMemory};
 use crate::credentials::OPERATOR_TOKEN_ENV;
+use crate::memory::record::WireName;
+use crate::memory::{DEFAULT_USER, NewMemory};
 use crate::term_text::{clean, cut};
 
 /// How many memories `recent` and `subconscious` show unless `--limit` says otherwise.

@@ -38,7 +38,7 @@ static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "{} (Second Brain schema {})",
         env!("CARGO_PKG_VERSION"),
-        crate::brain::SCHEMA_VERSION
+        crate::memory::SCHEMA_VERSION
     )
 });
 

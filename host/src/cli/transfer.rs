@@ -91,7 +91,7 @@ pub fn import(
     // of it would be taken.
     let refused = |e: import::ImportError| anyhow::anyhow!("{e}; nothing was imported");
     let batch = batch.map_err(refused)?;
-    import::validate(&batch, crate::brain::DEFAULT_USER, 0).map_err(refused)?;
+    import::validate(&batch, crate::memory::DEFAULT_USER, 0).map_err(refused)?;
     let mut report = ImportReport::default();
     for part in split(batch) {
         let answer: ImportReport = client.post("/api/brain/import/batch", query, Some(&part))?;

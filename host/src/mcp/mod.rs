@@ -82,7 +82,7 @@ fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
 
 /// Refuses a `user` the caller may not act for (`user-not-allowed`, as REST does).
 fn check_user(app: &App, principal: &Principal, user: &str) -> Result<(), Failure> {
-    let allowed = AgentUsers::from_config(&app.config.current(), crate::brain::DEFAULT_USER);
+    let allowed = AgentUsers::from_config(&app.config.current(), crate::memory::DEFAULT_USER);
     Ok(principal.may_act_for(user, &allowed)?)
 }
 

@@ -20,11 +20,11 @@ use serde_json::{Map, Value, json};
 
 use super::failure::Failure;
 use crate::app::App;
-use crate::brain::record::wire_opt;
-use crate::brain::store::ListFilter;
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::gate::Caller;
+use crate::memory::ListFilter;
+use crate::memory::MAX_MESSAGE_BYTES;
 use crate::memory::MemoryError;
+use crate::memory::record::wire_opt;
 use crate::strict_json::ShapeError;
 use crate::turns::input::{Channel, ConversationId, Text, User};
 use crate::turns::{Invoke, Message};

@@ -46,10 +46,11 @@ use std::sync::{Arc, Mutex};
 use engram_strategies::analyser;
 use engram_strategies::model::MemoryType;
 
-use crate::brain::record::MemoryRecord;
-use crate::brain::store::{Counts, StoreError, validate_record};
-use crate::brain::{NewMemory, SearchResult};
 use crate::events::{Event, EventBus, EventKind};
+use crate::memory::brain::store::validate_record;
+use crate::memory::record::MemoryRecord;
+use crate::memory::{Counts, StoreError};
+use crate::memory::{NewMemory, SearchResult};
 use crate::time::Clock;
 
 /// Longest line read from the file; a longer one is skipped. A record of this store
@@ -66,7 +67,7 @@ pub enum FactsError {
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error(transparent)]
-    SecretRefused(#[from] crate::brain::redact::SecretRefused),
+    SecretRefused(#[from] crate::memory::SecretRefused),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -99,7 +100,7 @@ pub struct FactsStore {
     write_lock: Mutex<()>,
     events: EventBus,
     /// Which secrets an add redacts (the Second Brain's rule, `brain/redact.rs`).
-    redaction: crate::brain::redact::Redaction,
+    redaction: crate::memory::Redaction,
 }
 
 /// One line as read, without its newline.
@@ -119,7 +120,7 @@ impl FactsStore {
             clock,
             write_lock: Mutex::new(()),
             events,
-            redaction: crate::brain::redact::Redaction::default(),
+            redaction: crate::memory::Redaction::default(),
         }
     }
 
@@ -166,7 +167,7 @@ impl FactsStore {
     }
 
     /// Which secrets an add redacts.
-    pub fn redaction(&self) -> &crate::brain::redact::Redaction {
+    pub fn redaction(&self) -> &crate::memory::Redaction {
         &self.redaction
     }
 

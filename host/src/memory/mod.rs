@@ -1,4 +1,4 @@
-//! Memory, one interface over both stores: the Second Brain (SQLite, `crate::brain`) or,
+//! Memory, one interface over both stores: the Second Brain (SQLite, [`Brain`], `memory/brain/`) or,
 //! when it is off or cannot be opened, the JSONL fact store ([`facts`]). Which one
 //! serves is decided once at startup ([`open`]); every caller (the REST API, the host
 //! tools, the turn service, the daemon's loops, plugins' `memories` interface) goes
@@ -11,25 +11,51 @@
 //! message and recording a conversation are no-ops with the fact store: it keeps no
 //! conversations and ranks nothing for injection.
 
+mod brain;
 pub mod facts;
 pub mod import;
 pub mod open;
+pub mod record;
+mod vocabulary;
 
 use std::sync::Arc;
 
 use engram_strategies::model::Role;
 
 use crate::background::BackgroundError;
-use crate::brain::forget::{Forgetter, Forgotten};
-use crate::brain::record::MemoryRecord;
-use crate::brain::retrieve::Retrieval;
-use crate::brain::store::{Counts, ListFilter, Page, StoreError};
-use crate::brain::{Brain, NewMemory, Outcome, SearchHit, SearchResult, SearchScope, Stored};
+use crate::config::MemoryConfig;
 use crate::described::{Described, Description};
+use crate::runtime::strategies::Strategies;
 use crate::runtime::{MemoryQuery, MemorySource};
 use facts::{FactsError, FactsStore};
+use record::MemoryRecord;
 
+/// What only the Second Brain does, reached through [`Memory::brain`]: the service and
+/// the answers of its calls. Its modules stay private to `memory/`.
+pub use brain::consolidate::Consolidated;
+pub use brain::dismissal::Dismissed;
+pub use brain::forget::{ForgetEntry, Forgetter, Forgotten};
+pub use brain::ingest::{Applied, Ingested};
+pub use brain::maintenance::Report as MaintenanceReport;
+pub use brain::persons::{Graph, PersonDetail, PersonSummary};
+pub use brain::redact::{Redaction, RedactionReport, SecretRefused};
+pub use brain::store::StoreError;
+pub use brain::{Brain, SCHEMA_VERSION};
 pub use open::{ENV_VAR, brain_db_path, facts_path, open_memory};
+pub use vocabulary::{
+    Counts, DEFAULT_TRANSCRIPT_DAYS, DEFAULT_USER, HistoryEntry, Injected, ListFilter,
+    MAX_MESSAGE_BYTES, MAX_NAME_CHARS, MemoryEdit, MessageHit, NewMemory, Outcome, Page, Retrieval,
+    SearchHit, SearchResult, SearchScope, Source, Stored, Tier,
+};
+
+/// The Second Brain's internals a benchmark drives directly (`host/benches`): not an
+/// interface for the daemon's own callers.
+#[doc(hidden)]
+pub mod bench {
+    pub use super::brain::ingest::MAX_FACTS_PER_CONVERSATION;
+    pub use super::brain::retrieve::{Fusion, Tuning};
+    pub use super::brain::store::q;
+}
 
 /// Why a memory operation failed. Nothing was stored by a failed operation.
 #[derive(Debug, thiserror::Error)]
@@ -77,12 +103,12 @@ pub async fn search_lane<T: Send + 'static>(
 /// The longest user id accepted.
 pub const MAX_USER_LEN: usize = 128;
 
-/// The user a caller acts for: [`DEFAULT_USER`](crate::brain::DEFAULT_USER) unless
+/// The user a caller acts for: [`DEFAULT_USER`] unless
 /// `user` names another, which must be 1 to [`MAX_USER_LEN`] characters without
 /// control characters. The error says why a name is refused.
 pub fn user_or_default(user: Option<&str>) -> Result<String, String> {
     match user {
-        None => Ok(crate::brain::DEFAULT_USER.to_string()),
+        None => Ok(DEFAULT_USER.to_string()),
         Some(u) if u.is_empty() || u.chars().count() > MAX_USER_LEN => {
             Err(format!("must be 1 to {MAX_USER_LEN} characters"))
         }
@@ -119,6 +145,35 @@ impl Memory {
         Memory {
             backend: Arc::new(Backend::Facts { store, reason }),
         }
+    }
+
+    /// One pass of the Second Brain's background work (`brain/maintenance.rs`) with the
+    /// timings of `memory` in config.yaml; `None` with the fact store, which has none.
+    pub fn maintain(
+        &self,
+        strategies: &Strategies,
+        config: &MemoryConfig,
+    ) -> Option<MaintenanceReport> {
+        let settings = brain::maintenance::Settings::from_config(config);
+        let brain = self.brain().ok()?;
+        Some(brain::maintenance::run(brain, strategies, &settings))
+    }
+
+    /// Consolidates `user`'s memories now, with the lifecycle and interval of `memory` in
+    /// config.yaml.
+    pub fn consolidate(
+        &self,
+        user: &str,
+        strategies: &Strategies,
+        config: &MemoryConfig,
+    ) -> Result<Consolidated, MemoryError> {
+        let settings = brain::maintenance::Settings::from_config(config);
+        Ok(self.brain()?.consolidate(
+            user,
+            strategies,
+            &settings.lifecycle,
+            settings.consolidation_interval_ms,
+        )?)
     }
 
     /// The Second Brain, for what only it does.

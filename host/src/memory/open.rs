@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use super::Memory;
 use super::facts::FactsStore;
-use crate::brain::Brain;
-use crate::brain::store::StoreError;
 use crate::config::Config;
 use crate::events::EventBus;
+use crate::memory::Brain;
+use crate::memory::StoreError;
 use crate::time::Clock;
 
 /// The environment variable that can turn the Second Brain off.
@@ -122,7 +122,7 @@ fn open_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::brain::NewMemory;
+    use crate::memory::NewMemory;
     use crate::time::ManualClock;
     use engram_strategies::model::MemoryType;
 
@@ -136,8 +136,8 @@ mod tests {
         config
     }
 
-    fn list(limit: usize) -> crate::brain::store::ListFilter {
-        crate::brain::store::ListFilter {
+    fn list(limit: usize) -> crate::memory::ListFilter {
+        crate::memory::ListFilter {
             conscious: None,
             memory_type: None,
             limit,
@@ -227,7 +227,7 @@ mod tests {
                 "default",
                 &added.id,
                 false,
-                crate::brain::forget::Forgetter::Person,
+                crate::memory::Forgetter::Person,
             )
             .expect("delete");
         assert!(facts_path(dir.path()).is_file());

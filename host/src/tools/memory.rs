@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{HostTools, ToolContext, ToolError, to_value, tool_args};
-use crate::brain::{NewMemory, SearchScope};
+use crate::memory::{NewMemory, SearchScope};
 
 /// `search_memory`: the longest query, and the default and largest `limit`.
 const SEARCH_MAX_QUERY_BYTES: usize = 1000;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::brain::NewMemory;
+use crate::memory::NewMemory;
 
 /// The tool's own reading of its arguments (what `run` does first).
 fn parses(tool: &str, args: Value) -> Result<(), ToolError> {

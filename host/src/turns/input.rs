@@ -13,8 +13,8 @@
 //! | speaker's name | 1 to 100 characters, not blank, no control characters | `name` |
 
 use super::TurnError;
-use crate::brain::transcript::{MAX_MESSAGE_BYTES, MAX_NAME_CHARS};
 use crate::gate::{MAX_CHANNEL_CHARS, MAX_CONVERSATION_CHARS};
+use crate::memory::{MAX_MESSAGE_BYTES, MAX_NAME_CHARS};
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> TurnError {
     TurnError::Invalid {

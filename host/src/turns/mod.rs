@@ -39,12 +39,12 @@ pub use open::{
 };
 pub use script::ScriptResult;
 
-use crate::brain::retrieve::Retrieval;
-use crate::brain::store::StoreError;
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
 use crate::config::ConfigFile;
 use crate::credentials::Principal;
 use crate::gate::{AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState};
+use crate::memory::MAX_MESSAGE_BYTES;
+use crate::memory::Retrieval;
+use crate::memory::StoreError;
 use crate::memory::{Memory, MemoryError};
 use crate::routing::SkillRouter;
 use crate::runtime::Runtime;

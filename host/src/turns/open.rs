@@ -13,9 +13,9 @@ use utoipa::ToSchema;
 
 use super::input::{Channel, ConversationId, Speaker, Text, User};
 use super::{TurnError, TurnService};
-use crate::brain::Tier;
-use crate::brain::retrieve::{Retrieval, Source};
 use crate::gate::{NewTurn, ReasonCode, SkillGrant, Verdict, flow, policy};
+use crate::memory::Tier;
+use crate::memory::{Retrieval, Source};
 use crate::routing::{Invocation, Reason, Routing};
 use crate::skills::{CatalogEntry, InvokedSkill};
 

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::{Batch, ImportError, ImportedConversation, ImportedMessage, Source, cut};
-use crate::brain::transcript::MAX_MESSAGE_BYTES;
+use crate::memory::MAX_MESSAGE_BYTES;
 
 pub fn parse(bytes: &[u8]) -> Result<Batch, ImportError> {
     let root: Value = serde_json::from_slice(bytes).map_err(|e| {

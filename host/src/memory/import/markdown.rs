@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Batch, ImportError, ImportedMemory, Source, cut, type_of};
-use crate::brain::NewMemory;
+use crate::memory::NewMemory;
 
 /// One note as the CLI read it: its path under the folder, and its text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use engram_strategies::model::MemoryType;
 use serde_json::Value;
 
 use super::{Batch, ImportError, ImportedMemory, Source, type_of, with_subject};
-use crate::brain::NewMemory;
+use crate::memory::NewMemory;
 
 pub fn parse(bytes: &[u8]) -> Result<Batch, ImportError> {
     let root: Value = serde_json::from_slice(bytes).map_err(|e| {

@@ -29,8 +29,8 @@ use engram_strategies::model::{MemoryType, Role};
 use serde::{Deserialize, Serialize};
 
 use super::{Memory, MemoryError};
-use crate::brain::{NewMemory, Outcome};
 use crate::described::Described;
+use crate::memory::{NewMemory, Outcome};
 use crate::runtime::strategies::Strategies;
 
 /// The formats read here (the Engram JSONL export has its own route).
@@ -247,8 +247,8 @@ impl crate::described::Described for ApplyError {
     }
 }
 
-impl From<crate::brain::store::StoreError> for ApplyError {
-    fn from(e: crate::brain::store::StoreError) -> ApplyError {
+impl From<crate::memory::StoreError> for ApplyError {
+    fn from(e: crate::memory::StoreError) -> ApplyError {
         ApplyError::Memory(MemoryError::Brain(e))
     }
 }
@@ -269,7 +269,7 @@ pub fn cut(text: &str, max: usize) -> &str {
 /// 128 characters a conversation id may have. Conversation ids are one space for all
 /// users, so another user's import of the same export gets ids of its own.
 pub fn conversation_id(source: Source, key: &str, user: &str) -> String {
-    let id = if user == crate::brain::DEFAULT_USER {
+    let id = if user == crate::memory::DEFAULT_USER {
         format!("import-{}-{key}", source.as_str())
     } else {
         use sha2::Digest;
@@ -330,13 +330,13 @@ pub fn validate(batch: &Batch, user: &str, now: i64) -> Result<(), ImportError> 
                     format!("role `{}`: expected user or assistant", message.role),
                 ));
             }
-            if message.content.len() > crate::brain::transcript::MAX_MESSAGE_BYTES {
+            if message.content.len() > crate::memory::MAX_MESSAGE_BYTES {
                 return Err(ImportError::new(
                     entry,
                     format!(
                         "{} bytes, over the {}-byte limit",
                         message.content.len(),
-                        crate::brain::transcript::MAX_MESSAGE_BYTES
+                        crate::memory::MAX_MESSAGE_BYTES
                     ),
                 ));
             }
@@ -351,7 +351,7 @@ pub fn validate(batch: &Batch, user: &str, now: i64) -> Result<(), ImportError> 
             ));
         }
         let record = imported.memory.clone().into_record(user, now);
-        crate::brain::store::validate_record(&record)
+        crate::memory::brain::store::validate_record(&record)
             .map_err(|e| ImportError::new(entry, e.to_string()))?;
     }
     Ok(())
@@ -425,7 +425,7 @@ pub fn apply(
             report.learned += ingested
                 .applied
                 .iter()
-                .filter(|a| !matches!(a, crate::brain::ingest::Applied::Rejected { .. }))
+                .filter(|a| !matches!(a, crate::memory::Applied::Rejected { .. }))
                 .count();
             ledger.put(user, &key, &id)?;
             report.conversations += 1;

@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::Brain;
 use super::consolidate::DEFAULT_INTERVAL_MS;
 use super::lifecycle::LifecycleConfig;
-use super::transcript::DEFAULT_TRANSCRIPT_DAYS;
 use crate::config::MemoryConfig;
+use crate::memory::DEFAULT_TRANSCRIPT_DAYS;
 use crate::runtime::strategies::Strategies;
 use crate::time::{DAY_MS, MINUTE_MS};
 

@@ -21,12 +21,12 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::lifecycle::reinforce;
-use super::record::MemoryRecord;
 use super::settle;
 use super::store::{StoreError, q};
 use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
+use crate::memory::record::MemoryRecord;
 use crate::runtime::strategies::Strategies;
 
 /// Candidates kept per conversation, at most.
@@ -213,7 +213,7 @@ impl Brain {
     }
 
     fn related(&self, user: &str, candidate: &Candidate) -> Vec<MemoryRecord> {
-        let query = super::retrieve::query_words(&candidate.summary).join(" ");
+        let query = super::meaning::query_words(&candidate.summary).join(" ");
         self.store
             .text_built()
             .and_then(|text| {

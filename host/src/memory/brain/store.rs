@@ -7,22 +7,21 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engram_strategies::model::{Evidence, MemoryType, PersonRef, Scope};
+use engram_strategies::model::{Evidence, PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
-use serde_json::Value;
 
 use super::dismissal::{AWAITING_IDS, ONLY_DISMISSED_PERSON};
-use super::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
 use super::schema::{self, SchemaError};
 use super::text_index::{IndexError, TextIndex, TextQuery};
 use super::transcript::{
-    CONVERSATION_COLUMNS, MAX_MESSAGE_BYTES, MESSAGE_COLUMNS, conversation_from_row,
-    message_from_row,
+    CONVERSATION_COLUMNS, MESSAGE_COLUMNS, conversation_from_row, message_from_row,
 };
 use super::word_counts::WordCounts;
 use super::writer::Writer;
 use crate::events::EventBus;
+use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
+use crate::memory::{Counts, HistoryEntry, ListFilter, MAX_MESSAGE_BYTES, Page};
 use crate::sqlite::ReaderPool;
 
 /// Read connections kept open between reads; more may be open during a burst. A
@@ -116,74 +115,6 @@ impl crate::described::Described for StoreError {
     }
 }
 
-/// One entry of a memory's history.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
-pub struct HistoryEntry {
-    /// ADD, UPDATE, REINFORCE, SUPERSEDE, DISMISS, DELETE, PROMOTE, DEMOTE or RESTORE
-    /// (the person's undo of the agent's DISMISS).
-    pub event: String,
-    /// The memory before the change (dropped once the memory is deleted).
-    #[schema(value_type = Option<MemoryRecord>)]
-    pub old_value: Option<Value>,
-    /// The memory after the change (dropped once the memory is deleted).
-    #[schema(value_type = Option<MemoryRecord>)]
-    pub new_value: Option<Value>,
-    pub actor: String,
-    #[serde(with = "crate::time::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub at: i64,
-}
-
-/// How many live memories a user has, by type and by scope; every type and scope is
-/// present, with 0 when it has none, so that the shape never changes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
-pub struct Counts {
-    pub total: usize,
-    pub by_type: std::collections::BTreeMap<String, usize>,
-    pub by_scope: std::collections::BTreeMap<String, usize>,
-}
-
-impl Default for Counts {
-    fn default() -> Self {
-        Counts {
-            total: 0,
-            by_type: MemoryType::ALL
-                .iter()
-                .map(|t| (t.as_str().to_string(), 0))
-                .collect(),
-            by_scope: Scope::ALL
-                .iter()
-                .map(|s| (s.as_str().to_string(), 0))
-                .collect(),
-        }
-    }
-}
-
-impl Counts {
-    pub fn add(&mut self, memory_type: &str, scope: &str, n: usize) {
-        self.total += n;
-        *self.by_type.entry(memory_type.to_string()).or_default() += n;
-        *self.by_scope.entry(scope.to_string()).or_default() += n;
-    }
-}
-
-/// Which memories a listing shows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ListFilter {
-    /// `Some(true)`: conscious (durable + active); `Some(false)`: subconscious.
-    pub conscious: Option<bool>,
-    pub memory_type: Option<MemoryType>,
-    pub limit: usize,
-    /// From a previous page's `next_cursor`.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page {
-    pub items: Vec<MemoryRecord>,
-    pub next_cursor: Option<String>,
-}
-
 /// A full-text match with its bm25 score (lower is better, as SQLite reports it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextMatch {
@@ -218,7 +149,7 @@ fn enum_column<T: WireName>(row: &Row, index: usize) -> rusqlite::Result<T> {
         rusqlite::Error::FromSqlConversionFailure(
             index,
             rusqlite::types::Type::Text,
-            super::record::unknown_value::<T>(&name).into(),
+            crate::memory::record::unknown_value::<T>(&name).into(),
         )
     })
 }
@@ -947,9 +878,9 @@ pub mod q {
                         .detail
                         .as_deref()
                         .map(|d| engram_strategies::secrets::redact(d, kinds));
-                    crate::brain::redact::count_found(tx, user, &summary.found)?;
+                    crate::memory::brain::redact::count_found(tx, user, &summary.found)?;
                     if let Some(detail) = &detail {
-                        crate::brain::redact::count_found(tx, user, &detail.found)?;
+                        crate::memory::brain::redact::count_found(tx, user, &detail.found)?;
                     }
                     let summary = summary.text.into_owned();
                     record.detail = detail.map(|d| d.text.into_owned());
@@ -1036,7 +967,7 @@ pub mod q {
                         )));
                     }
                     let content = engram_strategies::secrets::redact(&message.content, kinds);
-                    crate::brain::redact::count_found(tx, user, &content.found)?;
+                    crate::memory::brain::redact::count_found(tx, user, &content.found)?;
                     message.content = content.text.into_owned();
                     tx.execute(
                         "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)

@@ -6,10 +6,10 @@
 use engram_strategies::model::{MemoryType, Role};
 
 use super::forget::{FORGOTTEN, Forgetter};
-use super::store::ListFilter;
 use super::tests::ingestion::strategies;
 use super::tests::{Fixture, fixture};
 use super::{MemoryEdit, NewMemory, Outcome, SearchScope};
+use crate::memory::ListFilter;
 use crate::time::DAY_MS;
 
 fn add(f: &Fixture, user: &str, memory_type: MemoryType, summary: &str) -> super::Stored {
@@ -516,7 +516,7 @@ mod forgetting {
 
 mod secrets {
     use super::*;
-    use crate::brain::store::StoreError;
+    use crate::memory::brain::store::StoreError;
 
     #[test]
     fn secrets_are_redacted_before_they_are_stored_and_counted() {

@@ -18,9 +18,9 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 
 use super::forget::{Forgetter, Forgotten, forget_in};
-use super::record::MemoryRecord;
 use super::store::{StoreError, q};
 use super::{ACTOR_USER, Brain, settle};
+use crate::memory::record::MemoryRecord;
 
 /// SQL of the memory ids waiting in `agent_dismissals`, for `id NOT IN (...)`.
 pub(super) const AWAITING_IDS: &str = "SELECT memory_id FROM agent_dismissals";

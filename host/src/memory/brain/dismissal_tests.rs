@@ -3,13 +3,14 @@
 
 use engram_strategies::model::{MemoryType, Role};
 
-use crate::brain::forget::{FORGOTTEN, Forgetter};
-use crate::brain::maintenance::{Settings, run};
-use crate::brain::store::{ListFilter, StoreError};
-use crate::brain::tests::ingestion::strategies;
-use crate::brain::tests::{Fixture, fixture};
-use crate::brain::{MemoryEdit, NewMemory, SearchScope};
 use crate::config::{AgentDeletesConfig, MemoryConfig};
+use crate::memory::ListFilter;
+use crate::memory::brain::forget::{FORGOTTEN, Forgetter};
+use crate::memory::brain::maintenance::{Settings, run};
+use crate::memory::brain::store::StoreError;
+use crate::memory::brain::tests::ingestion::strategies;
+use crate::memory::brain::tests::{Fixture, fixture};
+use crate::memory::brain::{MemoryEdit, NewMemory, SearchScope};
 use crate::time::DAY_MS;
 
 const WEEK: i64 = 7 * DAY_MS;
@@ -34,7 +35,7 @@ fn learn(f: &Fixture, conversation: &str, lines: &[&str], about: &str) -> String
         .id
 }
 
-fn live(f: &Fixture) -> Vec<crate::brain::record::MemoryRecord> {
+fn live(f: &Fixture) -> Vec<crate::memory::record::MemoryRecord> {
     f.brain
         .list(
             "u",
@@ -426,7 +427,7 @@ fn pruning_leaves_the_agents_dismissals_to_their_window() {
     // Pruning purges what it dismissed itself after 30 days; not what the person
     // may still restore (a window of 60 days here).
     f.clock.advance(45 * DAY_MS);
-    let config = crate::brain::lifecycle::LifecycleConfig::default();
+    let config = crate::memory::brain::lifecycle::LifecycleConfig::default();
     assert_eq!(f.brain.prune("u", &config).expect("prune").purged, 0);
     assert_eq!(
         run(&f.brain, strategies(), &maintenance(60)).dismissals_forgotten,

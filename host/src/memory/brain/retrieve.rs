@@ -1,7 +1,7 @@
 //! Retrieval before each message: the memories and transcript snippets to inject into
 //! the agent's context, ranked together.
 //!
-//! 1. The query's terms are its content words (`query_words`, from `engram_strategies::analyser`,
+//! 1. The query's terms are its content words (`meaning::query_words`, from `engram_strategies::analyser`,
 //!    the analyser extraction and routing share); its meaning is the static MiniLM
 //!    vector of those words (`meaning.rs`).
 //! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
@@ -43,13 +43,14 @@ use engram_strategies::analyser;
 use engram_strategies::model::Scope;
 
 use super::focus::{self, Focus, StaleTurns};
-use super::record::{MemoryRecord, MessageRecord};
 use super::snippet::{self, snippet};
 use super::store::{StoreError, TextMatch, q};
 use super::text_index::{TextIndex, TextQuery};
 use super::transcript::{self, MessageMatch};
 use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
+use crate::memory::record::{MemoryRecord, MessageRecord};
+use crate::memory::{Injected, Retrieval, Source};
 use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
@@ -125,51 +126,6 @@ impl Default for Tuning {
     }
 }
 
-/// Where an injected line comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    Memory {
-        record: MemoryRecord,
-        /// Recalled from the subconscious tier by this retrieval.
-        recalled: bool,
-    },
-    Message(MessageRecord),
-}
-
-/// One line chosen for injection.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Injected {
-    pub source: Source,
-    /// The rendered line (see the module docs for its formats).
-    pub line: String,
-    pub score: f64,
-}
-
-impl Injected {
-    /// The memory's or the message's id.
-    pub fn id(&self) -> &str {
-        match &self.source {
-            Source::Memory { record, .. } => &record.id,
-            Source::Message(message) => &message.id,
-        }
-    }
-
-    /// The memory, when the line is one.
-    pub fn memory(&self) -> Option<&MemoryRecord> {
-        match &self.source {
-            Source::Memory { record, .. } => Some(record),
-            Source::Message(_) => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Retrieval {
-    pub lines: Vec<Injected>,
-    /// The lines joined by newlines: what the agent receives.
-    pub block: String,
-}
-
 /// `- [<type>, <when>] <summary>`: when the fact was last stated ("2 days ago").
 pub fn render_line(record: &MemoryRecord, now: i64) -> String {
     format!(
@@ -206,7 +162,7 @@ pub struct Query {
 
 impl Query {
     pub fn new(text: &str) -> Query {
-        let terms = query_words(text);
+        let terms = meaning::query_words(text);
         Query {
             stems: snippet::stems(&terms),
             vector: meaning::vector(&terms),
@@ -231,19 +187,6 @@ impl Query {
             .filter(|s| self.stems.contains(s))
             .collect();
         held.len() as f64 / self.stems.len() as f64
-    }
-}
-
-/// The words of a query the full-text indexes and the meaning read: the analyser's
-/// query words (unstemmed: FTS5 stems with its own porter tokenizer, and the
-/// embeddings want the surface form), or all its words when none is left ("is it
-/// there?"), so that it still matches something.
-pub fn query_words(text: &str) -> Vec<String> {
-    let kept = analyser::query_words(text);
-    if kept.is_empty() {
-        analyser::words(text)
-    } else {
-        kept
     }
 }
 

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 
-use super::store::{ListFilter, StoreError};
+use super::store::StoreError;
 use super::*;
+use crate::memory::ListFilter;
 use crate::time::{DAY_MS, ManualClock};
 
 pub(super) const START: i64 = 1_790_000_000_000;
@@ -646,7 +647,8 @@ fn clear_removes_every_memory_of_the_user() {
 
 mod retrieval {
     use super::*;
-    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, Source, render_line};
+    use crate::memory::Source;
+    use crate::memory::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, render_line};
 
     #[test]
     fn injects_at_most_five_lines_within_the_budget_and_marks_them_used() {
@@ -929,9 +931,9 @@ mod retrieval {
 
 mod lifecycle {
     use super::*;
-    use crate::brain::lifecycle::{LifecycleConfig, reinforce};
+    use crate::memory::brain::lifecycle::{LifecycleConfig, reinforce};
 
-    fn prune(f: &Fixture) -> crate::brain::lifecycle::PruneReport {
+    fn prune(f: &Fixture) -> crate::memory::brain::lifecycle::PruneReport {
         f.brain
             .prune("default", &LifecycleConfig::default())
             .expect("prune")
@@ -1160,15 +1162,15 @@ pub(super) mod ingestion {
 
     use engram_strategies::model::{Candidate, PersonRef, Resolution, Role};
 
-    use crate::brain::ingest::{Applied, apply_one};
     use crate::config::ConfigFile;
+    use crate::memory::brain::ingest::{Applied, apply_one};
     use crate::runtime::packages::PluginPackages;
     use crate::runtime::strategies::Strategies;
     use crate::runtime::{DenyAllGate, HostServices, KvStore, NoMemories, Runtime, RuntimeOptions};
     use crate::time::MINUTE_MS;
 
     /// The real built-in strategies, compiled once per test binary.
-    pub(in crate::brain) fn strategies() -> &'static Strategies {
+    pub(in crate::memory::brain) fn strategies() -> &'static Strategies {
         static STRATEGIES: OnceLock<Strategies> = OnceLock::new();
         STRATEGIES.get_or_init(|| {
             let services = HostServices::new(
@@ -1196,7 +1198,7 @@ pub(super) mod ingestion {
         f: &Fixture,
         conversation: &str,
         lines: &[(Role, &str)],
-    ) -> crate::brain::ingest::Ingested {
+    ) -> crate::memory::brain::ingest::Ingested {
         for (role, text) in lines {
             f.brain
                 .record_message("default", conversation, *role, None, text)
@@ -1525,7 +1527,7 @@ pub(super) mod ingestion {
             f.brain.end_conversation("bob", "shared", strategies()),
             Err(StoreError::NoConversation(_))
         ));
-        let huge = "x".repeat(crate::brain::transcript::MAX_MESSAGE_BYTES + 1);
+        let huge = "x".repeat(crate::memory::MAX_MESSAGE_BYTES + 1);
         assert!(matches!(
             f.brain
                 .record_message("anna", "shared", Role::User, None, &huge),
@@ -1540,8 +1542,8 @@ pub(super) mod ingestion {
 mod consolidation {
     use super::ingestion::strategies;
     use super::*;
-    use crate::brain::consolidate::DEFAULT_INTERVAL_MS;
-    use crate::brain::lifecycle::LifecycleConfig;
+    use crate::memory::brain::consolidate::DEFAULT_INTERVAL_MS;
+    use crate::memory::brain::lifecycle::LifecycleConfig;
 
     fn reflections(f: &Fixture) -> Vec<MemoryRecord> {
         f.brain
@@ -1668,7 +1670,7 @@ mod consolidation {
 mod persons_and_graph {
     use super::ingestion::{apply, candidate};
     use super::*;
-    use crate::brain::persons::{EdgeKind, NodeKind};
+    use crate::memory::brain::persons::{EdgeKind, NodeKind};
     use engram_strategies::model::{PersonRef, Resolution};
 
     fn person(name: &str, relation: Option<&str>) -> PersonRef {
@@ -1827,8 +1829,8 @@ mod persons_and_graph {
 mod maintenance {
     use super::ingestion::strategies;
     use super::*;
-    use crate::brain::maintenance::{Settings, run};
     use crate::config::{MemoryConfig, SecondBrainConfig};
+    use crate::memory::brain::maintenance::{Settings, run};
     use crate::time::MINUTE_MS;
     use engram_strategies::model::Role;
 
@@ -1883,8 +1885,9 @@ mod maintenance {
 mod transcript {
     use super::ingestion::strategies;
     use super::*;
-    use crate::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, MAX_SNIPPET, Source};
-    use crate::brain::{SearchScope, Tier};
+    use crate::memory::Source;
+    use crate::memory::brain::retrieve::{BUDGET_CHARS, MAX_INJECTED, MAX_SNIPPET};
+    use crate::memory::brain::{SearchScope, Tier};
     use crate::time::MINUTE_MS;
     use engram_strategies::model::Role;
 
@@ -2062,8 +2065,8 @@ mod transcript {
 
     #[test]
     fn the_maintenance_pass_prunes_with_the_configured_retention() {
-        use crate::brain::maintenance::{Settings, run};
         use crate::config::{MemoryConfig, SecondBrainConfig};
+        use crate::memory::brain::maintenance::{Settings, run};
         let f = fixture();
         let settings = Settings::from_config(&MemoryConfig {
             second_brain: SecondBrainConfig {
@@ -2295,7 +2298,7 @@ mod transcript {
     #[test]
     fn a_message_of_only_common_words_finds_the_messages_holding_them_all() {
         let f = fixture();
-        let rows = crate::brain::retrieve::MAX_SCORED_ROWS + 100;
+        let rows = crate::memory::brain::retrieve::MAX_SCORED_ROWS + 100;
         f.brain
             .store()
             .write(|tx| {
@@ -2340,10 +2343,11 @@ mod transcript {
 /// Issue 27: a user's ranking depends on that user's data alone.
 mod per_user {
     use super::*;
-    use crate::brain::record::MemoryRecord;
-    use crate::brain::retrieve::{self, Source, Tuning};
-    use crate::brain::test_rng::Rng;
-    use crate::brain::{SearchScope, Tier};
+    use crate::memory::Source;
+    use crate::memory::brain::retrieve::{self, Tuning};
+    use crate::memory::brain::test_rng::Rng;
+    use crate::memory::brain::{SearchScope, Tier};
+    use crate::memory::record::MemoryRecord;
     use rusqlite::params;
 
     const ME: &str = "me";
@@ -2521,7 +2525,7 @@ mod per_user {
         let size = shared
             .brain
             .store()
-            .read(|c| crate::brain::transcript::size(c, ME))
+            .read(|c| crate::memory::brain::transcript::size(c, ME))
             .expect("size");
         assert_eq!(size, 180);
         let mut compared = 0;

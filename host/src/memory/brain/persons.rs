@@ -10,8 +10,9 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::Brain;
-use super::record::MemoryRecord;
-use super::store::{ListFilter, StoreError, q};
+use super::store::{StoreError, q};
+use crate::memory::ListFilter;
+use crate::memory::record::MemoryRecord;
 use crate::time::rfc3339;
 
 /// Content-word similarity from which a memory is drawn as serving a goal.

@@ -15,9 +15,9 @@
 
 use rusqlite::params;
 
-use super::record::MemoryRecord;
 use super::store::{StoreError, q};
 use super::{ACTOR_SYSTEM, Brain};
+use crate::memory::record::MemoryRecord;
 use crate::time::DAY_MS;
 use engram_strategies::model::Scope;
 

@@ -10,11 +10,12 @@ use rusqlite::Transaction;
 use serde::Serialize;
 
 use super::lifecycle::{LifecycleConfig, PruneReport};
-use super::record::MemoryRecord;
-use super::store::{ListFilter, StoreError, q};
+use super::store::{StoreError, q};
 use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::events::{Event, EventKind};
+use crate::memory::ListFilter;
+use crate::memory::record::MemoryRecord;
 use crate::runtime::strategies::Strategies;
 use crate::time::rfc3339;
 
@@ -192,7 +193,7 @@ fn existing_reflection(
             return Ok(Some(target));
         }
     }
-    let query = super::retrieve::query_words(&r.summary).join(" ");
+    let query = super::meaning::query_words(&r.summary).join(" ");
     Ok(q::search(tx, text, user, &query, 20)?
         .into_iter()
         .map(|hit| hit.record)

@@ -363,7 +363,7 @@ mod tests {
     /// become searchable messages that extraction still reads.
     #[test]
     fn a_version_1_database_upgrades_and_keeps_its_data() {
-        use crate::brain::{Brain, SearchScope, Tier};
+        use crate::memory::brain::{Brain, SearchScope, Tier};
         use crate::time::ManualClock;
         use std::sync::Arc;
 
@@ -420,7 +420,7 @@ mod tests {
     /// scored over theirs alone.
     #[test]
     fn a_version_4_database_upgrades_to_per_user_statistics() {
-        use crate::brain::{Brain, SearchScope};
+        use crate::memory::brain::{Brain, SearchScope};
         use crate::time::ManualClock;
         use std::sync::Arc;
 
@@ -490,7 +490,7 @@ mod tests {
     /// rows and ids through the rebuild, takes RESTORE, and the agent's dismissals work.
     #[test]
     fn a_version_5_database_upgrades_keeping_its_history() {
-        use crate::brain::Brain;
+        use crate::memory::brain::Brain;
         use crate::time::ManualClock;
         use std::sync::Arc;
 

@@ -30,9 +30,9 @@ use engram_strategies::about::{self, Values, catalog};
 use engram_strategies::text;
 use rusqlite::{Connection, params};
 
-use super::record::MemoryRecord;
 use super::store::{COLUMNS, StoreError, q, record_from_row};
 use super::text_index::TextIndex;
+use crate::memory::record::MemoryRecord;
 
 /// Confidences closer than this are equal: what the user said (0.9) and what they
 /// wrote down by hand (1.0) are as certain as each other, and the later one is what is
@@ -77,7 +77,7 @@ fn live_by_words(
     record: &MemoryRecord,
     words: &str,
 ) -> Result<Vec<MemoryRecord>, StoreError> {
-    let query = super::retrieve::query_words(words).join(" ");
+    let query = super::meaning::query_words(words).join(" ");
     let mut seen = HashSet::new();
     Ok(
         q::search(conn, text_index, &record.user_id, &query, TEXT_SWEEP)?

@@ -29,10 +29,11 @@ use engram_strategies::forget::{self, Target};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::record::MemoryRecord;
+use super::Brain;
 use super::store::{StoreError, q};
 use super::transcript::{MESSAGE_COLUMNS, message_from_row};
-use super::{Brain, record::MessageRecord};
+use crate::memory::record::MemoryRecord;
+use crate::memory::record::MessageRecord;
 
 /// What a forgotten message, or a forgotten part of one, is replaced by.
 pub const FORGOTTEN: &str = "[forgotten]";
@@ -182,7 +183,7 @@ fn about_subject(
     subject: &str,
 ) -> Result<Vec<MessageRecord>, StoreError> {
     let mut candidates: Vec<MessageRecord> = Vec::new();
-    let words = super::retrieve::query_words(subject).join(" ");
+    let words = super::meaning::query_words(subject).join(" ");
     if let Some(query) = super::text_index::TextQuery::any(&words) {
         candidates.extend(
             super::transcript::search(tx, user, &query, SUBJECT_WINDOW)?

@@ -28,18 +28,13 @@ use engram_strategies::model::Role;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::record::{ConversationRecord, MessageRecord};
 use super::store::StoreError;
 use super::text_index::TextQuery;
 use super::{Brain, bm25};
 use crate::ids::new_id;
+use crate::memory::record::{ConversationRecord, MessageRecord};
+use crate::memory::{MAX_MESSAGE_BYTES, MAX_NAME_CHARS};
 
-/// Longest message recorded.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// Longest speaker name.
-pub const MAX_NAME_CHARS: usize = 100;
-/// Default retention of the transcript (`memory.secondBrain.transcriptDays`).
-pub const DEFAULT_TRANSCRIPT_DAYS: u32 = 365;
 /// Messages deleted per transaction while pruning, so that a large backlog never
 /// holds the writer for long.
 const PRUNE_BATCH: usize = 5_000;
@@ -519,7 +514,7 @@ mod tests {
     use rusqlite::{Connection, params};
 
     use super::*;
-    use crate::brain::test_rng::Rng;
+    use crate::memory::brain::test_rng::Rng;
 
     /// Words with shared stems, diacritics, digits, a word FTS5 reads as a phrase of
     /// two tokens (a visarga splits `sun\u{903}set`) and one it reads as none.
@@ -614,7 +609,7 @@ mod tests {
     #[test]
     fn each_users_search_ranks_as_fts5_over_their_messages_alone() {
         for seed in [3_u64, 27, 2024] {
-            let fixture = crate::brain::tests::fixture();
+            let fixture = crate::memory::brain::tests::fixture();
             let brain = &fixture.brain;
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut compared = 0;
@@ -674,7 +669,7 @@ mod tests {
                 }
                 let store = brain.store();
                 let c = &Connection::open(store.path()).expect("a connection of the test's");
-                crate::brain::bm25::register(c).expect("engram_hits");
+                crate::memory::brain::bm25::register(c).expect("engram_hits");
                 for user in USERS.iter().chain(&["nobody"]) {
                     reference(c, user);
                     let case = format!("seed {seed}, step {step}, {user}");

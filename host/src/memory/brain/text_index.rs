@@ -38,9 +38,9 @@ use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
 use super::bm25;
-use super::record::MemoryRecord;
 use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
 use super::tokenizer::{Tokenizer, TokenizerError};
+use crate::memory::record::MemoryRecord;
 
 /// Weights of the two columns, summary and detail, as search passed them to bm25().
 const WEIGHTS: [f64; 2] = [1.0, 0.5];
@@ -965,8 +965,8 @@ mod tests {
     use rusqlite::params;
 
     use super::*;
-    use crate::brain::test_rng::Rng;
-    use crate::brain::{MemoryEdit, NewMemory};
+    use crate::memory::brain::test_rng::Rng;
+    use crate::memory::brain::{MemoryEdit, NewMemory};
 
     /// Words with shared stems, diacritics, digits, and words that FTS5 reads as a
     /// phrase of several tokens (a visarga splits `sun\u{903}set`).
@@ -1127,7 +1127,7 @@ mod tests {
     /// count, and a term's list is compacted before they outnumber the live ones.
     #[test]
     fn stale_postings_never_count_and_lists_stay_compact() {
-        let fixture = crate::brain::tests::fixture();
+        let fixture = crate::memory::brain::tests::fixture();
         let brain = &fixture.brain;
         // Built first, so that the edits below go through it.
         brain.warm().expect("index");
@@ -1206,7 +1206,7 @@ mod tests {
             .expect("phrases");
         assert_eq!(phrases[0].tokens.len(), 2, "a phrase is exercised");
         for seed in [1_u64, 7, 2024] {
-            let fixture = crate::brain::tests::fixture();
+            let fixture = crate::memory::brain::tests::fixture();
             let brain = &fixture.brain;
             let store = brain.store();
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
@@ -1356,7 +1356,7 @@ mod tests {
 mod read_your_writes {
     use engram_strategies::model::MemoryType;
 
-    use crate::brain::{Brain, MemoryEdit, NewMemory};
+    use crate::memory::brain::{Brain, MemoryEdit, NewMemory};
 
     fn found(brain: &Brain, word: &str) -> Vec<String> {
         brain
@@ -1372,7 +1372,7 @@ mod read_your_writes {
     /// commit carried it.
     #[test]
     fn a_search_after_an_acknowledged_write_sees_it() {
-        let fixture = crate::brain::tests::fixture();
+        let fixture = crate::memory::brain::tests::fixture();
         let brain = &fixture.brain;
         // Built before the writes, so that every change reaches it by the writer.
         assert!(found(brain, "nothing").is_empty());
