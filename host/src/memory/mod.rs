@@ -34,12 +34,13 @@ use record::MemoryRecord;
 /// the answers of its calls. Its modules stay private to `memory/`.
 pub use brain::consolidate::Consolidated;
 pub use brain::dismissal::Dismissed;
+pub use brain::error::{SecretRefused, StoreError};
 pub use brain::forget::{ForgetEntry, Forgetter, Forgotten};
 pub use brain::ingest::{Applied, Ingested};
 pub use brain::maintenance::Report as MaintenanceReport;
 pub use brain::persons::{Graph, PersonDetail, PersonSummary};
-pub use brain::redact::{Redaction, RedactionReport, SecretRefused};
-pub use brain::store::StoreError;
+pub use brain::redact::Redaction;
+pub use brain::rescan::RedactionReport;
 pub use brain::{Brain, SCHEMA_VERSION};
 pub use open::{ENV_VAR, brain_db_path, facts_path, open_memory};
 pub use vocabulary::{

@@ -9,8 +9,9 @@ use engram_strategies::text;
 use rusqlite::Transaction;
 use serde::Serialize;
 
+use super::error::StoreError;
 use super::lifecycle::{LifecycleConfig, PruneReport};
-use super::store::{StoreError, q};
+use super::store::q;
 use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::events::{Event, EventKind};
@@ -29,7 +30,7 @@ const PROFILE: &str = "profile_summary";
 pub(super) fn forget_summaries(
     tx: &rusqlite::Connection,
     user: &str,
-) -> Result<(), super::store::StoreError> {
+) -> Result<(), super::error::StoreError> {
     tx.execute(
         "DELETE FROM meta WHERE user_id = ?1 AND key IN (?2, ?3)",
         rusqlite::params![user, PROFILE, ACTIVE],

@@ -17,20 +17,11 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 
+use super::error::StoreError;
 use super::forget::{Forgetter, Forgotten, forget_in};
-use super::store::{StoreError, q};
+use super::store::q;
 use super::{ACTOR_USER, Brain, settle};
 use crate::memory::record::MemoryRecord;
-
-/// SQL of the memory ids waiting in `agent_dismissals`, for `id NOT IN (...)`.
-pub(super) const AWAITING_IDS: &str = "SELECT memory_id FROM agent_dismissals";
-
-/// SQL true for a person (`p`) with memories, every one of them waiting in
-/// `agent_dismissals`: what the agent deleted names them, so they are hidden with it.
-pub(super) const ONLY_DISMISSED_PERSON: &str =
-    "(EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id)
-     AND NOT EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id
-                     AND l.memory_id NOT IN (SELECT memory_id FROM agent_dismissals)))";
 
 /// Most dismissals one maintenance pass forgets (the rest wait for the next pass).
 const PURGE_BATCH: i64 = 1_000;

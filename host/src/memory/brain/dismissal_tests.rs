@@ -5,9 +5,9 @@ use engram_strategies::model::{MemoryType, Role};
 
 use crate::config::{AgentDeletesConfig, MemoryConfig};
 use crate::memory::ListFilter;
+use crate::memory::brain::error::StoreError;
 use crate::memory::brain::forget::{FORGOTTEN, Forgetter};
 use crate::memory::brain::maintenance::{Settings, run};
-use crate::memory::brain::store::StoreError;
 use crate::memory::brain::tests::ingestion::strategies;
 use crate::memory::brain::tests::{Fixture, fixture};
 use crate::memory::brain::{MemoryEdit, NewMemory, SearchScope};

@@ -9,7 +9,8 @@ use std::collections::{BTreeSet, HashSet};
 use engram_strategies::about::{self, AskedHolder, catalog, lexicon};
 use rusqlite::{Connection, params_from_iter};
 
-use super::store::{COLUMNS, StoreError, record_from_row};
+use super::error::StoreError;
+use super::row::{COLUMNS, record_from_row};
 use crate::memory::record::MemoryRecord;
 
 /// Facts of the asked holder and attribute fetched whatever their words.

@@ -30,7 +30,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::Brain;
-use super::store::{StoreError, q};
+use super::error::StoreError;
+use super::store::q;
 use super::transcript::{MESSAGE_COLUMNS, message_from_row};
 use crate::memory::record::MemoryRecord;
 use crate::memory::record::MessageRecord;
@@ -217,10 +218,10 @@ fn memories_about(
     // forget is rare.
     let mut stmt = tx.prepare_cached(&format!(
         "SELECT {} FROM memories WHERE user_id = ?1",
-        super::store::COLUMNS
+        super::row::COLUMNS
     ))?;
     let all = stmt
-        .query_map([user], super::store::record_from_row)?
+        .query_map([user], super::row::record_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let asked = engram_strategies::about::asked(subject).attributes;
     Ok(all

@@ -20,9 +20,10 @@ use engram_strategies::text;
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
+use super::error::StoreError;
 use super::lifecycle::reinforce;
 use super::settle;
-use super::store::{StoreError, q};
+use super::store::q;
 use super::text_index::TextIndex;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;

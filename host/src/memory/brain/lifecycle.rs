@@ -15,7 +15,8 @@
 
 use rusqlite::params;
 
-use super::store::{StoreError, q};
+use super::error::StoreError;
+use super::store::q;
 use super::{ACTOR_SYSTEM, Brain};
 use crate::memory::record::MemoryRecord;
 use crate::time::DAY_MS;
@@ -104,7 +105,7 @@ impl Brain {
             // What the agent deleted waits for the person instead (`dismissal.rs`).
             let pruned = format!(
                 "dismissed_at IS NOT NULL AND dismissed_at <= ?2 AND id NOT IN ({})",
-                super::dismissal::AWAITING_IDS
+                super::store::AWAITING_IDS
             );
             for id in select(&pruned, &[&purge_before])? {
                 q::delete(tx, user, &id, ACTOR_SYSTEM, now)?;

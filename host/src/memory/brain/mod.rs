@@ -4,7 +4,9 @@
 
 mod bm25;
 pub mod consolidate;
+mod conversation;
 pub mod dismissal;
+pub mod error;
 mod focus;
 pub mod forget;
 pub mod ingest;
@@ -13,7 +15,9 @@ pub mod maintenance;
 mod meaning;
 pub mod persons;
 pub mod redact;
+pub mod rescan;
 pub mod retrieve;
+mod row;
 mod schema;
 pub use schema::VERSION as SCHEMA_VERSION;
 pub mod settle;
@@ -39,7 +43,8 @@ use crate::memory::{
 };
 use crate::runtime::{MemoryQuery, MemorySource};
 use crate::time::Clock;
-use store::{Store, StoreError, q};
+use error::StoreError;
+use store::{Store, q};
 
 /// Who made a change, for the history.
 pub const ACTOR_USER: &str = "user";

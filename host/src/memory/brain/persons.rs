@@ -10,7 +10,8 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::Brain;
-use super::store::{StoreError, q};
+use super::error::StoreError;
+use super::store::q;
 use crate::memory::ListFilter;
 use crate::memory::record::MemoryRecord;
 use crate::time::rfc3339;
@@ -128,7 +129,7 @@ fn summaries(
         None => (None, None),
     };
     // A person only the agent's deleted memories name is hidden with them.
-    let only_dismissed = super::dismissal::ONLY_DISMISSED_PERSON;
+    let only_dismissed = super::store::ONLY_DISMISSED_PERSON;
     let mut stmt = conn.prepare(&format!(
         "SELECT p.id, p.name, p.aliases, p.last_seen,
             (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id

@@ -42,9 +42,11 @@ use std::collections::{BTreeSet, HashSet};
 use engram_strategies::analyser;
 use engram_strategies::model::Scope;
 
+use super::error::StoreError;
 use super::focus::{self, Focus, StaleTurns};
 use super::snippet::{self, snippet};
-use super::store::{StoreError, TextMatch, q};
+use super::store::q;
+use super::text_index::TextMatch;
 use super::text_index::{TextIndex, TextQuery};
 use super::transcript::{self, MessageMatch};
 use super::word_counts::WordCounts;
@@ -857,12 +859,12 @@ fn add_by_meaning(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {} FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND dismissed_at IS NULL
            AND scope <> 'subconscious' ORDER BY updated_at DESC LIMIT ?2",
-        super::store::COLUMNS
+        super::row::COLUMNS
     ))?;
     let recent = stmt
         .query_map(
             rusqlite::params![user, MEANING_WINDOW as i64],
-            super::store::record_from_row,
+            super::row::record_from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut close: Vec<(f64, MemoryRecord)> = recent

@@ -30,7 +30,9 @@ use engram_strategies::about::{self, Values, catalog};
 use engram_strategies::text;
 use rusqlite::{Connection, params};
 
-use super::store::{COLUMNS, StoreError, q, record_from_row};
+use super::error::StoreError;
+use super::row::{COLUMNS, record_from_row};
+use super::store::q;
 use super::text_index::TextIndex;
 use crate::memory::record::MemoryRecord;
 

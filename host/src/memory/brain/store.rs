@@ -7,20 +7,21 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engram_strategies::model::{Evidence, PersonRef, Scope};
+use engram_strategies::model::{PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_iter};
 
-use super::dismissal::{AWAITING_IDS, ONLY_DISMISSED_PERSON};
-use super::schema::{self, SchemaError};
-use super::text_index::{IndexError, TextIndex, TextQuery};
+use super::error::StoreError;
+use super::row::{COLUMNS, record_from_row};
+use super::schema;
+use super::text_index::{TextIndex, TextMatch, TextQuery};
 use super::transcript::{
     CONVERSATION_COLUMNS, MESSAGE_COLUMNS, conversation_from_row, message_from_row,
 };
 use super::word_counts::WordCounts;
 use super::writer::Writer;
 use crate::events::EventBus;
-use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord, WireName};
+use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord};
 use crate::memory::{Counts, HistoryEntry, ListFilter, MAX_MESSAGE_BYTES, Page};
 use crate::sqlite::ReaderPool;
 
@@ -33,94 +34,6 @@ const MAX_IDLE_READERS: usize = 32;
 
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("no memory `{0}`")]
-    NotFound(String),
-    #[error("no conversation `{0}`")]
-    NoConversation(String),
-    /// The id is taken by another user's record: a refusal that depends on what is
-    /// stored, not on the request.
-    #[error("{what} `{id}` belongs to another user")]
-    OtherUsers { what: &'static str, id: String },
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error(transparent)]
-    SecretRefused(#[from] super::redact::SecretRefused),
-    #[error("import line {line}: {reason}")]
-    Import { line: usize, reason: String },
-    /// An import whose records name others that are nowhere: depends on what is
-    /// stored, not on the lines alone.
-    #[error("{0}")]
-    Dangling(String),
-    #[error("cannot open {path}: {reason}")]
-    Open { path: PathBuf, reason: String },
-    #[error(transparent)]
-    Schema(#[from] SchemaError),
-    #[error("search index: {0}")]
-    Index(#[from] IndexError),
-    #[error("database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-}
-
-#[cfg(test)]
-impl StoreError {
-    /// A failure of the memory search index (whose types are the store's own), for
-    /// the tests above the store that walk every variant.
-    pub(crate) fn index_failure(cause: rusqlite::Error) -> StoreError {
-        StoreError::Index(IndexError::Tokenizer(cause.into()))
-    }
-}
-
-/// Refusals as the caller's (not found, another user's id, invalid, a secret, a bad
-/// import); a full disk as 507; the rest as the host's own failure.
-impl crate::described::Described for StoreError {
-    fn describe(&self) -> crate::described::Description {
-        use crate::described::Description;
-        use http::StatusCode;
-        match self {
-            StoreError::NotFound(id) => {
-                Description::not_found(format!("no memory or record `{id}`"))
-            }
-            StoreError::NoConversation(_) => Description::not_found(self.to_string()),
-            StoreError::OtherUsers { .. } => Description::new(
-                StatusCode::CONFLICT,
-                "owned-by-another-user",
-                format!(
-                    "{}: choose another id",
-                    crate::term_text::shown(&self.to_string())
-                ),
-            ),
-            StoreError::Invalid { field, reason } => Description::invalid_field(*field, reason),
-            StoreError::SecretRefused(e) => e.describe(),
-            StoreError::Import { .. } => Description::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-import",
-                format!("{self}; nothing was imported"),
-            ),
-            StoreError::Dangling(reason) => Description::new(
-                StatusCode::CONFLICT,
-                "unknown-reference",
-                format!("{reason}; nothing was imported"),
-            ),
-            StoreError::Sqlite(e) if crate::sqlite::is_disk_full(e) => {
-                Description::disk_full("Second Brain")
-            }
-            StoreError::Open { .. }
-            | StoreError::Schema(_)
-            | StoreError::Index(_)
-            | StoreError::Sqlite(_) => Description::internal("Second Brain"),
-        }
-    }
-}
-
-/// A full-text match with its bm25 score (lower is better, as SQLite reports it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TextMatch {
-    pub record: MemoryRecord,
-    pub bm25: f64,
-}
 
 pub struct Store {
     /// The one write connection (SQLite takes one write transaction at a time anyway);
@@ -138,54 +51,18 @@ pub struct Store {
     purge_requested: std::sync::atomic::AtomicBool,
 }
 
-pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
+/// SQL of the memory ids waiting in `agent_dismissals`, for `id NOT IN (...)`.
+pub(super) const AWAITING_IDS: &str = "SELECT memory_id FROM agent_dismissals";
+
+/// SQL true for a person (`p`) with memories, every one of them waiting in
+/// `agent_dismissals`: what the agent deleted names them, so they are hidden with it.
+pub(super) const ONLY_DISMISSED_PERSON: &str =
+    "(EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id)
+     AND NOT EXISTS (SELECT 1 FROM memory_persons l WHERE l.person_id = p.id
+                     AND l.memory_id NOT IN (SELECT memory_id FROM agent_dismissals)))";
 
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
-
-fn enum_column<T: WireName>(row: &Row, index: usize) -> rusqlite::Result<T> {
-    let name: String = row.get(index)?;
-    T::from_name(&name).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            crate::memory::record::unknown_value::<T>(&name).into(),
-        )
-    })
-}
-
-pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
-    let prior: Option<String> = row.get(6)?;
-    let turns: String = row.get(22)?;
-    Ok(MemoryRecord {
-        id: row.get(0)?,
-        user_id: row.get(1)?,
-        memory_type: enum_column(row, 2)?,
-        summary: row.get(3)?,
-        detail: row.get(4)?,
-        scope: enum_column(row, 5)?,
-        prior_scope: prior.as_deref().and_then(Scope::parse),
-        confidence: row.get::<_, f64>(7)? as f32,
-        importance: row.get::<_, f64>(8)? as f32,
-        durability: row.get::<_, f64>(9)? as f32,
-        evidence: enum_column::<Evidence>(row, 10)?,
-        negated: row.get(11)?,
-        validated: row.get(12)?,
-        reinforcements: row.get(13)?,
-        stale: row.get(14)?,
-        dismissed_at: row.get(15)?,
-        superseded_by: row.get(16)?,
-        created_at: row.get(17)?,
-        updated_at: row.get(18)?,
-        last_seen_at: row.get(19)?,
-        last_used_at: row.get(20)?,
-        source_conversation: row.get(21)?,
-        source_turns: serde_json::from_str(&turns).unwrap_or_default(),
-        confidence_at: row.get(23)?,
-        holder: row.get(24)?,
-        attribute: row.get(25)?,
-    })
-}
 
 /// A record's values in `COLUMNS` order.
 fn values(r: &MemoryRecord) -> Vec<SqlValue> {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 
-use super::store::StoreError;
+use super::error::StoreError;
 use super::*;
 use crate::memory::ListFilter;
 use crate::time::{DAY_MS, ManualClock};

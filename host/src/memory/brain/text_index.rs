@@ -38,7 +38,8 @@ use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
 use super::bm25;
-use super::store::{COLUMNS, StoreError, TextMatch, record_from_row};
+use super::error::{IndexError, StoreError};
+use super::row::{COLUMNS, record_from_row};
 use super::tokenizer::{Tokenizer, TokenizerError};
 use crate::memory::record::MemoryRecord;
 
@@ -93,10 +94,11 @@ impl TextQuery {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum IndexError {
-    #[error(transparent)]
-    Tokenizer(#[from] TokenizerError),
+/// A full-text match with its bm25 score (lower is better, as SQLite reports it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextMatch {
+    pub record: MemoryRecord,
+    pub bm25: f64,
 }
 
 /// A term's occurrences in one row: the row in its slot's `uses`-th use.

@@ -516,7 +516,7 @@ mod forgetting {
 
 mod secrets {
     use super::*;
-    use crate::memory::brain::store::StoreError;
+    use crate::memory::brain::error::StoreError;
 
     #[test]
     fn secrets_are_redacted_before_they_are_stored_and_counted() {

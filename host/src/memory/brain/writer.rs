@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use super::store::StoreError;
+use super::error::StoreError;
 use super::text_index::TextIndex;
 use crate::events::{Event, EventBus, EventKind};
 
