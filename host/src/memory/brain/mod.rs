@@ -1,6 +1,7 @@
 //! The Second Brain: typed memories of the user in SQLite, with their history, persons
-//! and lifecycle. This module is the service the API and CLI call; `store` holds the
-//! SQL, `record` the stored shapes, `clock` the injected time.
+//! and lifecycle. Private to `memory/`, whose facade (`memory::Memory`, and [`Brain`]
+//! through `Memory::brain`) every caller uses; `store` holds the SQL, `error` what
+//! fails, `memory::record` and `memory::vocabulary` the shapes callers share.
 
 mod bm25;
 pub mod consolidate;
