@@ -32,8 +32,11 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgGroup, Args, Subcommand};
 use engram_strategies::model::{Evidence, MemoryType, Scope};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::answers::{
+    Cleared, Deleted, DismissedPage, Learning, Memory, MemoryPage, Overview, SearchPage,
+};
 use super::client::{Acting, ClientError, DaemonClient, Endpoint, URL_ENV};
 use crate::api::memory::EditMemory;
 use crate::credentials::OPERATOR_TOKEN_ENV;
@@ -224,140 +227,6 @@ fn unit_interval(text: &str) -> Result<f32, String> {
         Ok(_) => Err(format!("{text} is outside 0.0..=1.0")),
         Err(e) => Err(format!("`{text}` is not a number: {e}")),
     }
-}
-
-// ---- answers ----------------------------------------------------------------------
-
-/// A memory as the daemon returns it. The fields the CLI shows are named; the rest
-/// (timestamps, evidence, durability, ...) are kept in `extra`, so that serialising it
-/// again gives back what the daemon sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Memory {
-    pub id: String,
-    #[serde(rename = "type")]
-    pub memory_type: String,
-    pub summary: String,
-    pub scope: String,
-    pub confidence: f64,
-    pub importance: f64,
-    #[serde(default)]
-    pub stale: bool,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemoryPage {
-    pub items: Vec<Memory>,
-    pub next_cursor: Option<String>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchHit {
-    /// `conscious` (durable or active) or `subconscious`.
-    pub tier: String,
-    pub memory: Memory,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchPage {
-    pub items: Vec<SearchHit>,
-    pub next_cursor: Option<String>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `GET /api/brain/status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Overview {
-    pub enabled: bool,
-    /// `sqlite` (the Second Brain) or `facts` (the fallback store).
-    pub backend: String,
-    /// Why the Second Brain is not in use, when it is not.
-    pub error: Option<String>,
-    /// `None` with the fact store, which never learns.
-    pub learning_paused: Option<bool>,
-    pub counts: Counts,
-    pub profile_summary: Option<String>,
-    pub active_summary: Option<String>,
-    pub last_consolidation_at: Option<String>,
-    pub next_consolidation_at: Option<String>,
-    pub strategies: Vec<Strategy>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Counts {
-    pub total: usize,
-    pub by_type: BTreeMap<String, usize>,
-    pub by_scope: BTreeMap<String, usize>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Strategy {
-    pub role: String,
-    pub plugin: String,
-    pub version: Option<String>,
-    pub hash: Option<String>,
-    pub error: Option<String>,
-    /// The configured plugin's last failed call (the built-in one answered instead).
-    #[serde(default)]
-    pub last_failure: Option<StrategyFailure>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StrategyFailure {
-    pub code: String,
-    pub reason: String,
-    pub at: String,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `pause` and `resume`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Learning {
-    pub learning_paused: bool,
-}
-
-/// `clear`: how many memories were deleted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cleared {
-    pub deleted: usize,
-}
-
-/// `delete`: the id of the deleted memory (the daemon answers 204 without a body).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Deleted {
-    pub deleted: String,
-}
-
-/// One memory the agent deleted (`dismissed`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Dismissed {
-    pub memory: Memory,
-    pub dismissed_at: String,
-    pub restorable_until: String,
-    pub keep_messages: bool,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DismissedPage {
-    pub items: Vec<Dismissed>,
-    pub next_cursor: Option<String>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
 }
 
 // ---- requests ---------------------------------------------------------------------
@@ -1010,7 +879,9 @@ fn output<T: Serialize>(json: bool, answer: &T, human: impl FnOnce(&T) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::answers::SearchHit;
     use clap::Parser;
+    use serde_json::Map;
 
     fn memory(id: &str, memory_type: &str, scope: &str, summary: &str) -> Memory {
         Memory {

@@ -5,6 +5,7 @@
 //! any part failed (one id of several, one skill of an update, one doctor check);
 //! `engram skills doctor` exits 4 when only the registry cannot be reached.
 
+pub mod answers;
 mod backup;
 pub mod chat;
 pub mod client;

@@ -300,7 +300,7 @@ pub fn export(
 fn all_memories(
     client: &DaemonClient,
     query: &[(&'static str, String)],
-) -> Result<Vec<super::memory::Memory>, ClientError> {
+) -> Result<Vec<super::answers::Memory>, ClientError> {
     let mut memories = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -309,7 +309,7 @@ fn all_memories(
         if let Some(cursor) = &cursor {
             params.push(("cursor", cursor.clone()));
         }
-        let page: super::memory::MemoryPage = client.get("/api/brain/memory", &params)?;
+        let page: super::answers::MemoryPage = client.get("/api/brain/memory", &params)?;
         memories.extend(page.items);
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -320,10 +320,10 @@ fn all_memories(
 
 /// One note per memory type, each memory a basic-memory observation
 /// (`- [type] summary`), which `import --format markdown` reads back.
-fn write_notes(dir: &Path, memories: &[super::memory::Memory]) -> anyhow::Result<()> {
+fn write_notes(dir: &Path, memories: &[super::answers::Memory]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let mut by_type: std::collections::BTreeMap<&str, Vec<&super::memory::Memory>> =
+    let mut by_type: std::collections::BTreeMap<&str, Vec<&super::answers::Memory>> =
         Default::default();
     for memory in memories {
         by_type
