@@ -440,13 +440,6 @@ impl Gate {
         }
     }
 
-    /// The entries of a skill's `allowed-tools` that will grant nothing under the
-    /// policy in force (for reporting at install).
-    pub fn unknown_tools(&self, allowed_tools: &[String]) -> Vec<UnknownTool> {
-        let policy = self.policy.policy();
-        catalog::unknown_tools(allowed_tools, |name| policy.knows(name))
-    }
-
     /// Decides whether the agent, acting for `user`, may call `tool` in turn
     /// `turn_id`, and records the decision. `args` is the call's arguments (JSON):
     /// only a bounded summary of them is kept (see [`summarize_args`]).

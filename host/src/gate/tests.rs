@@ -283,7 +283,9 @@ fn two_concurrent_turns_never_see_each_others_grants() {
 
 #[test]
 fn unknown_allowed_tools_are_reported_under_the_policy_in_force() {
-    let f = fixture(Policy::default().with_level("my_tool", ToolLevel::Ask));
+    use crate::skills::library::ToolCheck;
+    let policy = Policy::default().with_level("my_tool", ToolLevel::Ask);
+    let check = AllowedToolsCheck(Arc::new(FixedPolicy(Arc::new(policy))));
     let allowed: Vec<String> = [
         "fetch_url",
         "my_tool",
@@ -296,18 +298,32 @@ fn unknown_allowed_tools_are_reported_under_the_policy_in_force() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let names: Vec<String> = f
-        .gate
-        .unknown_tools(&allowed)
-        .iter()
-        .map(|u| u.to_string())
+    let warnings: Vec<(String, String)> = check
+        .not_understood(&allowed)
+        .into_iter()
+        .map(|w| (w.code().to_string(), w.message()))
         .collect();
+    let said = |entry: &str, detail: &str| {
+        (
+            "tool-not-understood".to_string(),
+            format!("`allowed-tools`: `{entry}` {detail}"),
+        )
+    };
     assert_eq!(
-        names,
+        warnings,
         [
-            "`Edit(*.ts)` is scoped by arguments, which the gate cannot enforce; it grants nothing",
-            "unknown tool `Send_Message` (did you mean `send_message`?); it grants nothing",
-            "`Frobnicate(((` is not a tool name nor `Tool(specifier)` (a `(` without its closing `)`); it grants nothing",
+            said(
+                "Edit(*.ts)",
+                "is scoped by arguments, which the gate cannot enforce; it grants nothing"
+            ),
+            (
+                "tool-not-understood".to_string(),
+                "`allowed-tools`: unknown tool `Send_Message` (did you mean `send_message`?); it grants nothing".to_string()
+            ),
+            said(
+                "Frobnicate(((",
+                "is not a tool name nor `Tool(specifier)` (a `(` without its closing `)`); it grants nothing"
+            ),
         ]
     );
 }
