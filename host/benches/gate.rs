@@ -96,6 +96,7 @@ fn main() {
                     t.skill.as_ref(),
                     t.approved_tool("fetch_url"),
                     "fetch_url",
+                    &serde_json::Value::Null,
                 )
             })
         });

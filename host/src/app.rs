@@ -10,7 +10,7 @@ use crate::config::ConfigFile;
 use crate::embed::active::ActiveEncoder;
 use crate::embed::models::Models;
 use crate::events::EventBus;
-use crate::gate::{ConfigPolicy, Gate};
+use crate::gate::{AllowedToolsCheck, ConfigPolicy, Gate, PolicySource};
 use crate::memory::{ENV_VAR, Memory, open_memory};
 use crate::paths::DataDir;
 use crate::runtime::packages::PluginPackages;
@@ -80,16 +80,14 @@ impl App {
             Arc::new(SystemClock),
             events.clone(),
         ));
+        let policy: Arc<dyn PolicySource> = Arc::new(ConfigPolicy::new(config.clone()));
         let skills = Library::open(data.skills_dir())
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
-            .with_events(events.clone());
+            .with_events(events.clone())
+            .with_tool_check(Arc::new(AllowedToolsCheck(policy.clone())));
         let gate = Arc::new(
-            Gate::open(
-                &data,
-                Arc::new(ConfigPolicy::new(config.clone())),
-                Arc::new(SystemClock),
-            )
-            .context("cannot open the tool gate's audit log")?,
+            Gate::open(&data, policy, Arc::new(SystemClock))
+                .context("cannot open the tool gate's audit log")?,
         );
         // The runtime needs its tool gate now, and the turn service behind it needs
         // the runtime: the handle is attached once the service exists (see

@@ -607,3 +607,73 @@ fn installs_from_the_registry_and_from_a_url_over_rest() {
         "a refused install wrote something"
     );
 }
+
+/// Issue 29, point 3: an `allowed-tools` entry the gate cannot read (`Frobnicate(((`)
+/// was accepted and confirmed with no word, then refused as `unknown-tool` at every
+/// turn. A URL install still succeeds, and its `warnings` (which the dashboard shows)
+/// name the entry; Claude Code's forms the gate reads (`Read`, `Bash(git log:*)`) are
+/// no warning, and the entry is granted nothing it could use.
+#[test]
+fn an_allowed_tools_entry_the_gate_cannot_read_is_an_install_warning_over_rest() {
+    let served = tempfile::tempdir().expect("served");
+    let dir = served.path().join("categories/tools/frob");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: frob\ndescription: Frobnicates the repository.\nallowed-tools: [Frobnicate(((, Read, Bash(git log:*)]\n---\n\n# Frob\n",
+    )
+    .expect("SKILL.md");
+    let server = engram_e2e::Listening::registry(served.path());
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "network:\n  allowPrivate: true\n",
+    )
+    .expect("config");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    let installed = ok(
+        daemon.person().call(
+            "POST",
+            "/api/skills/install",
+            &json!({
+                "url": format!("{}/categories/tools/frob/SKILL.md", server.url()),
+                "confirm_tools": true,
+            })
+            .to_string(),
+        ),
+        200,
+    );
+    assert_eq!(installed["status"], "installed", "{installed}");
+    let warned: Vec<&Value> = installed["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == "tool-not-understood")
+        .collect();
+    assert_eq!(warned.len(), 1, "{installed}");
+    let message = warned[0]["message"].as_str().expect("message");
+    assert!(
+        message.contains("`Frobnicate(((`") && message.contains("grants nothing"),
+        "{message}"
+    );
+    // A turn of the skill shows the entry as the unknown tool it is.
+    let turn = ok(
+        daemon.call(
+            "POST",
+            "/api/turns",
+            &json!({"message": "/frob go"}).to_string(),
+        ),
+        201,
+    );
+    let grants = turn["grants"].as_array().expect("grants");
+    let frob = grants
+        .iter()
+        .find(|g| g["tool"] == "Frobnicate(((")
+        .unwrap_or_else(|| panic!("{turn}"));
+    assert_eq!(frob["code"], "unknown-tool", "{turn}");
+    let git = grants
+        .iter()
+        .find(|g| g["tool"] == "Bash(git log:*)")
+        .unwrap_or_else(|| panic!("{turn}"));
+    assert_eq!(git["code"], "skill-grant", "{turn}");
+}

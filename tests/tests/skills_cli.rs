@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use engram_e2e::{Listening, engram, fixtures};
+use engram_e2e::{Daemon, Listening, engram, fixtures, ok};
 use serde_json::Value;
 
 const ID: &str = "ai-ml/agent-audit-logging";
@@ -410,4 +410,77 @@ fn skills_cli_grant_gives_a_skill_its_tools_for_its_file() {
     );
     let o = run(d, r, &["grant", "word-stats", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// The warnings of `code` in a JSON list of warnings.
+fn warned<'a>(warnings: &'a Value, code: &str) -> Vec<&'a str> {
+    warnings
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == code)
+        .filter_map(|w| w["message"].as_str())
+        .collect()
+}
+
+/// Issue 29, point 3: an `allowed-tools` entry Engram cannot read used to be accepted
+/// and confirmed at install, then refused as `unknown-tool` at every turn, with no
+/// word. The install still succeeds, and says which entry grants nothing: on the
+/// terminal, in `--json`, in `skills list`, and in the daemon's REST listing (which
+/// the dashboard shows). Claude Code's forms it does read are no warning.
+#[test]
+fn an_allowed_tools_entry_engram_cannot_read_is_a_warning_at_install() {
+    let data = data_dir();
+    let d = data.path();
+    let src = tempfile::tempdir().unwrap();
+    let skill = |slug: &str| {
+        let dir = src.path().join(slug);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {slug}\ndescription: Frobnicates the repository.\nallowed-tools: [Frobnicate(((, Read, Bash(git log:*), mcp__github]\n---\n\n# Frob\n"
+            ),
+        )
+        .unwrap();
+        dir.to_string_lossy().into_owned()
+    };
+    let human = command(d, &["install", "--from", &skill("frob"), "-y"])
+        .output()
+        .unwrap();
+    assert!(human.status.success(), "{}", stderr(&human));
+    let said = stdout(&human);
+    assert!(
+        said.contains("warning [tool-not-understood]") && said.contains("`Frobnicate(((`"),
+        "{said}"
+    );
+    let o = command(
+        d,
+        &["install", "--from", &skill("frob-two"), "-y", "--json"],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let done: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let result = done["results"].get(0).unwrap_or(&done);
+    let messages = warned(&result["warnings"], "tool-not-understood");
+    assert_eq!(messages.len(), 1, "{done}");
+    assert!(messages[0].contains("`Frobnicate(((`"), "{done}");
+    assert!(messages[0].contains("grants nothing"), "{done}");
+
+    let o = command(d, &["list", "--json"]).output().unwrap();
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let frob = list["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["slug"] == "frob")
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(warned(&frob["warnings"], "tool-not-understood").len(), 1);
+
+    let daemon = Daemon::start(&mut engram(d));
+    let listed = ok(daemon.get("/api/skills/frob"), 200);
+    let messages = warned(&listed["warnings"], "tool-not-understood");
+    assert_eq!(messages.len(), 1, "{listed}");
+    assert!(messages[0].contains("`Frobnicate(((`"), "{listed}");
 }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use engram_e2e::{Daemon, engram, ok, problem};
+use engram_e2e::{Daemon, McpSession, TOKEN, engram, ok, problem};
 use serde_json::{Value, json};
 
 fn start(data: &Path) -> Daemon {
@@ -113,12 +113,7 @@ fn a_skill_turn_grants_its_tools_only_while_it_lasts() {
     assert_eq!(outside["decision"], "deny", "{outside}");
     assert_eq!(outside["code"], "not-in-allowed-tools");
     problem(
-        tool(
-            &daemon,
-            &t1,
-            "save_memory",
-            json!({"type": "preference", "summary": "x"}),
-        ),
+        tool(&daemon, &t1, "read_skill_file", json!({"path": "SKILL.md"})),
         403,
         "not-in-allowed-tools",
     );
@@ -668,7 +663,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
     );
     let web = id(&open_turn(&daemon, json!({"message": "/web-search rust"})));
     problem(
-        approve(&daemon, &web, "save_memory"),
+        approve(&daemon, &web, "run_command"),
         409,
         "not-in-allowed-tools",
     );
@@ -1028,4 +1023,201 @@ fn a_refused_turn_changes_nothing_stored() {
     // The same question, accepted, does mark the memory used: the checks above could fail.
     open_turn(&daemon, json!({"message": question, "user": "alice"}));
     assert_ne!(memory()["last_used_at"], before["last_used_at"]);
+}
+
+/// Writes `skills/<slug>/SKILL.md`, for the daemon's start to find.
+fn skill_on_disk(data: &Path, slug: &str, frontmatter: &str) {
+    let dir = data.join("skills").join(slug);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {slug}\n{frontmatter}---\n\n# {slug}\n\nFor testing the gate.\n"),
+    )
+    .expect("SKILL.md");
+}
+
+fn decision(answer: &Value) -> (String, String) {
+    (
+        answer["decision"].as_str().unwrap_or_default().to_string(),
+        answer["code"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+fn pair(decision: &str, code: &str) -> (String, String) {
+    (decision.to_string(), code.to_string())
+}
+
+/// Issue 29, point 3: most skills declare no `allowed-tools`. Invoking one used to
+/// refuse every tool (`not-in-allowed-tools`), Engram's memory tools included; now the
+/// turn is the policy's, as if no skill were invoked: it neither restricts nor grants.
+#[test]
+fn a_skill_without_allowed_tools_leaves_the_turn_to_the_policy() {
+    let data = tempfile::tempdir().expect("tempdir");
+    skill_on_disk(
+        data.path(),
+        "notes",
+        "description: Keeps notes on what the user likes.\n",
+    );
+    std::fs::write(
+        data.path().join("config.yaml"),
+        "tools:\n  policy:\n    save_memory: allow\n",
+    )
+    .expect("config");
+    let daemon = start(data.path());
+    let turn = open_turn(
+        &daemon,
+        json!({"message": "/notes remember that I like green tea"}),
+    );
+    assert_eq!(turn["invoked"]["slug"], "notes", "{turn}");
+    assert_eq!(turn["grants"], json!([]), "{turn}");
+    let t = id(&turn);
+    ok(
+        tool(
+            &daemon,
+            &t,
+            "save_memory",
+            json!({"type": "preference", "summary": "User likes green tea"}),
+        ),
+        200,
+    );
+    let found = ok(
+        tool(&daemon, &t, "search_memory", json!({"q": "green tea"})),
+        200,
+    );
+    assert!(found.to_string().contains("green tea"), "{found}");
+    // Nothing more than the policy gives: its asks still ask, a tool it does not know
+    // is still unknown.
+    for asked in ["fetch_url", "run_command", "Bash"] {
+        assert_eq!(
+            decision(&authorize(&daemon, &t, asked)),
+            pair("ask", "policy-ask"),
+            "{asked}"
+        );
+    }
+    assert_eq!(
+        decision(&authorize(&daemon, &t, "Frobnicate")),
+        pair("deny", "unknown-tool")
+    );
+}
+
+/// A skill that lists tools restricts the turn to them, and keeps Engram's memory tools
+/// at the policy's level unless it names one of them (then it decided about memory).
+#[test]
+fn a_skill_with_allowed_tools_restricts_and_keeps_memory_unless_it_names_it() {
+    let data = tempfile::tempdir().expect("tempdir");
+    skill_on_disk(
+        data.path(),
+        "recall",
+        "description: Looks things up in the user's memories.\nallowed-tools: [fetch_url, search_memory]\n",
+    );
+    let daemon = start(data.path());
+    daemon.grant_tools("web-search");
+    daemon.grant_tools("recall");
+    // web-search lists fetch_url only.
+    let web = id(&open_turn(&daemon, json!({"message": "/web-search rust"})));
+    assert_eq!(
+        decision(&authorize(&daemon, &web, "fetch_url")),
+        pair("allow", "skill-grant")
+    );
+    for outside in ["run_command", "read_skill_file", "Bash"] {
+        assert_eq!(
+            decision(&authorize(&daemon, &web, outside)),
+            pair("deny", "not-in-allowed-tools"),
+            "{outside}"
+        );
+    }
+    ok(
+        tool(&daemon, &web, "search_memory", json!({"q": "tea"})),
+        200,
+    );
+    // At the policy's level, not raised by the skill: save_memory asks.
+    problem(
+        tool(
+            &daemon,
+            &web,
+            "save_memory",
+            json!({"type": "preference", "summary": "x"}),
+        ),
+        403,
+        "approval-required",
+    );
+    // recall names search_memory: save_memory is left out on purpose.
+    let recall = id(&open_turn(&daemon, json!({"message": "/recall tea"})));
+    ok(
+        tool(&daemon, &recall, "search_memory", json!({"q": "tea"})),
+        200,
+    );
+    problem(
+        tool(
+            &daemon,
+            &recall,
+            "save_memory",
+            json!({"type": "preference", "summary": "x"}),
+        ),
+        403,
+        "not-in-allowed-tools",
+    );
+}
+
+/// An MCP client asks `tool_authorize` about its own `Bash`: a skill granted
+/// `Bash(git log:*)` allows `git log -3` and nothing else (it used to be
+/// `unknown-tool` whatever the command); before the person confirms, the covered
+/// command asks.
+#[test]
+fn tool_authorize_understands_claude_code_rules_over_mcp() {
+    let data = tempfile::tempdir().expect("tempdir");
+    skill_on_disk(
+        data.path(),
+        "git-history",
+        "description: Summarises the recent history of a git repository.\nallowed-tools: Bash(git log:*), Read\n",
+    );
+    let daemon = start(data.path());
+    let mcp = McpSession::open(&daemon.addr, TOKEN);
+    let open = |mcp: &McpSession| {
+        mcp.call(
+            "memory_context",
+            json!({"message": "/git-history what changed lately?"}),
+        )["structuredContent"]["turn_id"]
+            .as_str()
+            .expect("turn_id")
+            .to_string()
+    };
+    let bash = |mcp: &McpSession, turn: &str, command: &str| {
+        decision(
+            &mcp.call(
+                "tool_authorize",
+                json!({"turn_id": turn, "tool": "Bash", "args": {"command": command}}),
+            )["structuredContent"],
+        )
+    };
+    let unconfirmed = open(&mcp);
+    assert_eq!(
+        bash(&mcp, &unconfirmed, "git log -3"),
+        pair("ask", "skill-unconfirmed")
+    );
+    daemon.grant_tools("git-history");
+    let turn = open(&mcp);
+    assert_eq!(
+        bash(&mcp, &turn, "git log -3"),
+        pair("allow", "skill-grant")
+    );
+    for refused in ["rm -rf /", "git log; rm -rf /", "git push --force"] {
+        assert_eq!(
+            bash(&mcp, &turn, refused),
+            pair("deny", "not-in-allowed-tools"),
+            "{refused}"
+        );
+    }
+    // REST answers the same for the same turn.
+    assert_eq!(
+        decision(&ok(
+            daemon.call(
+                "POST",
+                &format!("/api/turns/{turn}/authorize"),
+                &json!({"tool": "Bash", "args": {"command": "rm -rf /"}}).to_string(),
+            ),
+            200,
+        )),
+        pair("deny", "not-in-allowed-tools")
+    );
 }

@@ -12,6 +12,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -20,6 +21,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::{Config, ConfigFile};
+use crate::gate::{AllowedToolsCheck, FixedPolicy, Policy};
 use crate::paths::DataDir;
 use crate::skills::registry::client::{FeedOrigin, LoadedFeed, human_age};
 use crate::skills::registry::direct;
@@ -131,7 +133,12 @@ struct Ctx {
 impl Ctx {
     fn library(&self) -> anyhow::Result<Library> {
         let root = self.data.skills_dir();
-        Library::open(root.clone()).with_context(|| format!("cannot open {}", root.display()))
+        // The policy the daemon would read from the same config.yaml, for what the
+        // gate makes of a skill's allowed-tools.
+        let policy = Arc::new(Policy::from_config(&self.config.tools));
+        Ok(Library::open(root.clone())
+            .with_context(|| format!("cannot open {}", root.display()))?
+            .with_tool_check(Arc::new(AllowedToolsCheck(Arc::new(FixedPolicy(policy))))))
     }
 
     /// Whether the person, asked at the terminal, accepts the tools `error` says a

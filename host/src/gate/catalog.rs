@@ -15,6 +15,7 @@
 
 use serde::Serialize;
 
+use super::rules;
 use crate::config::ToolLevel;
 use crate::tools::{HOST_TOOLS, HostTool};
 
@@ -65,8 +66,32 @@ const fn agent(
 
 use ToolLevel::{Allow, Ask};
 
-/// The agent-run tools the gate knows, sorted by name.
+/// The agent-run tools the gate knows, sorted by name (bytewise: Claude Code's
+/// capitalised names, which MCP clients ask `tool_authorize` about and ecosystem
+/// skills list, come first, at Claude Code's own tiers).
 pub const AGENT_TOOLS: &[ToolSpec] = &[
+    agent("Bash", Ask, "Claude Code: run a shell command."),
+    agent("Edit", Ask, "Claude Code: edit a file."),
+    agent("Glob", Allow, "Claude Code: find files by pattern."),
+    agent("Grep", Allow, "Claude Code: search file contents."),
+    agent("LS", Allow, "Claude Code: list a directory."),
+    agent("MultiEdit", Ask, "Claude Code: several edits to one file."),
+    agent("NotebookEdit", Ask, "Claude Code: edit a Jupyter notebook."),
+    agent(
+        "NotebookRead",
+        Allow,
+        "Claude Code: read a Jupyter notebook.",
+    ),
+    agent("Read", Allow, "Claude Code: read a file."),
+    agent("Task", Ask, "Claude Code: run a sub-agent."),
+    agent(
+        "TodoWrite",
+        Allow,
+        "Claude Code: keep the session's task list.",
+    ),
+    agent("WebFetch", Ask, "Claude Code: fetch a URL."),
+    agent("WebSearch", Ask, "Claude Code: search the web."),
+    agent("Write", Ask, "Claude Code: write a file."),
     agent("cd", Allow, "Change the agent's working directory."),
     agent(
         "create_file",
@@ -121,6 +146,15 @@ pub fn all() -> impl Iterator<Item = ToolSpec> {
         .chain(AGENT_TOOLS.iter().copied())
 }
 
+/// The level of `tool` when the operator says nothing: the catalog's, and ask for a
+/// tool of an MCP server (`mcp__server__tool`, as Claude Code names them), which can do
+/// anything its server does; `None` for a tool the gate does not know.
+pub fn default_level(tool: &str) -> Option<ToolLevel> {
+    lookup(tool)
+        .map(|spec| spec.default_level)
+        .or_else(|| rules::mcp_server(tool).map(|_| Ask))
+}
+
 /// Why an `allowed-tools` entry grants nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -131,16 +165,20 @@ pub enum UnknownTool {
         name: String,
         suggestion: Option<String>,
     },
-    /// An argument-scoped entry such as `Bash(git add *)`: the gate cannot enforce the
-    /// scope, and granting the whole tool would grant more than the author wrote, so it
-    /// grants nothing.
+    /// An argument scope the gate cannot check against a call, such as
+    /// `Read(./src/**)`: granting the whole tool would grant more than the author
+    /// wrote, so it grants nothing.
     Scoped { name: String },
+    /// Not an entry at all: unbalanced parentheses, characters no tool name has.
+    Malformed { name: String, why: String },
 }
 
 impl UnknownTool {
     pub fn name(&self) -> &str {
         match self {
-            UnknownTool::Unknown { name, .. } | UnknownTool::Scoped { name } => name,
+            UnknownTool::Unknown { name, .. }
+            | UnknownTool::Scoped { name }
+            | UnknownTool::Malformed { name, .. } => name,
         }
     }
 }
@@ -151,11 +189,20 @@ impl std::fmt::Display for UnknownTool {
             UnknownTool::Unknown {
                 name,
                 suggestion: Some(known),
-            } => write!(f, "unknown tool `{name}` (did you mean `{known}`?)"),
-            UnknownTool::Unknown { name, .. } => write!(f, "unknown tool `{name}`"),
+            } => write!(
+                f,
+                "unknown tool `{name}` (did you mean `{known}`?); it grants nothing"
+            ),
+            UnknownTool::Unknown { name, .. } => {
+                write!(f, "unknown tool `{name}`; it grants nothing")
+            }
             UnknownTool::Scoped { name } => write!(
                 f,
                 "`{name}` is scoped by arguments, which the gate cannot enforce; it grants nothing"
+            ),
+            UnknownTool::Malformed { name, why } => write!(
+                f,
+                "`{name}` is not a tool name nor `Tool(specifier)` ({why}); it grants nothing"
             ),
         }
     }
@@ -173,13 +220,24 @@ pub fn unknown_tools<'a>(
         if out.iter().any(|u| u.name() == name) {
             continue;
         }
-        if name.contains('(') {
-            out.push(UnknownTool::Scoped { name: name.clone() });
-        } else if lookup(name).is_none() && !also_known(name) {
-            out.push(UnknownTool::Unknown {
+        match rules::parse(name) {
+            Err(rules::NotUnderstood::Malformed(why)) => out.push(UnknownTool::Malformed {
                 name: name.clone(),
-                suggestion: suggest(name),
-            });
+                why: why.to_string(),
+            }),
+            Err(rules::NotUnderstood::Unchecked) => {
+                out.push(UnknownTool::Scoped { name: name.clone() })
+            }
+            Ok(rules::ToolRule::McpServer(_)) => {}
+            Ok(rule) => {
+                let tool = rule.tool();
+                if default_level(tool).is_none() && !also_known(tool) {
+                    out.push(UnknownTool::Unknown {
+                        name: name.clone(),
+                        suggestion: suggest(tool),
+                    });
+                }
+            }
         }
     }
     out
@@ -232,15 +290,19 @@ mod tests {
     }
 
     #[test]
-    fn reports_unknown_and_scoped_allowed_tools_once() {
+    fn reports_unknown_scoped_and_malformed_allowed_tools_once() {
         let allowed: Vec<String> = [
             "fetch_url",
             "Fetch_URL",
             "Bash(git add *)",
+            "Read(./src/**)",
             "Read",
-            "Read",
+            "Frobnicate(((",
+            "Frobnicate(((",
             "my_tool",
             "save-memory",
+            "mcp__github",
+            "mcp__github__create_issue",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -254,11 +316,11 @@ mod tests {
                     suggestion: Some("fetch_url".into())
                 },
                 UnknownTool::Scoped {
-                    name: "Bash(git add *)".into()
+                    name: "Read(./src/**)".into()
                 },
-                UnknownTool::Unknown {
-                    name: "Read".into(),
-                    suggestion: None
+                UnknownTool::Malformed {
+                    name: "Frobnicate(((".into(),
+                    why: "a `(` without its closing `)`".into()
                 },
                 UnknownTool::Unknown {
                     name: "save-memory".into(),
@@ -267,5 +329,6 @@ mod tests {
             ]
         );
         assert!(report[0].to_string().contains("did you mean `fetch_url`"));
+        assert!(report[2].to_string().contains("grants nothing"));
     }
 }

@@ -56,7 +56,7 @@ pub fn of(tool: &str, args: &Value) -> Flow {
             .map_or(Destination::Unnamed, Destination::Host)
     };
     match tool {
-        "fetch_url" => Flow {
+        "fetch_url" | "WebFetch" => Flow {
             reads_outside: true,
             sends: Some(url_host("url")),
         },
@@ -70,7 +70,13 @@ pub fn of(tool: &str, args: &Value) -> Flow {
             reads_outside: true,
             sends: None,
         },
-        "save_memory" | "search_memory" | "cd" | "create_file" | "write_file" => Flow::LOCAL,
+        // Claude Code's file readers: what they read is not the person's word.
+        "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" => Flow {
+            reads_outside: true,
+            sends: None,
+        },
+        "save_memory" | "search_memory" | "cd" | "create_file" | "write_file" | "Edit"
+        | "MultiEdit" | "Write" | "NotebookEdit" | "TodoWrite" => Flow::LOCAL,
         // The agent's own tools that reach others, and every tool only the operator's
         // policy names: their results come back into the context, and where they send
         // is not something the gate can read.

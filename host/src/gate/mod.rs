@@ -5,6 +5,8 @@
 //! - `catalog`: the tools the gate knows (the host tools read from `crate::tools`),
 //!   their default levels; unknown `allowed-tools`
 //! - `policy`: the operator's levels and the decision rules (a pure function)
+//! - `rules`: `allowed-tools` entries as the ecosystem writes them (`Read`,
+//!   `Bash(git log:*)`, `mcp__server__tool`), matched against one call
 //! - `turns`: turns, their grants and the person's approvals, in memory, with expiry
 //! - `flow`: where a call's data goes, for the rule against leaks: in a turn that has
 //!   read outside content, a send to a new destination asks, whatever the grant
@@ -22,6 +24,7 @@ mod deletes;
 mod error;
 pub mod flow;
 pub mod policy;
+pub mod rules;
 mod schema;
 pub mod turns;
 
@@ -98,6 +101,30 @@ impl PolicySource for ConfigPolicy {
         let policy = Arc::new(Policy::from_config(&config.tools));
         *cached = Some((config, policy.clone()));
         policy
+    }
+}
+
+/// The gate's reading of a skill's `allowed-tools` for the skills library, which
+/// reports at install and in listings the entries that grant nothing under the policy
+/// in force (see [`catalog::unknown_tools`]).
+pub struct AllowedToolsCheck(pub Arc<dyn PolicySource>);
+
+impl std::fmt::Debug for AllowedToolsCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AllowedToolsCheck")
+    }
+}
+
+impl crate::skills::library::ToolCheck for AllowedToolsCheck {
+    fn not_understood(&self, allowed_tools: &[String]) -> Vec<crate::skills::Warning> {
+        let policy = self.0.policy();
+        catalog::unknown_tools(allowed_tools, |name| policy.knows(name))
+            .into_iter()
+            .map(|unknown| crate::skills::Warning::ToolNotUnderstood {
+                entry: unknown.name().to_string(),
+                detail: unknown.to_string(),
+            })
+            .collect()
     }
 }
 
@@ -274,7 +301,13 @@ impl Gate {
             TurnState::Ended => return Err(GateError::TurnEnded(turn.id)),
             TurnState::Expired => return Err(GateError::TurnExpired(turn.id)),
         }
-        let without = policy::decide(&policy, turn.skill.as_ref(), false, tool);
+        let without = policy::decide(
+            &policy,
+            turn.skill.as_ref(),
+            false,
+            tool,
+            args.unwrap_or(&Value::Null),
+        );
         match (without.verdict, without.code) {
             (Verdict::Deny, ReasonCode::UnknownTool) => {
                 return Err(GateError::UnknownTool(policy::shown(tool)));
@@ -407,13 +440,6 @@ impl Gate {
         }
     }
 
-    /// The entries of a skill's `allowed-tools` that will grant nothing under the
-    /// policy in force (for reporting at install).
-    pub fn unknown_tools(&self, allowed_tools: &[String]) -> Vec<UnknownTool> {
-        let policy = self.policy.policy();
-        catalog::unknown_tools(allowed_tools, |name| policy.knows(name))
-    }
-
     /// Decides whether the agent, acting for `user`, may call `tool` in turn
     /// `turn_id`, and records the decision. `args` is the call's arguments (JSON):
     /// only a bounded summary of them is kept (see [`summarize_args`]).
@@ -526,7 +552,7 @@ fn decide_in(policy: &Policy, turn: &mut Turn, tool: &str, args: &str) -> Decisi
     let key = args_key(&args);
     let call_approved = turn.approved_call(tool, &key);
     let approved = call_approved || turn.approved_tool(tool);
-    let mut decision = policy::decide(policy, turn.skill.as_ref(), approved, tool);
+    let mut decision = policy::decide(policy, turn.skill.as_ref(), approved, tool, &args);
     if !decision.is_allowed() {
         return decision;
     }

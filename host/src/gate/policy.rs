@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::catalog;
+use serde_json::Value;
+
+use super::{catalog, rules};
 use crate::config::{ToolLevel, ToolsConfig};
 use crate::time::MINUTE_MS;
 
@@ -80,11 +82,16 @@ impl Policy {
 
     /// The operator's level for `tool`, else the catalog's default; `None` for a tool
     /// the gate does not know.
+    /// An MCP tool (`mcp__server__tool`) takes its server's level (`mcp__server`) when
+    /// the operator names the server and not the tool.
     pub fn level(&self, tool: &str) -> Option<ToolLevel> {
         self.overrides
             .get(tool)
+            .or_else(|| {
+                rules::mcp_server(tool).and_then(|server| self.overrides.get(server.as_str()))
+            })
             .copied()
-            .or_else(|| catalog::lookup(tool).map(|spec| spec.default_level))
+            .or_else(|| catalog::default_level(tool))
     }
 
     /// Whether the gate knows `tool` (the catalog or the operator names it).
@@ -107,13 +114,19 @@ impl Policy {
 pub struct SkillGrant {
     /// The skill's slug.
     pub skill: String,
-    /// Its `allowed-tools`, as written: the only tools the turn may call.
+    /// Its `allowed-tools`, as written ([`rules`]): when there are any, the only
+    /// tools the turn may call, besides Engram's memory tools unless it names one of
+    /// them ([`SkillGrant::restricts`]). None: the skill restricts nothing.
     pub allowed_tools: Vec<String>,
     /// Those the person granted it, for its SKILL.md as it is now (raised from ask to
     /// allow while it is invoked). The rest ask, like any tool outside a skill: a
     /// skill the person never confirmed, or whose text changed since, grants nothing.
     pub granted_tools: Vec<String>,
 }
+
+/// Engram's own memory tools: a skill that lists tools keeps them unless it names one
+/// of them (see [`SkillGrant::restricts`]).
+pub const MEMORY_TOOLS: [&str; 2] = ["save_memory", "search_memory"];
 
 impl SkillGrant {
     pub fn from_invoked(skill: &crate::skills::InvokedSkill) -> SkillGrant {
@@ -124,16 +137,46 @@ impl SkillGrant {
         }
     }
 
-    /// Whether the skill lists `tool`. Exact match: an argument-scoped entry such as
-    /// `run_command(git *)` lists nothing, because the gate cannot enforce the scope
-    /// (it is reported at install, see [`catalog::unknown_tools`]).
-    pub fn lists(&self, tool: &str) -> bool {
-        !tool.contains('(') && self.allowed_tools.iter().any(|t| t == tool)
+    /// Whether the skill keeps the turn from calling `tool` with `args`. A skill
+    /// without `allowed-tools` restricts nothing (most of the ecosystem's skills
+    /// declare none, and an empty list is not a choice to forbid every tool). One
+    /// with `allowed-tools` allows only what they cover, and Engram's memory tools,
+    /// which a skill written for another agent cannot know to list: only a skill that
+    /// names one of them has decided about memory, and then gets what it named.
+    pub fn restricts(&self, tool: &str, args: &Value) -> bool {
+        if self.allowed_tools.is_empty() || self.covers(&self.allowed_tools, tool, args) {
+            return false;
+        }
+        let names_memory = self
+            .allowed_tools
+            .iter()
+            .any(|entry| MEMORY_TOOLS.contains(&entry.trim()));
+        names_memory || !MEMORY_TOOLS.contains(&tool)
     }
 
-    /// Whether the person granted the skill `tool`.
-    pub fn grants(&self, tool: &str) -> bool {
-        self.lists(tool) && self.granted_tools.iter().any(|t| t == tool)
+    /// Whether the skill's `allowed-tools` cover a call of `tool` with `args`.
+    pub fn lists(&self, tool: &str, args: &Value) -> bool {
+        self.covers(&self.allowed_tools, tool, args)
+    }
+
+    /// Whether the person granted the skill a call of `tool` with `args`: an entry
+    /// both in its `allowed-tools` and in what they confirmed covers it.
+    pub fn grants(&self, tool: &str, args: &Value) -> bool {
+        let confirmed: Vec<String> = self
+            .allowed_tools
+            .iter()
+            .filter(|entry| self.granted_tools.contains(entry))
+            .cloned()
+            .collect();
+        self.covers(&confirmed, tool, args)
+    }
+
+    /// Whether one of `entries` covers the call; an entry the gate cannot read
+    /// ([`rules::parse`]) covers nothing.
+    fn covers(&self, entries: &[String], tool: &str, args: &Value) -> bool {
+        entries
+            .iter()
+            .any(|entry| rules::parse(entry).is_ok_and(|rule| rule.covers(tool, args)))
     }
 }
 
@@ -306,20 +349,28 @@ impl Decision {
 /// gate).
 pub use crate::term_text::shown;
 
-/// The decision for `tool` in an open turn whose invoked skill (if any) is `skill`,
-/// `approved` when the operator approved the tool for that turn.
+/// The decision for `tool` called with `args` in an open turn whose invoked skill (if
+/// any) is `skill`, `approved` when the operator approved the tool for that turn.
 ///
 /// 1. An operator deny always wins, whatever a skill lists or an approval says.
 /// 2. A tool neither the catalog nor the operator names is denied.
-/// 3. While a skill is invoked, only its `allowed-tools` may be called; those at ask
-///    that the person granted the skill are raised to allow (for this turn: the grant
-///    lives in the turn), the others ask.
+/// 3. While a skill with `allowed-tools` is invoked, only what they cover may be
+///    called, and Engram's memory tools unless the skill names one of them
+///    ([`SkillGrant::restricts`]); the covered calls at ask that the person granted
+///    the skill are raised to allow (for this turn: the grant lives in the turn), the
+///    others ask. A skill without `allowed-tools` changes nothing: the policy decides.
 /// 4. Otherwise the level applies as is, except that an approval raises ask to allow
 ///    (for this turn: the approval lives in the turn too).
 ///
 /// What outside content read in the turn changes (`gate::flow`) is the gate's, on
 /// top of this answer.
-pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool: &str) -> Decision {
+pub fn decide(
+    policy: &Policy,
+    skill: Option<&SkillGrant>,
+    approved: bool,
+    tool: &str,
+    args: &Value,
+) -> Decision {
     let name = shown(tool);
     let Some(level) = policy.level(tool) else {
         return Decision::deny(
@@ -327,24 +378,28 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool:
             format!("`{name}` is not a tool the gate knows"),
         );
     };
-    match (level, skill) {
-        (ToolLevel::Deny, _) => Decision::deny(
+    // The skill counts only where it lists the call: what it leaves to the policy
+    // (memory tools, everything when it lists nothing) is decided as if no skill
+    // were invoked.
+    let listed = skill.filter(|grant| grant.lists(tool, args));
+    match (level, skill, listed) {
+        (ToolLevel::Deny, _, _) => Decision::deny(
             ReasonCode::OperatorDeny,
             format!("the operator's policy denies `{name}`"),
         ),
-        (_, Some(grant)) if !grant.lists(tool) => Decision::deny(
+        (_, Some(grant), None) if grant.restricts(tool, args) => Decision::deny(
             ReasonCode::NotInAllowedTools,
             format!(
-                "skill `{}` is invoked and `{name}` is not in its allowed-tools",
+                "skill `{}` is invoked and its allowed-tools do not cover this call of `{name}`",
                 shown(&grant.skill)
             ),
         ),
-        (ToolLevel::Allow, _) => Decision::new(
+        (ToolLevel::Allow, _, _) => Decision::new(
             Verdict::Allow,
             ReasonCode::PolicyAllow,
             format!("the operator's policy allows `{name}`"),
         ),
-        (ToolLevel::Ask, Some(grant)) if grant.grants(tool) => Decision::new(
+        (ToolLevel::Ask, _, Some(grant)) if grant.grants(tool, args) => Decision::new(
             Verdict::Allow,
             ReasonCode::SkillGrant,
             format!(
@@ -352,12 +407,12 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool:
                 shown(&grant.skill)
             ),
         ),
-        (ToolLevel::Ask, _) if approved => Decision::new(
+        (ToolLevel::Ask, _, _) if approved => Decision::new(
             Verdict::Allow,
             ReasonCode::Approved,
             format!("the person approved `{name}` in this turn"),
         ),
-        (ToolLevel::Ask, Some(grant)) => Decision::new(
+        (ToolLevel::Ask, _, Some(grant)) => Decision::new(
             Verdict::Ask,
             ReasonCode::SkillUnconfirmed,
             format!(
@@ -365,10 +420,25 @@ pub fn decide(policy: &Policy, skill: Option<&SkillGrant>, approved: bool, tool:
                 shown(&grant.skill)
             ),
         ),
-        (ToolLevel::Ask, None) => Decision::new(
+        (ToolLevel::Ask, _, None) => Decision::new(
             Verdict::Ask,
             ReasonCode::PolicyAsk,
             format!("the operator's policy asks the user before `{name}`"),
+        ),
+    }
+}
+
+/// What the gate answers for one of a skill's `allowed-tools` entries when a call it
+/// covers is made (a turn's grant preview): an entry it cannot read is an unknown tool.
+pub fn decide_entry(policy: &Policy, grant: &SkillGrant, entry: &str) -> Decision {
+    match rules::parse(entry) {
+        Ok(rule) => {
+            let (tool, args) = rule.example();
+            decide(policy, Some(grant), false, &tool, &args)
+        }
+        Err(_) => Decision::deny(
+            ReasonCode::UnknownTool,
+            format!("`{}` is not an entry the gate can read", shown(entry)),
         ),
     }
 }
@@ -387,12 +457,12 @@ mod tests {
     }
 
     fn code(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> (Verdict, ReasonCode) {
-        let d = decide(policy, skill, false, tool);
+        let d = decide(policy, skill, false, tool, &Value::Null);
         (d.verdict, d.code)
     }
 
     fn approved(policy: &Policy, skill: Option<&SkillGrant>, tool: &str) -> (Verdict, ReasonCode) {
-        let d = decide(policy, skill, true, tool);
+        let d = decide(policy, skill, true, tool, &Value::Null);
         (d.verdict, d.code)
     }
 
@@ -408,9 +478,37 @@ mod tests {
             (Verdict::Ask, ReasonCode::PolicyAsk)
         );
         assert_eq!(
-            code(&policy, None, "Read"),
+            code(&policy, None, "Frobnicate"),
             (Verdict::Deny, ReasonCode::UnknownTool)
         );
+        // Claude Code's tools at Claude Code's tiers; an MCP server's tool asks.
+        assert_eq!(
+            code(&policy, None, "Read"),
+            (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+        assert_eq!(
+            code(&policy, None, "Bash"),
+            (Verdict::Ask, ReasonCode::PolicyAsk)
+        );
+        assert_eq!(
+            code(&policy, None, "mcp__github__create_issue"),
+            (Verdict::Ask, ReasonCode::PolicyAsk)
+        );
+        // A skill without allowed-tools neither restricts nor raises anything.
+        let none = grant("plain", &[]);
+        for tool in [
+            "search_memory",
+            "save_memory",
+            "fetch_url",
+            "Read",
+            "Frobnicate",
+        ] {
+            assert_eq!(
+                code(&policy, Some(&none), tool),
+                code(&policy, None, tool),
+                "{tool}"
+            );
+        }
         let policy = policy.with_level("fetch_url", ToolLevel::Deny);
         assert_eq!(
             code(&policy, None, "fetch_url"),
@@ -426,20 +524,41 @@ mod tests {
             code(&policy, Some(&web), "fetch_url"),
             (Verdict::Allow, ReasonCode::SkillGrant)
         );
-        // Not listed: denied, even a tool the policy allows or asks for.
+        // Not listed: denied, even a tool the policy allows or asks for...
+        assert_eq!(
+            code(&policy, Some(&web), "read_skill_file"),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        assert_eq!(
+            code(&policy, Some(&web), "run_command"),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        // ...except Engram's memory tools, at the policy's level (never raised), for a
+        // skill that names neither.
         assert_eq!(
             code(&policy, Some(&web), "search_memory"),
-            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+            (Verdict::Allow, ReasonCode::PolicyAllow)
         );
         assert_eq!(
             code(&policy, Some(&web), "save_memory"),
-            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+            (Verdict::Ask, ReasonCode::PolicyAsk)
         );
-        // Listed and already allowed: stays allowed on the policy's word.
+        // Listed and already allowed: stays allowed on the policy's word; naming one
+        // memory tool leaves the other out on purpose.
         let both = grant("x", &["fetch_url", "search_memory"]);
         assert_eq!(
             code(&policy, Some(&both), "search_memory"),
             (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+        assert_eq!(
+            code(&policy, Some(&both), "save_memory"),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        // An operator deny of a memory tool holds in a skill's turn too.
+        let denied = policy.with_level("search_memory", ToolLevel::Deny);
+        assert_eq!(
+            code(&denied, Some(&web), "search_memory"),
+            (Verdict::Deny, ReasonCode::OperatorDeny)
         );
     }
 
@@ -474,7 +593,7 @@ mod tests {
     fn an_operator_deny_beats_a_skill_grant() {
         let policy = Policy::default().with_level("fetch_url", ToolLevel::Deny);
         let web = grant("web-search", &["fetch_url"]);
-        let d = decide(&policy, Some(&web), false, "fetch_url");
+        let d = decide(&policy, Some(&web), false, "fetch_url", &Value::Null);
         assert_eq!(
             (d.verdict, d.code),
             (Verdict::Deny, ReasonCode::OperatorDeny)
@@ -500,10 +619,10 @@ mod tests {
             (Verdict::Deny, ReasonCode::OperatorDeny)
         );
         assert_eq!(
-            approved(&policy, None, "Read"),
+            approved(&policy, None, "Frobnicate"),
             (Verdict::Deny, ReasonCode::UnknownTool)
         );
-        let web = grant("web-search", &["fetch_url"]);
+        let web = grant("web-search", &["fetch_url", "search_memory"]);
         assert_eq!(
             approved(&policy, Some(&web), "save_memory"),
             (Verdict::Deny, ReasonCode::NotInAllowedTools)
@@ -517,10 +636,15 @@ mod tests {
     #[test]
     fn unknown_and_scoped_tools_grant_nothing() {
         let policy = Policy::default();
-        let skill = grant("s", &["Read", "run_command(git *)"]);
+        let skill = grant("s", &["Frobnicate", "run_command(git *)", "Read(./src/**)"]);
+        assert_eq!(
+            code(&policy, Some(&skill), "Frobnicate"),
+            (Verdict::Deny, ReasonCode::UnknownTool)
+        );
+        // A scope the gate cannot check grants nothing, not the whole tool.
         assert_eq!(
             code(&policy, Some(&skill), "Read"),
-            (Verdict::Deny, ReasonCode::UnknownTool)
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
         );
         assert_eq!(
             code(&policy, Some(&skill), "run_command"),
@@ -531,10 +655,93 @@ mod tests {
             (Verdict::Deny, ReasonCode::UnknownTool)
         );
         // The operator can make a tool known.
-        let policy = policy.with_level("Read", ToolLevel::Ask);
+        let policy = policy.with_level("Frobnicate", ToolLevel::Ask);
         assert_eq!(
-            code(&policy, Some(&skill), "Read"),
+            code(&policy, Some(&skill), "Frobnicate"),
             (Verdict::Allow, ReasonCode::SkillGrant)
+        );
+    }
+
+    fn call(
+        policy: &Policy,
+        skill: &SkillGrant,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> (Verdict, ReasonCode) {
+        let d = decide(policy, Some(skill), false, tool, &args);
+        (d.verdict, d.code)
+    }
+
+    #[test]
+    fn claude_code_rules_grant_the_calls_they_cover_and_only_those() {
+        use serde_json::json;
+        let policy = Policy::default();
+        let git = grant("git-log", &["Bash(git log:*)", "mcp__github", "Read"]);
+        let bash = |command: &str| json!({ "command": command });
+        assert_eq!(
+            call(&policy, &git, "Bash", bash("git log -3")),
+            (Verdict::Allow, ReasonCode::SkillGrant)
+        );
+        for refused in ["rm -rf /", "git log; rm -rf /", "git push"] {
+            assert_eq!(
+                call(&policy, &git, "Bash", bash(refused)),
+                (Verdict::Deny, ReasonCode::NotInAllowedTools),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            call(&policy, &git, "mcp__github__create_issue", json!({})),
+            (Verdict::Allow, ReasonCode::SkillGrant)
+        );
+        assert_eq!(
+            call(&policy, &git, "mcp__slack__post", json!({})),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        assert_eq!(
+            call(&policy, &git, "Read", json!({"file_path": "x"})),
+            (Verdict::Allow, ReasonCode::PolicyAllow)
+        );
+        // Not confirmed: the covered call asks, the others stay refused.
+        let unconfirmed = SkillGrant {
+            granted_tools: Vec::new(),
+            ..git.clone()
+        };
+        assert_eq!(
+            call(&policy, &unconfirmed, "Bash", bash("git log -3")),
+            (Verdict::Ask, ReasonCode::SkillUnconfirmed)
+        );
+        assert_eq!(
+            call(&policy, &unconfirmed, "Bash", bash("rm -rf /")),
+            (Verdict::Deny, ReasonCode::NotInAllowedTools)
+        );
+        // The operator's deny of Bash, or of the whole MCP server, wins.
+        let denied = Policy::default()
+            .with_level("Bash", ToolLevel::Deny)
+            .with_level("mcp__github", ToolLevel::Deny);
+        assert_eq!(
+            call(&denied, &git, "Bash", bash("git log -3")),
+            (Verdict::Deny, ReasonCode::OperatorDeny)
+        );
+        assert_eq!(
+            call(&denied, &git, "mcp__github__create_issue", json!({})),
+            (Verdict::Deny, ReasonCode::OperatorDeny)
+        );
+        // The grant preview of each entry.
+        let preview = |entry: &str| {
+            let d = decide_entry(&policy, &git, entry);
+            (d.verdict, d.code)
+        };
+        assert_eq!(
+            preview("Bash(git log:*)"),
+            (Verdict::Allow, ReasonCode::SkillGrant)
+        );
+        assert_eq!(
+            preview("mcp__github"),
+            (Verdict::Allow, ReasonCode::SkillGrant)
+        );
+        assert_eq!(
+            preview("Frobnicate((("),
+            (Verdict::Deny, ReasonCode::UnknownTool)
         );
     }
 

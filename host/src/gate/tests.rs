@@ -146,7 +146,7 @@ fn the_turn_lifetime_comes_from_the_policy() {
 fn a_tool_outside_allowed_tools_is_denied_during_a_skill_turn() {
     let f = fixture(Policy::default());
     let t = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
-    for tool in ["search_memory", "save_memory", "run_command", "cd"] {
+    for tool in ["read_skill_file", "run_command", "cd", "Read"] {
         assert_eq!(
             verdict(&f.gate, &t, tool),
             (Verdict::Deny, ReasonCode::NotInAllowedTools),
@@ -154,8 +154,48 @@ fn a_tool_outside_allowed_tools_is_denied_during_a_skill_turn() {
         );
     }
     assert_eq!(
-        verdict(&f.gate, &t, "Read"),
+        verdict(&f.gate, &t, "Frobnicate"),
         (Verdict::Deny, ReasonCode::UnknownTool)
+    );
+    // Engram's memory tools stay at the policy's level for a skill that names
+    // neither; one that names one of them decided about memory.
+    assert_eq!(
+        verdict(&f.gate, &t, "search_memory"),
+        (Verdict::Allow, ReasonCode::PolicyAllow)
+    );
+    let recall = turn(&f.gate, "u", skill("recall", &["search_memory"]));
+    assert_eq!(
+        verdict(&f.gate, &recall, "save_memory"),
+        (Verdict::Deny, ReasonCode::NotInAllowedTools)
+    );
+}
+
+#[test]
+fn a_skill_without_allowed_tools_leaves_the_turn_to_the_policy() {
+    let f = fixture(Policy::default().with_level("cd", ToolLevel::Deny));
+    let plain = turn(&f.gate, "u", None);
+    let t = turn(&f.gate, "u", skill("notes", &[]));
+    for tool in [
+        "search_memory",
+        "save_memory",
+        "fetch_url",
+        "run_command",
+        "cd",
+        "Frobnicate",
+    ] {
+        assert_eq!(
+            verdict(&f.gate, &t, tool),
+            verdict(&f.gate, &plain, tool),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        verdict(&f.gate, &t, "search_memory"),
+        (Verdict::Allow, ReasonCode::PolicyAllow)
+    );
+    assert_eq!(
+        verdict(&f.gate, &t, "fetch_url"),
+        (Verdict::Ask, ReasonCode::PolicyAsk)
     );
 }
 
@@ -243,29 +283,47 @@ fn two_concurrent_turns_never_see_each_others_grants() {
 
 #[test]
 fn unknown_allowed_tools_are_reported_under_the_policy_in_force() {
-    let f = fixture(Policy::default().with_level("my_tool", ToolLevel::Ask));
+    use crate::skills::library::ToolCheck;
+    let policy = Policy::default().with_level("my_tool", ToolLevel::Ask);
+    let check = AllowedToolsCheck(Arc::new(FixedPolicy(Arc::new(policy))));
     let allowed: Vec<String> = [
         "fetch_url",
         "my_tool",
         "Bash(git *)",
+        "Edit(*.ts)",
         "Send_Message",
         "Read",
+        "Frobnicate(((",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let names: Vec<String> = f
-        .gate
-        .unknown_tools(&allowed)
-        .iter()
-        .map(|u| u.to_string())
+    let warnings: Vec<(String, String)> = check
+        .not_understood(&allowed)
+        .into_iter()
+        .map(|w| (w.code().to_string(), w.message()))
         .collect();
+    let said = |entry: &str, detail: &str| {
+        (
+            "tool-not-understood".to_string(),
+            format!("`allowed-tools`: `{entry}` {detail}"),
+        )
+    };
     assert_eq!(
-        names,
+        warnings,
         [
-            "`Bash(git *)` is scoped by arguments, which the gate cannot enforce; it grants nothing",
-            "unknown tool `Send_Message` (did you mean `send_message`?)",
-            "unknown tool `Read`",
+            said(
+                "Edit(*.ts)",
+                "is scoped by arguments, which the gate cannot enforce; it grants nothing"
+            ),
+            (
+                "tool-not-understood".to_string(),
+                "`allowed-tools`: unknown tool `Send_Message` (did you mean `send_message`?); it grants nothing".to_string()
+            ),
+            said(
+                "Frobnicate(((",
+                "is not a tool name nor `Tool(specifier)` (a `(` without its closing `)`); it grants nothing"
+            ),
         ]
     );
 }
@@ -280,7 +338,7 @@ fn every_decision_is_audited_and_paged() {
         "fetch_url",
         r#"{"url":"https://example.org","token":"s3"}"#,
     );
-    f.gate.decide(&t.id, "alice", "search_memory", "{}");
+    f.gate.decide(&t.id, "alice", "run_command", "{}");
     f.gate.decide("turn_missing", "alice", "fetch_url", "{}");
     f.gate.end_turn(&t.id).expect("end");
     f.clock.advance(1_000);
@@ -431,7 +489,7 @@ fn plugin_calls_cross_the_same_gate() {
         denied(ReasonCode::OperatorDeny)
     );
     assert_eq!(
-        plugin(Some(&t.id), "u", "Read"),
+        plugin(Some(&t.id), "u", "Frobnicate"),
         denied(ReasonCode::UnknownTool)
     );
     assert_eq!(
@@ -613,13 +671,13 @@ fn a_denied_or_unknown_tool_cannot_be_approved() {
         (Verdict::Deny, ReasonCode::OperatorDeny)
     );
     assert!(matches!(
-        f.gate.approve(&plain.id, "u", "Read", None, &PERSON),
+        f.gate.approve(&plain.id, "u", "Frobnicate", None, &PERSON),
         Err(GateError::UnknownTool(_))
     ));
     // While a skill is invoked, a tool outside its allowed-tools stays denied.
     let web = turn(&f.gate, "u", skill("web-search", &["fetch_url"]));
     assert!(matches!(
-        f.gate.approve(&web.id, "u", "save_memory", None, &PERSON),
+        f.gate.approve(&web.id, "u", "run_command", None, &PERSON),
         Err(GateError::NotApprovable {
             code: ReasonCode::NotInAllowedTools,
             ..

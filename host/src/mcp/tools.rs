@@ -341,8 +341,8 @@ pub const TOOLS: &[McpTool] = &[
             object(
                 json!({
                     "turn_id": {"type": "string", "minLength": 1, "description": "The turn (`turn_...`) from `memory_context`."},
-                    "tool": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The tool's name (`run_command`, `send_message`, `cd`, ...)."},
-                    "args": {"type": ["object", "null"], "description": "The call's arguments; only a short summary is kept in the audit log."},
+                    "tool": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The tool's name as you call it (`Bash`, `Read`, `WebFetch`, `mcp__server__tool`, `run_command`, `send_message`, `cd`, ...)."},
+                    "args": {"type": ["object", "null"], "description": "The call's arguments as you pass them (`Bash`: `{\"command\": ...}`, `WebFetch`: `{\"url\": ...}`): a skill's rule such as `Bash(git log:*)` is checked against them. Only a short summary is kept in the audit log."},
                 }),
                 &["turn_id", "tool"],
             )

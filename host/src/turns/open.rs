@@ -268,7 +268,7 @@ impl TurnService {
             .allowed_tools
             .iter()
             .map(|tool| {
-                let decision = policy::decide(&policy, Some(grant), false, tool);
+                let decision = policy::decide_entry(&policy, grant, tool);
                 GrantView {
                     tool: tool.clone(),
                     decision: decision.verdict,

@@ -434,8 +434,8 @@ fn tools_invoke_from_a_plugin_takes_the_same_path() {
         "not-a-host-tool",
     );
     assert_eq!(
-        gate.invoke(&caller(Some(&t), "u"), "Read", "{}"),
-        Err(ToolDenied::UnknownTool("Read".into()))
+        gate.invoke(&caller(Some(&t), "u"), "Frobnicate", "{}"),
+        Err(ToolDenied::UnknownTool("Frobnicate".into()))
     );
     assert_eq!(
         gate.invoke(&caller(Some(&t), "u"), "search_memory", r#"{"q":"tea"}"#),

@@ -169,6 +169,11 @@ pub enum Warning {
     FieldIgnored { field: String, found: &'static str },
     /// Only `skill.md` exists; it was read in place of `SKILL.md`.
     LowercaseFileName,
+    /// An `allowed-tools` entry the tool gate cannot read or does not know: it grants
+    /// nothing (found by the gate, through the library's [`ToolCheck`]).
+    ///
+    /// [`ToolCheck`]: crate::skills::library::ToolCheck
+    ToolNotUnderstood { entry: String, detail: String },
 }
 
 impl Warning {
@@ -189,6 +194,7 @@ impl Warning {
             Warning::HiddenCharacters { .. } => "hidden-characters",
             Warning::FieldIgnored { .. } => "field-ignored",
             Warning::LowercaseFileName => "lowercase-file-name",
+            Warning::ToolNotUnderstood { .. } => "tool-not-understood",
         }
     }
 
@@ -236,6 +242,7 @@ impl Warning {
             Warning::LowercaseFileName => {
                 "the file is named skill.md; SKILL.md is the standard name".to_string()
             }
+            Warning::ToolNotUnderstood { detail, .. } => format!("`allowed-tools`: {detail}"),
         }
     }
 }

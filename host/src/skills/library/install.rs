@@ -200,7 +200,12 @@ impl Library {
             version: skill.frontmatter.version.clone(),
             sha256: skill.sha256.clone(),
             path: target.clone(),
-            warnings: skill.warnings.clone(),
+            warnings: skill
+                .warnings
+                .iter()
+                .cloned()
+                .chain(self.tool_warnings(&skill.frontmatter.allowed_tools))
+                .collect(),
             replaced: moved_from.as_ref().map(SkillId::to_string),
             allowed_tools: skill.frontmatter.allowed_tools.clone(),
             granted_tools: granted

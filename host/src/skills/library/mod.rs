@@ -62,6 +62,15 @@ pub struct Library {
     root: PathBuf,
     events: Option<EventBus>,
     catalog_cache: Arc<Mutex<Option<CachedCatalog>>>,
+    tool_check: Option<Arc<dyn ToolCheck>>,
+}
+
+/// What the tool gate makes of a skill's `allowed-tools`: the entries it cannot read
+/// or does not know, each a [`Warning::ToolNotUnderstood`]. The gate sits above the
+/// library, so whoever assembles both (the daemon, the CLI) hands it in; installs and
+/// listings then carry the warnings.
+pub trait ToolCheck: Send + Sync + std::fmt::Debug {
+    fn not_understood(&self, allowed_tools: &[String]) -> Vec<Warning>;
 }
 
 /// A catalog and what it was read from: the index file's and each SKILL.md's size
@@ -87,7 +96,23 @@ impl Library {
             root,
             events: None,
             catalog_cache: Arc::default(),
+            tool_check: None,
         })
+    }
+
+    /// Reports, at install and in listings, the `allowed-tools` entries `check` says
+    /// grant nothing. Without it nothing is said of them.
+    pub fn with_tool_check(mut self, check: Arc<dyn ToolCheck>) -> Library {
+        self.tool_check = Some(check);
+        self
+    }
+
+    /// The warnings the tool check gives `allowed_tools`.
+    pub(super) fn tool_warnings(&self, allowed_tools: &[String]) -> Vec<Warning> {
+        match &self.tool_check {
+            Some(check) if !allowed_tools.is_empty() => check.not_understood(allowed_tools),
+            _ => Vec::new(),
+        }
     }
 
     /// Announces every committed change (`skill.installed`, `skill.removed`,

@@ -85,7 +85,8 @@ impl Library {
 
     fn describe(&self, slug: String, entry: IndexEntry) -> InstalledSkill {
         let head = entry.skill_id().and_then(|id| {
-            let (_, fm, warnings) = self.load_head_warned(&id)?;
+            let (_, fm, mut warnings) = self.load_head_warned(&id)?;
+            warnings.extend(self.tool_warnings(&fm.allowed_tools));
             Ok((fm, warnings, self.file_sha256(&id)?))
         });
         match head {
