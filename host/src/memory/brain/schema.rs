@@ -332,6 +332,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE history_v6 RENAME TO history;
     CREATE INDEX history_by_memory ON history (user_id, memory_id, id);
     "#,
+    // 7: a message that names someone asks whether they hold any of the user's memories
+    // (`focus.rs`) at every turn; without this index that question read every memory
+    // of the user (retrieval p95 93 ms at 100k memories, against 10 ms before).
+    r#"
+    CREATE INDEX memories_by_holder ON memories (user_id, holder) WHERE holder IS NOT NULL;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
