@@ -10,7 +10,8 @@
 //!   /api/brain/conversations/{cid}/messages` then `.../end`
 //!   (extraction and resolution run there); `add` is `POST /api/brain/memory`;
 //!   `forget_memory` lists the user's memories and deletes each whose summary contains
-//!   the string (case-insensitive). A write the daemon refuses (422) is recorded and
+//!   the string (case-insensitive), with the person's (operator) token, as the
+//!   dashboard does. A write the daemon refuses (422) is recorded and
 //!   the replay goes on: refusing a secret is a way to pass.
 //! - Each probe opens a turn, `POST /api/turns {message, user}` (timed), whose
 //!   `memory_block` is scored, and ends it. `forgotten` and `secret` probes also search
@@ -89,7 +90,14 @@ fn main() {
     let token = "truth-bench-token-0123456789abcdef";
     let bin = Path::new(env!("CARGO_BIN_EXE_engram"));
     let (daemon, _) = Daemon::start(bin, data.path(), token);
-    let api = Api::new(&format!("http://{}", daemon.addr), token);
+    let url = format!("http://{}", daemon.addr);
+    let api = Api::new(&url, token);
+    // The README's `forget_memory` is the person's delete, as in the dashboard: the
+    // operator token the daemon wrote at its first start (the agent's token would
+    // dismiss the memory for the person to restore instead).
+    let operator = std::fs::read_to_string(data.path().join("operator-token"))
+        .expect("the daemon wrote its operator token");
+    let person = Api::new(&url, operator.trim());
     let first = format!("t-{}", suite.cases.first().map_or("", |c| c.id.as_str()));
     let status = api.expect_ok(Method::GET, "/api/brain/status", &[("user", &first)], None);
     assert_eq!(
@@ -102,7 +110,7 @@ fn main() {
         let user = format!("t-{}", case.id);
         let grep = Grep::new();
         for (index, step) in case.steps.iter().enumerate() {
-            replay_step(&api, &user, &case.id, index, step, &mut run.replay);
+            replay_step(&api, &person, &user, &case.id, index, step, &mut run.replay);
             grep.apply(step);
         }
         for probe in &case.probes {
@@ -555,7 +563,16 @@ impl Api {
     }
 }
 
-fn replay_step(api: &Api, user: &str, case: &str, index: usize, step: &Step, log: &mut ReplayLog) {
+/// `person` deletes what `forget_memory` names; `api` (the agent's token) does the rest.
+fn replay_step(
+    api: &Api,
+    person: &Api,
+    user: &str,
+    case: &str,
+    index: usize,
+    step: &Step,
+    log: &mut ReplayLog,
+) {
     let as_user = [("user", user)];
     match step {
         Step::Conversation(messages) => {
@@ -602,7 +619,7 @@ fn replay_step(api: &Api, user: &str, case: &str, index: usize, step: &Step, log
                 let id = memory["id"]
                     .as_str()
                     .unwrap_or_else(|| panic!("a listed memory without an id: {memory}"));
-                api.expect_ok(
+                person.expect_ok(
                     Method::DELETE,
                     &format!("/api/brain/memory/{id}"),
                     &as_user,
