@@ -2,7 +2,8 @@
 //! agent's token, MCP `memory_forget`) is dismissed, not destroyed: `dismissed_at`
 //! hides it from everything a dismissed memory is hidden from (list, search,
 //! retrieval, counts, persons, the graph), export leaves it out, retrieval and search
-//! leave out the messages it was learned from ([`hidden_messages`]), consolidation's
+//! leave out the messages it was learned from and those that state its value
+//! ([`hidden_messages`]), consolidation's
 //! summaries are dropped until the next one rebuilds them, and a row of
 //! `agent_dismissals` says it was the agent's and whether its messages are to be
 //! kept. Nothing else changes, the transcript it came from included, so a restore
@@ -18,10 +19,11 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 
 use super::error::StoreError;
-use super::forget::{Forgetter, Forgotten, forget_in};
+use super::forget::{Forgetter, Forgotten, distinctive_words, forget_in, sentences_with};
+use super::row::{COLUMNS, record_from_row};
 use super::store::q;
 use super::{ACTOR_USER, Brain, settle};
-use crate::memory::record::MemoryRecord;
+use crate::memory::record::{MemoryRecord, MessageRecord};
 
 /// Most dismissals one maintenance pass forgets (the rest wait for the next pass).
 const PURGE_BATCH: i64 = 1_000;
@@ -66,27 +68,47 @@ pub(super) fn awaiting(
         .optional()?)
 }
 
-/// Which of `messages` (ids of `user`'s) a memory the agent deleted was learned from:
-/// retrieval and search leave them out while the memory waits for the person, since
-/// what it came from would say what it said.
+/// Which of `messages` (`user`'s) a memory the agent deleted would take with it when
+/// forgotten: the messages it was learned from, and, unless its messages are to be
+/// kept, those with a sentence that states its value (as `forget.rs` redacts them).
+/// Retrieval and search leave them out while the memory waits for the person, since
+/// they would say what it said.
 pub(super) fn hidden_messages(
     conn: &Connection,
     user: &str,
-    messages: &[&str],
+    messages: &[&MessageRecord],
 ) -> Result<HashSet<String>, StoreError> {
     if messages.is_empty() {
         return Ok(HashSet::new());
     }
     let marks = vec!["?"; messages.len()].join(", ");
     let mut values: Vec<&str> = vec![user];
-    values.extend_from_slice(messages);
-    let hidden = conn
+    values.extend(messages.iter().map(|m| m.id.as_str()));
+    let mut hidden = conn
         .prepare(&format!(
             "SELECT DISTINCT t.turn_id FROM memory_turns t JOIN agent_dismissals d ON d.memory_id = t.memory_id
              WHERE t.user_id = ? AND t.turn_id IN ({marks})"
         ))?
         .query_map(params_from_iter(values), |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<HashSet<_>>>()?;
+    let waiting = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id IN
+               (SELECT memory_id FROM agent_dismissals WHERE user_id = ?1 AND keep_messages = 0)"
+        ))?
+        .query_map([user], record_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for memory in &waiting {
+        let words = distinctive_words(memory);
+        if words.is_empty() {
+            continue;
+        }
+        for message in messages {
+            if !sentences_with(&message.content, &words).is_empty() {
+                hidden.insert(message.id.clone());
+            }
+        }
+    }
     Ok(hidden)
 }
 

@@ -435,3 +435,62 @@ fn pruning_leaves_the_agents_dismissals_to_their_window() {
     );
     assert!(f.brain.restore("u", &id).expect("restore").is_live());
 }
+
+/// A message that states the value of a memory the agent deleted, without being
+/// where it was learned (the memory was added directly), is what the forget would
+/// redact: hidden while the memory waits, served again once it is restored, and
+/// left alone when the agent asked to keep the messages.
+#[test]
+fn a_message_that_states_the_value_is_hidden_with_the_memory() {
+    let f = fixture();
+    let counselor = f
+        .brain
+        .add(
+            "u",
+            NewMemory::new(
+                MemoryType::Relationship,
+                "User's counselor is Dr. Lindqvist",
+            ),
+        )
+        .expect("add")
+        .record;
+    f.brain
+        .record_message(
+            "u",
+            "c1",
+            Role::User,
+            None,
+            "Session with Dr. Lindqvist went well today.",
+        )
+        .expect("record");
+    f.clock.advance(1_000);
+    let asked = "Who do I see for counseling? Lindqvist";
+    assert!(everything_served(&f, asked).contains("Lindqvist"));
+
+    f.brain
+        .dismiss_for_agent("u", &counselor.id, false)
+        .expect("dismiss");
+    let hidden = everything_served(&f, asked);
+    assert!(!hidden.contains("Lindqvist"), "{hidden}");
+    // Hidden, not redacted: the restore has it all back.
+    assert_eq!(
+        messages(&f, "c1"),
+        ["Session with Dr. Lindqvist went well today."]
+    );
+    f.brain.restore("u", &counselor.id).expect("restore");
+    let restored = f
+        .brain
+        .search_hits("u", "Lindqvist", 50, SearchScope::All)
+        .expect("search");
+    assert_eq!(restored.len(), 2, "{restored:?}");
+
+    // Kept messages are the agent's choice: only the memory is hidden.
+    f.brain
+        .dismiss_for_agent("u", &counselor.id, true)
+        .expect("dismiss, keeping the messages");
+    let kept = f
+        .brain
+        .search_hits("u", "Lindqvist", 50, SearchScope::All)
+        .expect("search");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

@@ -11,7 +11,7 @@ use rusqlite::{Connection, params_from_iter};
 
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
-use crate::memory::record::MemoryRecord;
+use crate::memory::record::{MemoryRecord, MessageRecord};
 
 /// Facts of the asked holder and attribute fetched whatever their words.
 const FOCUS_CANDIDATES: usize = 20;
@@ -257,19 +257,20 @@ pub struct StaleTurns {
     pub agent_dismissed: HashSet<String>,
 }
 
-/// Sorts `turns` (message ids of `user`) by what the memories learned from them say
+/// Sorts `said` (messages of `user`) by what the memories learned from them say
 /// now (see [`StaleTurns`]). A message that also states a live fact of the asked
 /// holder on an asked attribute stays.
 pub fn stale_turns(
     conn: &Connection,
     user: &str,
-    turns: &[&str],
+    said: &[&MessageRecord],
     focus: &Focus,
 ) -> Result<StaleTurns, StoreError> {
     let mut stale = StaleTurns {
-        agent_dismissed: super::dismissal::hidden_messages(conn, user, turns)?,
+        agent_dismissed: super::dismissal::hidden_messages(conn, user, said)?,
         ..StaleTurns::default()
     };
+    let turns: Vec<&str> = said.iter().map(|m| m.id.as_str()).collect();
     if turns.is_empty() {
         return Ok(stale);
     }

@@ -368,7 +368,7 @@ fn log(
 
 /// Words of a memory that name its value distinctively: its value's capitalised words
 /// and numbers ("Lindqvist", "4471"), or the summary's when its value has none.
-fn distinctive_words(memory: &MemoryRecord) -> Vec<String> {
+pub(super) fn distinctive_words(memory: &MemoryRecord) -> Vec<String> {
     let about = engram_strategies::about::of_summary(&memory.summary);
     let pick = |text: &str| -> Vec<String> {
         text.split_whitespace()
@@ -395,7 +395,7 @@ fn distinctive_words(memory: &MemoryRecord) -> Vec<String> {
 
 /// The byte ranges of the sentences of `content` that hold any of `words` (as whole
 /// words, any case).
-fn sentences_with(content: &str, words: &[String]) -> Vec<Range<usize>> {
+pub(super) fn sentences_with(content: &str, words: &[String]) -> Vec<Range<usize>> {
     let lower_words: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
     sentence_ranges(content)
         .into_iter()

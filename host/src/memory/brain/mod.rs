@@ -283,8 +283,8 @@ impl Brain {
             };
             let mut said =
                 retrieve::said_matches(c, counts, user, &query.terms, limit, limit, &tuning)?;
-            let ids: Vec<&str> = said.iter().map(|m| m.message.id.as_str()).collect();
-            let hidden = dismissal::hidden_messages(c, user, &ids)?;
+            let messages: Vec<_> = said.iter().map(|m| &m.message).collect();
+            let hidden = dismissal::hidden_messages(c, user, &messages)?;
             said.retain(|m| !hidden.contains(&m.message.id));
             Ok((memories, said))
         })?;

@@ -949,8 +949,8 @@ impl Brain {
             if memories.is_empty() && said.is_empty() {
                 add_by_meaning(c, user, &query, &mut memories, &mut said)?;
             }
-            let turns: Vec<&str> = said.iter().map(|m| m.message.id.as_str()).collect();
-            let stale = focus::stale_turns(c, user, &turns, &focus)?;
+            let messages: Vec<_> = said.iter().map(|m| &m.message).collect();
+            let stale = focus::stale_turns(c, user, &messages, &focus)?;
             Ok((memories, said, Focused { focus, stale }))
         })?;
         let mut lines = fit(
