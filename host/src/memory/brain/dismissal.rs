@@ -20,7 +20,6 @@ use serde::Serialize;
 
 use super::error::StoreError;
 use super::forget::{Forgetter, Forgotten, distinctive_words, forget_in, sentences_with};
-use super::row::{COLUMNS, record_from_row};
 use super::store::q;
 use super::{ACTOR_USER, Brain, settle};
 use crate::memory::record::{MemoryRecord, MessageRecord};
@@ -91,15 +90,18 @@ pub(super) fn hidden_messages(
         ))?
         .query_map(params_from_iter(values), |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<HashSet<_>>>()?;
+    // Asked at every turn: the user's few waiting dismissals first, then each memory
+    // by its key (a query over `memories` filtered by them read every memory of the
+    // user: retrieval p50 97 ms at 100k memories).
     let waiting = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id IN
-               (SELECT memory_id FROM agent_dismissals WHERE user_id = ?1 AND keep_messages = 0)"
-        ))?
-        .query_map([user], record_from_row)?
+        .prepare_cached(
+            "SELECT memory_id FROM agent_dismissals WHERE user_id = ?1 AND keep_messages = 0",
+        )?
+        .query_map([user], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    for memory in &waiting {
-        let words = distinctive_words(memory);
+    for id in &waiting {
+        let memory = q::get(conn, user, id)?;
+        let words = distinctive_words(&memory);
         if words.is_empty() {
             continue;
         }
