@@ -67,6 +67,11 @@ pub(super) fn awaiting(
         .optional()?)
 }
 
+/// The user's agent dismissals whose messages go when they are forgotten: asked at
+/// every turn, so read through the user's index, never the whole table.
+const WAITING: &str =
+    "SELECT memory_id FROM agent_dismissals WHERE user_id = ?1 AND keep_messages = 0";
+
 /// Which of `messages` (`user`'s) a memory the agent deleted would take with it when
 /// forgotten: the messages it was learned from, and, unless its messages are to be
 /// kept, those with a sentence that states its value (as `forget.rs` redacts them).
@@ -94,9 +99,7 @@ pub(super) fn hidden_messages(
     // by its key (a query over `memories` filtered by them read every memory of the
     // user: retrieval p50 97 ms at 100k memories).
     let waiting = conn
-        .prepare_cached(
-            "SELECT memory_id FROM agent_dismissals WHERE user_id = ?1 AND keep_messages = 0",
-        )?
+        .prepare_cached(WAITING)?
         .query_map([user], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     for id in &waiting {

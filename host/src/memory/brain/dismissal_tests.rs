@@ -494,3 +494,24 @@ fn a_message_that_states_the_value_is_hidden_with_the_memory() {
         .expect("search");
     assert_eq!(kept.len(), 1, "{kept:?}");
 }
+
+/// [`super::WAITING`] runs at every turn: its plan reads the user's index, not every
+/// dismissal (a per-turn statement that read a whole table made a turn 10x slower).
+#[test]
+fn the_waiting_dismissals_are_read_through_the_users_index() {
+    let mut conn = rusqlite::Connection::open_in_memory().expect("open");
+    crate::memory::brain::schema::migrate(&mut conn).expect("migrate");
+    let mut stmt = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {}", super::WAITING))
+        .expect("plan");
+    let plan: Vec<String> = stmt
+        .query_map(["u"], |r| r.get::<_, String>(3))
+        .expect("query")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows");
+    assert!(
+        plan.iter()
+            .all(|step| step.contains("agent_dismissals_by_user")),
+        "{plan:#?}"
+    );
+}
