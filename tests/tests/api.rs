@@ -425,12 +425,21 @@ fn memory_endpoints_round_trip() {
     let listed = ok(daemon.get("/api/brain/memory?limit=500"), 200);
     assert!(!listed.to_string().contains(goal_id), "{listed}");
     problem(daemon.call("DELETE", &goal_path, ""), 404, "not-found");
+    problem(daemon.get(&goal_path), 404, "not-found");
+    problem(
+        daemon.get(&format!("{goal_path}/history")),
+        404,
+        "not-found",
+    );
     problem(
         daemon.call("PUT", &goal_path, &json!({"importance": 0.1}).to_string()),
         404,
         "not-found",
     );
     let person = daemon.person();
+    // The person still reads it, to decide whether to restore it.
+    let waiting = ok(person.call("GET", &goal_path, ""), 200);
+    assert!(waiting["dismissed_at"].is_string(), "{waiting}");
     let dismissed = ok(person.call("GET", "/api/brain/dismissed", ""), 200);
     assert_eq!(dismissed["items"][0]["memory"]["id"], goal_id);
     assert_eq!(dismissed["items"][0]["keep_messages"], false);

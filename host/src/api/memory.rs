@@ -250,6 +250,7 @@ pub async fn search_memories(
 
 #[utoipa::path(get, path = "/api/brain/memory/{id}", tag = "memory",
     summary = "One memory item",
+    description = "Superseded memories stay readable (with `superseded_by`). A dismissed one (the agent's delete waiting for the person, or a consolidation's dismissal) is 404 to the agent's token, as it is hidden from every other read; the person reads it with `dismissed_at`.",
     params(("id" = String, Path, description = "Memory id (`mem_...`)", pattern = r"^mem_[0-9a-z]{26}$"), UserQuery),
     responses(
         (status = 200, body = MemoryRecord),
@@ -262,17 +263,25 @@ pub async fn get_memory(
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<MemoryRecord>, ApiError> {
     let user = acting.user(query.user.as_deref())?;
+    let by_agent = !acting.principal.is_person();
     if app.memory.get_is_point_read() {
         // A lookup in the memory index takes microseconds, less than the hand-off to
         // the blocking pool and back (two thread wake-ups, which under load cost more
         // than the read: a GET by id went from 0.8 to 0.5 ms at p50 under the mixed load).
-        return Ok(Json(app.memory.get(&user, &id)?));
+        return Ok(Json(visible(app.memory.get(&user, &id)?, by_agent)?));
     }
-    blocking(move || {
-        let record = app.memory.get(&user, &id)?;
-        Ok(Json(record))
-    })
-    .await
+    blocking(move || Ok(Json(visible(app.memory.get(&user, &id)?, by_agent)?))).await
+}
+
+/// A dismissed memory (the agent's delete, waiting for the person; a consolidation's
+/// dismissal) is hidden from the agent's token as from every other read of it: to the
+/// agent that deleted it, it is gone (404). The person still reads it, with
+/// `dismissed_at`, to decide whether to restore it.
+fn visible(record: MemoryRecord, by_agent: bool) -> Result<MemoryRecord, ApiError> {
+    if by_agent && record.dismissed_at.is_some() {
+        return Err(ApiError::not_found(format!("no memory `{}`", record.id)));
+    }
+    Ok(record)
 }
 
 #[utoipa::path(post, path = "/api/brain/memory", tag = "memory",
@@ -615,7 +624,11 @@ pub async fn memory_history(
     ApiQuery(query): ApiQuery<UserQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
     let user = acting.user(query.user.as_deref())?;
+    let by_agent = !acting.principal.is_person();
     blocking(move || {
+        if by_agent && let Ok(record) = app.memory.get(&user, &id) {
+            visible(record, by_agent)?;
+        }
         let items = app.memory.brain()?.history(&user, &id)?;
         if items.is_empty() {
             return Err(ApiError::not_found(format!("no memory `{id}`")));
