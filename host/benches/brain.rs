@@ -1062,6 +1062,71 @@ struct Replay {
     at_limit: usize,
     stored: usize,
     seconds: f64,
+    /// What each replayed window taught, scored against LoCoMo's annotated
+    /// observations.
+    extraction: ExtractionScore,
+}
+
+/// Extraction scored against LoCoMo's `observation` facts, each annotated with the
+/// turns it came from: a learned memory is grounded when one of its source turns is
+/// such a turn; a window none of whose turns is one is small talk, where nothing
+/// should be learned.
+#[derive(Default)]
+struct ExtractionScore {
+    learned: usize,
+    grounded: usize,
+    small_talk_windows: usize,
+    /// Small-talk windows that taught anything, and the memories they taught.
+    small_talk_taught: usize,
+    small_talk_memories: usize,
+}
+
+impl ExtractionScore {
+    /// One window: whether any of its turns carries an annotated fact, and the source
+    /// turns of each memory its end taught (added, superseding or outvoted).
+    fn add(&mut self, carries_fact: bool, taught: &[BTreeSet<String>], cited: &BTreeSet<String>) {
+        self.learned += taught.len();
+        self.grounded += taught
+            .iter()
+            .filter(|sources| !sources.is_disjoint(cited))
+            .count();
+        if !carries_fact {
+            self.small_talk_windows += 1;
+            self.small_talk_memories += taught.len();
+            self.small_talk_taught += usize::from(!taught.is_empty());
+        }
+    }
+
+    fn report(&self, table: &mut Table) {
+        table.row(
+            "  extraction precision: learned memories from an annotated fact's turns",
+            &format!(
+                "{} ({} of {})",
+                percent(share(self.grounded, self.learned)),
+                self.grounded,
+                self.learned
+            ),
+            "",
+            "LoCoMo `observation` facts and their source turns",
+        );
+        table.row(
+            "  small talk: windows with no annotated fact that taught a memory",
+            &format!(
+                "{} ({} of {} windows; {} memories)",
+                percent(share(self.small_talk_taught, self.small_talk_windows)),
+                self.small_talk_taught,
+                self.small_talk_windows,
+                self.small_talk_memories
+            ),
+            "",
+            "",
+        );
+    }
+}
+
+/// `part` of `whole` as a fraction (0 when `whole` is).
+fn share(part: usize, whole: usize) -> f64 {
+    part as f64 / whole.max(1) as f64
 }
 
 impl Replay {
@@ -1348,6 +1413,7 @@ impl EndToEndScores {
                 replay.at_limit, replay.conversations
             ),
         );
+        replay.extraction.report(table);
         table.row(
             "  replay throughput (record + extract + resolve)",
             &format!("{:.1} conv/s", replay.conversations as f64 / replay.seconds),
@@ -1374,14 +1440,23 @@ fn replay(samples: &[Sample], strategies: &Strategies, speakers: Speakers) -> Re
         at_limit: 0,
         stored: 0,
         seconds: 0.0,
+        extraction: ExtractionScore::default(),
     };
     let started = Instant::now();
     for sample in samples {
+        let cited: BTreeSet<String> = sample
+            .facts
+            .iter()
+            .flat_map(|f| f.turns.iter().cloned())
+            .collect();
         for (number, session) in sample.sessions.iter().enumerate() {
             replay.subject.clock.set(session.at);
             for (window, turns) in session.turns.chunks(WINDOW).enumerate() {
                 let id = format!("{}-s{}-w{window}", sample.id, number + 1);
-                replay_window(&mut replay, &sample.id, &id, turns, strategies, speakers);
+                let taught =
+                    replay_window(&mut replay, &sample.id, &id, turns, strategies, speakers);
+                let carries_fact = turns.iter().any(|t| cited.contains(&t.dia_id));
+                replay.extraction.add(carries_fact, &taught, &cited);
             }
             let asked_at = replay.asked_at.entry(sample.id.clone()).or_insert(first);
             *asked_at = (*asked_at).max(session.at + DAY_MS);
@@ -1394,6 +1469,7 @@ fn replay(samples: &[Sample], strategies: &Strategies, speakers: Speakers) -> Re
 
 /// One conversation: each turn a user message (with its speaker's name when the
 /// variant has names), 30 s apart, then ended, which runs extraction and resolution.
+/// Returns the source turns (`dia_id`s) of each memory its end taught.
 fn replay_window(
     replay: &mut Replay,
     user: &str,
@@ -1401,7 +1477,7 @@ fn replay_window(
     turns: &[Turn],
     strategies: &Strategies,
     speakers: Speakers,
-) {
+) -> Vec<BTreeSet<String>> {
     let brain = &replay.subject.brain;
     for turn in turns {
         let name =
@@ -1422,11 +1498,22 @@ fn replay_window(
     if ingested.candidates == MAX_FACTS_PER_CONVERSATION {
         replay.at_limit += 1;
     }
+    let mut taught = Vec::new();
     for applied in &ingested.applied {
-        if let Applied::Rejected { reason } = applied {
-            eprintln!("  {conversation}: a candidate was rejected: {reason}");
-        }
+        let id = match applied {
+            Applied::Added { id }
+            | Applied::Superseded { id, .. }
+            | Applied::Outvoted { id, .. } => id,
+            Applied::Reinforced { .. } | Applied::Updated { .. } => continue,
+            Applied::Rejected { reason } => {
+                eprintln!("  {conversation}: a candidate was rejected: {reason}");
+                continue;
+            }
+        };
+        let record = brain.get(user, id).expect("a memory the replay taught");
+        taught.push(replay.dataset_turns(&record.source_turns));
     }
+    taught
 }
 
 // ---------------------------------------------------------------------------------
