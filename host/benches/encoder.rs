@@ -19,25 +19,19 @@
 #[allow(dead_code)] // this bench uses only the table and the percentiles
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Table, ms, percentile, ratio, time_n};
+use common::{Table, bench_model, ms, percentile, ratio, time_n};
 use engram::embed::encoder::Encoder;
 use serde_json::Value;
 
-const MODEL_ENV: &str = "ENGRAM_BENCH_MODEL";
 const WORDS: &str = "could you please remind me tomorrow morning to call my sister about the \
     birthday dinner we are planning for our parents next saturday evening at the italian \
     restaurant near the station and also check whether the weather will be good enough to \
     walk there after work because the last time it rained and we all got completely soaked";
 
 fn main() {
-    let Some(dir) = std::env::var_os(MODEL_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-    else {
-        eprintln!("skipped: encoder: set {MODEL_ENV} to a model directory (all-MiniLM-L6-v2)");
+    let Some(dir) = bench_model("encoder") else {
         return;
     };
     let mut table = Table::default();

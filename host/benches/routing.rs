@@ -32,6 +32,7 @@
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+mod routing_encoded;
 mod routing_rank;
 mod routing_rule;
 
@@ -70,6 +71,7 @@ fn main() {
     quality(&data, &mut table);
     ranking(&data, &mut table);
     invocation_rule(&data, &mut table);
+    routing_encoded::section(&data, &mut table);
     speed(&data, &mut table);
     println!();
     println!(

@@ -102,12 +102,18 @@ impl App {
         let runtime = Arc::new(Runtime::new(options, services)?);
         let packages = PluginPackages::new(data.plugins_dir());
         let strategies = Arc::new(Strategies::new(runtime.clone(), packages, config.clone())?);
+        let encoder = Arc::new(ActiveEncoder::new(
+            Models::new(data.models_dir()),
+            config.current().embed.model.clone(),
+        ));
         let turns = TurnService::new(
             gate.clone(),
             skills.clone(),
             memory.clone(),
             config.clone(),
             runtime,
+            encoder.clone(),
+            data.skill_vectors_dir(),
         );
         plugin_tools.attach(&turns);
         start_skills(&skills);
@@ -115,10 +121,6 @@ impl App {
             Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
                 .context("cannot open the schedules database")?,
         );
-        let encoder = Arc::new(ActiveEncoder::new(
-            Models::new(data.models_dir()),
-            config.current().embed.model.clone(),
-        ));
         Ok(App {
             encoder,
             data,

@@ -146,6 +146,11 @@ impl DataDir {
     pub fn component_cache_dir(&self) -> PathBuf {
         self.cache_dir().join("components")
     }
+
+    /// The skills' vectors from an installed encoder (`routing/skill_vectors.rs`).
+    pub fn skill_vectors_dir(&self) -> PathBuf {
+        self.cache_dir().join("skill-vectors")
+    }
 }
 
 #[cfg(all(test, unix))]

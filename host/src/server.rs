@@ -154,6 +154,9 @@ pub async fn serve(
     // Loaded (and its outcome logged) before the first request, off the async workers.
     let loading = app.clone();
     crate::background::run(move || loading.encoder.status()).await?;
+    // The skills are embedded (the ones not cached yet) off the request path.
+    let warming = app.clone();
+    tokio::spawn(crate::background::run(move || warming.turns.warm_router()));
     {
         // Whoever started us may have stopped reading after the first line (tests,
         // scripts): a closed stdout is no reason to stop serving.

@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use engram::config::{Config, ConfigFile};
+use engram::embed::active::ActiveEncoder;
+use engram::embed::models::Models;
 use engram::events::EventBus;
 use engram::gate::{AuditQuery, FixedPolicy, Gate, NewTurn, Policy, SkillGrant};
 use engram::memory::{Memory, open_memory};
@@ -448,12 +450,17 @@ fn wired(data: &Path, skills_root: &Path) -> Wired {
     );
     let plugin_tools = Arc::new(PluginTools::default());
     let runtime = Arc::new(runtime_with(plugin_tools.clone()));
+    let dirs = DataDir::new(data.to_path_buf());
+    // No model installed: the static table routes.
+    let encoder = Arc::new(ActiveEncoder::new(Models::new(dirs.models_dir()), None));
     let turns = TurnService::new(
         gate.clone(),
         library,
         memory.clone(),
         config,
         runtime.clone(),
+        encoder,
+        dirs.skill_vectors_dir(),
     );
     plugin_tools.attach(&turns);
     Wired {

@@ -69,6 +69,38 @@ fn a_model_added_serves_from_the_next_start_and_a_broken_one_falls_back() {
     let daemon = Daemon::start_logging_to(engram(data.path()).env("ENGRAM_LOG", "info"), &log);
     let want = serde_json::json!({"name": "tiny", "error": null});
     assert_eq!(encoder_of(&daemon), (want.clone(), want));
+    // Turns are routed by the model's meaning: each active skill embedded once, its
+    // vector kept on disk for the next start.
+    let turn = ok(
+        daemon.call(
+            "POST",
+            "/api/turns",
+            &serde_json::json!({"message": "will it rain tomorrow?"}).to_string(),
+        ),
+        201,
+    );
+    assert!(turn["catalog"].is_array(), "{turn}");
+    let skills = ok(daemon.get("/api/skills"), 200);
+    let active = skills["items"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .filter(|s| s["active"] == true)
+        .count();
+    assert!(active > 0, "{skills}");
+    let cached = |data: &Path| -> Vec<usize> {
+        let root = data.join("cache/skill-vectors");
+        let mut counts: Vec<usize> = std::fs::read_dir(&root)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|model| std::fs::read_dir(model.path()).map_or(0, Iterator::count))
+                    .collect()
+            })
+            .unwrap_or_default();
+        counts.sort();
+        counts
+    };
+    assert_eq!(cached(data.path()), vec![active]);
     daemon.stop();
     let logged = std::fs::read_to_string(&log).expect("log");
     assert!(logged.contains("sentence encoder: model tiny"), "{logged}");

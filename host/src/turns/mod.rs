@@ -25,7 +25,8 @@ pub mod input;
 mod open;
 mod script;
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use engram_strategies::model::Role;
 use serde::Serialize;
@@ -41,14 +42,16 @@ pub use script::ScriptResult;
 
 use crate::config::ConfigFile;
 use crate::credentials::Principal;
+use crate::embed::active::ActiveEncoder;
 use crate::gate::{AuditEntry, AuditQuery, Caller, Decision, Gate, GateError, Turn, TurnState};
 use crate::memory::MAX_MESSAGE_BYTES;
 use crate::memory::Retrieval;
 use crate::memory::StoreError;
 use crate::memory::{Memory, MemoryError};
 use crate::routing::SkillRouter;
+use crate::routing::skill_vectors::SkillVectors;
 use crate::runtime::Runtime;
-use crate::skills::Library;
+use crate::skills::{CatalogEntry, Library};
 use crate::tools::HostTools;
 
 /// The longest tool name accepted (the gate's own bound on names in a turn).
@@ -102,6 +105,12 @@ pub struct TurnService {
     gate: Arc<Gate>,
     skills: Library,
     router: SkillRouter,
+    /// The installed sentence encoder, if any: routing by meaning with it.
+    encoder: Arc<ActiveEncoder>,
+    /// The skills' vectors from it, cached under this directory; made on first use,
+    /// `None` when the static table serves.
+    skill_vector_cache: PathBuf,
+    skill_vectors: OnceLock<Option<SkillVectors>>,
     memory: Arc<Memory>,
     tools: HostTools,
     /// Runs the invoked skill's scripts. Its `tools.invoke` comes back here through
@@ -120,6 +129,8 @@ impl TurnService {
         memory: Arc<Memory>,
         config: Arc<ConfigFile>,
         runtime: Arc<Runtime>,
+        encoder: Arc<ActiveEncoder>,
+        skill_vector_cache: PathBuf,
     ) -> Arc<TurnService> {
         Arc::new(TurnService {
             tools: HostTools::new(memory.clone(), skills.clone(), config.clone()),
@@ -127,9 +138,32 @@ impl TurnService {
             gate,
             skills,
             router: SkillRouter::default(),
+            encoder,
+            skill_vector_cache,
+            skill_vectors: OnceLock::new(),
             memory,
             runtime,
         })
+    }
+
+    /// The skills' vectors from the installed encoder, `None` with the static table.
+    fn skill_vectors(&self) -> Option<&SkillVectors> {
+        self.skill_vectors
+            .get_or_init(|| {
+                let encoder = self.encoder.encoder()?;
+                let name = self.encoder.status().name;
+                Some(SkillVectors::new(encoder, &name, &self.skill_vector_cache))
+            })
+            .as_ref()
+    }
+
+    /// Builds the router over the active skills now (with the encoder, embedding the
+    /// skills not cached yet), so that the first turn does not wait for it.
+    pub fn warm_router(&self) {
+        if let Ok((entries, _)) = self.skills.catalog() {
+            let active: Vec<CatalogEntry> = entries.into_iter().filter(|e| e.active).collect();
+            self.router.for_catalog(&active, self.skill_vectors());
+        }
     }
 
     /// `user`'s turn, where it stands now, and its decisions. Another user's turn is

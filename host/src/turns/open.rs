@@ -129,6 +129,27 @@ pub struct GrantView {
 }
 
 impl TurnService {
+    /// Routes `text` over `entries` (the active skills), by meaning with the installed
+    /// encoder when there is one: the message is embedded once, here. An encoder that
+    /// fails on it leaves the turn routed by its words.
+    fn route(&self, entries: &[CatalogEntry], text: &str) -> Routing {
+        let vectors = self.skill_vectors();
+        let router = self.router.for_catalog(entries, vectors);
+        let query = match vectors {
+            Some(vectors) if !router.is_empty() => match vectors.encoder().embed(text) {
+                Ok(query) => Some(query),
+                Err(e) => {
+                    tracing::warn!(
+                        "routing by words alone: the message could not be embedded: {e}"
+                    );
+                    None
+                }
+            },
+            _ => None,
+        };
+        router.route_with(text, query.as_deref())
+    }
+
     /// Opens a turn for `message`, invoking the skill `invoke` says. Every refusal
     /// (another user's conversation, a skill that is missing, the gate full) comes
     /// before retrieval, which marks the memories it returns as used: a refused turn
@@ -158,7 +179,7 @@ impl TurnService {
                 }),
                 candidates: Vec::new(),
             },
-            Invoke::Routed => self.router.for_catalog(&entries).route(text),
+            Invoke::Routed => self.route(&entries, text),
         };
         let invoked = match &routing.invoked {
             Some(invocation) => Some((invocation.clone(), self.skills.invoke(&invocation.slug)?)),

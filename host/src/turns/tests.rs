@@ -11,6 +11,8 @@ use super::*;
 use crate::config::{Config, ToolLevel};
 use crate::credentials::Via;
 use crate::described::Described;
+use crate::embed::active::ActiveEncoder;
+use crate::embed::models::Models;
 use crate::events::EventBus;
 use crate::gate::{Caller, FixedPolicy, Policy, ReasonCode, Verdict};
 use crate::memory::open_memory;
@@ -63,7 +65,17 @@ fn fixture(policy: Policy) -> Fixture {
     );
     let runtime = Arc::new(Runtime::new(RuntimeOptions::default(), services).expect("runtime"));
     let config = Arc::new(ConfigFile::new(data.config_file()));
-    let turns = TurnService::new(gate.clone(), skills.clone(), memory, config, runtime);
+    // No model installed: the static table routes, as on a fresh install.
+    let encoder = Arc::new(ActiveEncoder::new(Models::new(data.models_dir()), None));
+    let turns = TurnService::new(
+        gate.clone(),
+        skills.clone(),
+        memory,
+        config,
+        runtime,
+        encoder,
+        data.skill_vectors_dir(),
+    );
     Fixture {
         _dir: dir,
         plugin_tools,

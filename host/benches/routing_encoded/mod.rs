@@ -1,0 +1,229 @@
+//! e. Routing with the sentence encoder (issue 29, point 2), when `ENGRAM_BENCH_MODEL`
+//! names a model directory: each tool's skill is embedded once
+//! ([`RoutableSkill::meaning_text`]), each message once, and the router's meaning part
+//! is the encoder's cosine instead of the static table's.
+//!
+//! The meaning's weight is chosen on the even rows of `queries-dev.csv` (best top-1)
+//! and reported on the odd rows, beside the static router and the lexical router on
+//! the same rows. The invocation rule is then cross-validated as in section c, over
+//! the routing with that weight.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use engram::embed::encoder::Encoder;
+use engram::routing::skill_vectors::SkillVectors;
+use engram::routing::{EncodedSkills, Router, RouterConfig, Routing};
+
+use super::common::Table;
+use super::{Data, percent, routing_rule, skills};
+
+/// The meaning's weights tried (section a's static router uses 6).
+const WEIGHTS: [f32; 8] = [0.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0];
+
+/// Every message of the data embedded once, by text.
+struct Embedded {
+    skills: EncodedSkills,
+    messages: HashMap<String, Vec<f32>>,
+}
+
+impl Embedded {
+    /// Embeds the skills and messages, with the daemon's cache of skill vectors kept
+    /// under target/ so that a second run embeds nothing.
+    fn load(dir: &Path, data: &Data, table: &mut Table) -> Embedded {
+        let encoder = Arc::new(Encoder::load(dir).unwrap_or_else(|e| panic!("{e}")));
+        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-vectors");
+        let vectors = SkillVectors::new(encoder.clone(), "bench", &cache);
+        let routable = skills(&data.tools);
+        let started = Instant::now();
+        let skills = vectors.for_skills(&routable);
+        let skills_time = started.elapsed();
+        let mut texts: Vec<&str> = data.queries.iter().map(|(q, _)| q.as_str()).collect();
+        texts.extend(data.awareness.iter().map(|(q, _, _)| q.as_str()));
+        texts.sort_unstable();
+        texts.dedup();
+        eprintln!(
+            "e. embedding {} messages (cached in {})...",
+            texts.len(),
+            cache.display()
+        );
+        let started = Instant::now();
+        let embedded = vectors.for_texts(&texts);
+        let messages_time = started.elapsed();
+        table.row(
+            "embedding: skills / messages (batches of 32; a cached run reads them)",
+            &format!(
+                "{} in {:.1} s / {} in {:.1} s",
+                data.tools.len(),
+                skills_time.as_secs_f64(),
+                texts.len(),
+                messages_time.as_secs_f64()
+            ),
+            "",
+            "",
+        );
+        let messages = texts
+            .into_iter()
+            .zip(embedded)
+            .filter_map(|(text, v)| Some((text.to_string(), v?.as_ref().clone())))
+            .collect();
+        Embedded { skills, messages }
+    }
+
+    fn router(&self, data: &Data, config: RouterConfig) -> Router {
+        Router::with_encoded(skills(&data.tools), config, &self.skills)
+    }
+
+    fn route(&self, router: &Router, message: &str) -> Routing {
+        router.route_with(message, self.messages.get(message).map(Vec::as_slice))
+    }
+}
+
+/// Top-1 and top-5 hits of `route` over the queries of one parity.
+fn accuracy(data: &Data, odd: bool, route: impl Fn(&str) -> Routing) -> (f64, f64) {
+    let (mut n, mut top1, mut top5) = (0usize, 0usize, 0usize);
+    for (row, (query, tool)) in data.queries.iter().enumerate() {
+        if (row % 2 == 1) != odd {
+            continue;
+        }
+        let routing = route(query);
+        n += 1;
+        top1 += usize::from(routing.candidates.first().is_some_and(|c| c.slug == *tool));
+        top5 += usize::from(routing.candidates.iter().any(|c| c.slug == *tool));
+    }
+    (top1 as f64 / n.max(1) as f64, top5 as f64 / n.max(1) as f64)
+}
+
+pub fn section(data: &Data, table: &mut Table) {
+    let Some(dir) = super::common::bench_model("routing with the sentence encoder") else {
+        table.section("e. routing with the sentence encoder: skipped (ENGRAM_BENCH_MODEL unset)");
+        return;
+    };
+    table.section(&format!(
+        "e. routing with the sentence encoder ({}), meaning weight chosen on the even rows, reported on the odd",
+        dir.display()
+    ));
+    let embedded = Embedded::load(&dir, data, table);
+    let ranked = |weight: f32| RouterConfig {
+        semantic_weight: weight,
+        min_confidence: 0.0,
+        top_k: super::TOP_K,
+        ..RouterConfig::default()
+    };
+    let mut best = (WEIGHTS[0], -1.0);
+    for weight in WEIGHTS {
+        let router = embedded.router(data, ranked(weight));
+        let (top1, top5) = accuracy(data, false, |q| embedded.route(&router, q));
+        eprintln!(
+            "e. weight {weight}: even rows top-1 {}, top-5 {}",
+            percent(top1),
+            percent(top5)
+        );
+        if top1 > best.1 {
+            best = (weight, top1);
+        }
+    }
+    let weight = best.0;
+    let encoded = embedded.router(data, ranked(weight));
+    let (top1, top5) = accuracy(data, true, |q| embedded.route(&encoded, q));
+    let static_router = Router::with_config(
+        skills(&data.tools),
+        ranked(engram::routing::SEMANTIC_WEIGHT),
+    );
+    let (static1, static5) = accuracy(data, true, |q| static_router.route(q));
+    let lexical = Router::with_config(skills(&data.tools), ranked(0.0));
+    let (lexical1, lexical5) = accuracy(data, true, |q| lexical.route(q));
+    table.row(
+        &format!("held-out top-1 / top-5, encoder (weight {weight}, chosen)"),
+        &format!("{} / {}", percent(top1), percent(top5)),
+        &format!(
+            "static table {} / {}; lexical alone {} / {}",
+            percent(static1),
+            percent(static5),
+            percent(lexical1),
+            percent(lexical5)
+        ),
+        &format!(
+            "{:+.1} points top-1 over the static table",
+            (top1 - static1) * 100.0
+        ),
+    );
+    // The daemon's router with a model: RouterConfig::encoded, its rule included.
+    let daemon = embedded.router(data, RouterConfig::encoded());
+    let (mut right, mut positives, mut fired, mut negatives) = (0, 0, 0, 0);
+    for (row, (query, tool)) in data.queries.iter().enumerate() {
+        if row % 2 == 1 {
+            positives += 1;
+            let invoked = embedded.route(&daemon, query).invoked;
+            right += usize::from(invoked.is_some_and(|i| i.slug == *tool));
+        }
+    }
+    for (row, (query, positive, _)) in data.awareness.iter().enumerate() {
+        if row % 2 == 1 && !positive {
+            negatives += 1;
+            fired += usize::from(embedded.route(&daemon, query).invoked.is_some());
+        }
+    }
+    let (low, high) = routing_rule::wilson(fired, negatives);
+    table.row(
+        "the daemon's router with a model (RouterConfig::encoded), odd rows: invoked-correct / false triggers",
+        &format!(
+            "{} / {} ({fired} of {negatives})",
+            percent(right as f64 / positives.max(1) as f64),
+            percent(fired as f64 / negatives.max(1) as f64)
+        ),
+        &format!("95% CI {}-{}", percent(low), percent(high)),
+        "",
+    );
+
+    eprintln!("e. cross-validating the invocation rule with the encoder...");
+    let observed = embedded.router(
+        data,
+        RouterConfig {
+            top_k: 2,
+            ..ranked(weight)
+        },
+    );
+    let (positives, negatives) = routing_rule::observe_with(data, |q| embedded.route(&observed, q));
+    for (label, rules) in [
+        (
+            "minimum, coverage, cosine and its lead",
+            routing_rule::grid_encoded(),
+        ),
+        ("minimum, margin and coverage", routing_rule::grid(false)),
+        ("one threshold", routing_rule::grid(true)),
+    ] {
+        let report = routing_rule::cross_validate(&positives, &negatives, &rules);
+        let (ft, ft_sd, ft_min, ft_max) = routing_rule::spread(&report.false_triggers);
+        let (ic, ic_sd, ic_min, ic_max) = routing_rule::spread(&report.invoked_correct);
+        let (low, high) = routing_rule::wilson(report.pooled.0, report.pooled.1);
+        table.row(
+            &format!("encoder, {label}: held-out false triggers / invoked-correct"),
+            &format!(
+                "{} ± {} / {} ± {}",
+                percent(ft),
+                percent(ft_sd),
+                percent(ic),
+                percent(ic_sd)
+            ),
+            &format!(
+                "folds {}-{} / {}-{}",
+                percent(ft_min),
+                percent(ft_max),
+                percent(ic_min),
+                percent(ic_max)
+            ),
+            &format!(
+                "pooled false triggers 95% CI {}-{}; chosen on all: confidence >= {:.2}, coverage >= {:.2}, cosine >= {:.2}, its lead >= {:.2}",
+                percent(low),
+                percent(high),
+                report.chosen.min_confidence,
+                report.chosen.min_coverage,
+                report.chosen.min_similarity,
+                report.chosen.min_similarity_margin
+            ),
+        );
+    }
+}
