@@ -25,6 +25,7 @@ const WEIGHTS: [f32; 8] = [0.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0];
 
 /// Every message of the data embedded once, by text.
 struct Embedded {
+    vectors: SkillVectors,
     skills: EncodedSkills,
     messages: HashMap<String, Vec<f32>>,
 }
@@ -69,7 +70,11 @@ impl Embedded {
             .zip(embedded)
             .filter_map(|(text, v)| Some((text.to_string(), v?.as_ref().clone())))
             .collect();
-        Embedded { skills, messages }
+        Embedded {
+            vectors,
+            skills,
+            messages,
+        }
     }
 
     fn router(&self, data: &Data, config: RouterConfig) -> Router {
@@ -178,6 +183,8 @@ pub fn section(data: &Data, table: &mut Table) {
         "",
     );
 
+    speed(&embedded, data, table);
+
     eprintln!("e. cross-validating the invocation rule with the encoder...");
     let observed = embedded.router(
         data,
@@ -224,6 +231,61 @@ pub fn section(data: &Data, table: &mut Table) {
                 report.chosen.min_similarity,
                 report.chosen.min_similarity_margin
             ),
+        );
+    }
+}
+
+/// A turn's routing with the model at [`super::LARGE`] skills: the message embedded
+/// (not cached: a turn embeds each message anew) and routed, against the static
+/// router on the same messages. CPU time of the calling thread; run with
+/// `RAYON_NUM_THREADS=1` for one core's figures.
+fn speed(embedded: &Embedded, data: &Data, table: &mut Table) {
+    let tools = super::synthetic(&data.tools, super::LARGE);
+    let routable = skills(&tools);
+    let started = Instant::now();
+    let encoded = embedded.vectors.for_skills(&routable);
+    eprintln!(
+        "e. {} skills embedded or read from the cache in {:.1} s",
+        routable.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let router = Router::with_encoded(routable.clone(), RouterConfig::encoded(), &encoded);
+    let static_router = Router::new(routable);
+    let encoder = embedded.vectors.encoder();
+    let messages: Vec<&str> = data
+        .queries
+        .iter()
+        .take(300)
+        .map(|(q, _)| q.as_str())
+        .collect();
+    let (mut with_model, mut with_table) = (Vec::new(), Vec::new());
+    for (i, message) in messages.iter().enumerate() {
+        let c = super::thread_cpu();
+        let query = encoder.embed(message).expect("embed a message");
+        std::hint::black_box(router.route_with(message, Some(&query)));
+        let spent = super::thread_cpu().saturating_sub(c);
+        let c = super::thread_cpu();
+        std::hint::black_box(static_router.route(message));
+        let spent_static = super::thread_cpu().saturating_sub(c);
+        // The first messages warm the caches.
+        if i >= 20 {
+            with_model.push(spent);
+            with_table.push(spent_static);
+        }
+    }
+    for (label, p) in [("p50", 0.50), ("p95", 0.95)] {
+        let (m, t) = (
+            super::quantile(&mut with_model, p),
+            super::quantile(&mut with_table, p),
+        );
+        table.row(
+            &format!(
+                "embed + route {label}, {} skills, CPU time of the thread",
+                super::LARGE
+            ),
+            &super::micros(m),
+            &format!("{} static table (route alone)", super::micros(t)),
+            &super::common::ratio(m, t),
         );
     }
 }
