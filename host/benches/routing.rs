@@ -22,6 +22,9 @@
 //! d. Speed: index build time and routing latency p50/p95 with the 199 tools and with
 //!    1,000 skills (the 199 plus 801 synthesised by recombining names and halves of
 //!    descriptions, from a fixed seed).
+//! e. Everyday messages that need no skill (`routing_everyday`): false triggers on
+//!    `tests/fixtures/routing/needs-no-skill.jsonl` over the 199 tools and over the
+//!    registry mirror's skills.
 //!
 //! The router's weights (the semantic part's too) were chosen on the even rows of both
 //! files; the odd rows are reported separately as the held-out half. Its minimum is
@@ -32,6 +35,7 @@
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+mod routing_everyday;
 mod routing_rank;
 mod routing_rule;
 
@@ -71,6 +75,7 @@ fn main() {
     ranking(&data, &mut table);
     invocation_rule(&data, &mut table);
     speed(&data, &mut table);
+    routing_everyday::report(&data, &mut table);
     println!();
     println!(
         "Intent routing benchmark ({} tools, {} queries, {} awareness queries; {:.0} s)",
