@@ -22,6 +22,13 @@
 //! d. Speed: index build time and routing latency p50/p95 with the 199 tools and with
 //!    1,000 skills (the 199 plus 801 synthesised by recombining names and halves of
 //!    descriptions, from a fixed seed).
+//! e. Everyday messages that need no skill (`routing_everyday`): false triggers on
+//!    `tests/fixtures/routing/needs-no-skill.jsonl` over the 199 tools and over the
+//!    registry mirror's skills.
+//! f. With the sentence encoder of `ENGRAM_BENCH_MODEL` (`routing_encoded`): the
+//!    meaning's weight chosen on the even rows, top-1/top-5 on the odd ones beside the
+//!    static table, the daemon's rule with a model, the rule cross-validated, a turn's
+//!    embed + route at 1,000 skills, and section e's messages.
 //!
 //! The router's weights (the semantic part's too) were chosen on the even rows of both
 //! files; the odd rows are reported separately as the held-out half. Its minimum is
@@ -33,6 +40,7 @@
 #[allow(dead_code)]
 mod common;
 mod routing_encoded;
+mod routing_everyday;
 mod routing_rank;
 mod routing_rule;
 
@@ -71,8 +79,9 @@ fn main() {
     quality(&data, &mut table);
     ranking(&data, &mut table);
     invocation_rule(&data, &mut table);
-    routing_encoded::section(&data, &mut table);
     speed(&data, &mut table);
+    routing_everyday::report(&data, &mut table);
+    routing_encoded::section(&data, &mut table);
     println!();
     println!(
         "Intent routing benchmark ({} tools, {} queries, {} awareness queries; {:.0} s)",

@@ -22,7 +22,7 @@
 #[allow(dead_code)]
 mod common;
 
-use common::{percentile, time_n};
+use common::{percentile, skill_dirs, time_n};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -384,33 +384,6 @@ fn strictly_loads(dir: &Path) -> bool {
         ..Origin::dir(name)
     };
     load_skill(&bytes, origin).is_ok()
-}
-
-/// Every directory under `root` holding a SKILL.md (or skill.md), sorted.
-fn skill_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                stack.push(path);
-            } else if entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"))
-                && !out.contains(&dir)
-            {
-                out.push(dir.clone());
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The skill directory of each edge case, as `cases.json` names it (some hold no

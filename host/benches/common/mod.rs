@@ -352,3 +352,31 @@ pub fn time_n(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
     out.sort();
     out
 }
+
+/// Every directory under `root` holding a SKILL.md (or skill.md), sorted.
+#[allow(dead_code)] // the skills and routing benches read SKILL.md directories
+pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                stack.push(path);
+            } else if entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"))
+                && !out.contains(&dir)
+            {
+                out.push(dir.clone());
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,4 +1,4 @@
-//! e. Routing with the sentence encoder (issue 29, point 2), when `ENGRAM_BENCH_MODEL`
+//! f. Routing with the sentence encoder (issue 29, point 2), when `ENGRAM_BENCH_MODEL`
 //! names a model directory: each tool's skill is embedded once
 //! ([`RoutableSkill::meaning_text`]), each message once, and the router's meaning part
 //! is the encoder's cosine instead of the static table's.
@@ -18,7 +18,7 @@ use engram::routing::skill_vectors::SkillVectors;
 use engram::routing::{EncodedSkills, Router, RouterConfig, Routing};
 
 use super::common::Table;
-use super::{Data, percent, routing_rule, skills};
+use super::{Data, percent, routing_everyday, routing_rule, skills};
 
 /// The meaning's weights tried (section a's static router uses 6).
 const WEIGHTS: [f32; 8] = [0.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0];
@@ -103,11 +103,11 @@ fn accuracy(data: &Data, odd: bool, route: impl Fn(&str) -> Routing) -> (f64, f6
 
 pub fn section(data: &Data, table: &mut Table) {
     let Some(dir) = super::common::bench_model("routing with the sentence encoder") else {
-        table.section("e. routing with the sentence encoder: skipped (ENGRAM_BENCH_MODEL unset)");
+        table.section("f. routing with the sentence encoder: skipped (ENGRAM_BENCH_MODEL unset)");
         return;
     };
     table.section(&format!(
-        "e. routing with the sentence encoder ({}), meaning weight chosen on the even rows, reported on the odd",
+        "f. routing with the sentence encoder ({}), meaning weight chosen on the even rows, reported on the odd",
         dir.display()
     ));
     let embedded = Embedded::load(&dir, data, table);
@@ -122,7 +122,7 @@ pub fn section(data: &Data, table: &mut Table) {
         let router = embedded.router(data, ranked(weight));
         let (top1, top5) = accuracy(data, false, |q| embedded.route(&router, q));
         eprintln!(
-            "e. weight {weight}: even rows top-1 {}, top-5 {}",
+            "f. weight {weight}: even rows top-1 {}, top-5 {}",
             percent(top1),
             percent(top5)
         );
@@ -184,8 +184,9 @@ pub fn section(data: &Data, table: &mut Table) {
     );
 
     speed(&embedded, data, table);
+    everyday(&embedded, data, table);
 
-    eprintln!("e. cross-validating the invocation rule with the encoder...");
+    eprintln!("f. cross-validating the invocation rule with the encoder...");
     let observed = embedded.router(
         data,
         RouterConfig {
@@ -223,13 +224,17 @@ pub fn section(data: &Data, table: &mut Table) {
                 percent(ic_max)
             ),
             &format!(
-                "pooled false triggers 95% CI {}-{}; chosen on all: confidence >= {:.2}, coverage >= {:.2}, cosine >= {:.2}, its lead >= {:.2}",
+                "pooled false triggers 95% CI {}-{}; chosen on all: confidence >= {:.2}, coverage >= {:.2}, cosine >= {:.2}, its lead {}",
                 percent(low),
                 percent(high),
                 report.chosen.min_confidence,
                 report.chosen.min_coverage,
                 report.chosen.min_similarity,
-                report.chosen.min_similarity_margin
+                if report.chosen.min_similarity_margin == routing_rule::NO_MARGIN {
+                    "any".to_string()
+                } else {
+                    format!(">= {:.2}", report.chosen.min_similarity_margin)
+                }
             ),
         );
     }
@@ -245,7 +250,7 @@ fn speed(embedded: &Embedded, data: &Data, table: &mut Table) {
     let started = Instant::now();
     let encoded = embedded.vectors.for_skills(&routable);
     eprintln!(
-        "e. {} skills embedded or read from the cache in {:.1} s",
+        "f. {} skills embedded or read from the cache in {:.1} s",
         routable.len(),
         started.elapsed().as_secs_f64()
     );
@@ -288,4 +293,33 @@ fn speed(embedded: &Embedded, data: &Data, table: &mut Table) {
             &super::common::ratio(m, t),
         );
     }
+}
+
+/// Section e's everyday messages with the daemon's router with a model.
+fn everyday(embedded: &Embedded, data: &Data, table: &mut Table) {
+    let Some((messages, registry)) = routing_everyday::material() else {
+        return;
+    };
+    let texts: Vec<&str> = messages.iter().map(|m| m.text.as_str()).collect();
+    let vectors: HashMap<&str, Arc<Vec<f32>>> = texts
+        .iter()
+        .zip(embedded.vectors.for_texts(&texts))
+        .filter_map(|(text, v)| Some((*text, v?)))
+        .collect();
+    let metatool = embedded.router(data, RouterConfig::encoded());
+    let registry_vectors = embedded.vectors.for_skills(&registry);
+    let registry_router =
+        Router::with_encoded(registry.clone(), RouterConfig::encoded(), &registry_vectors);
+    let route = |router: &Router, message: &str| {
+        router.route_with(message, vectors.get(message).map(|v| v.as_slice()))
+    };
+    routing_everyday::both_catalogs(
+        "f",
+        [
+            (data.tools.len(), &|m: &str| route(&metatool, m)),
+            (registry.len(), &|m: &str| route(&registry_router, m)),
+        ],
+        &messages,
+        table,
+    );
 }

@@ -51,7 +51,8 @@ pub struct Rule {
     pub min_coverage: f32,
     /// The best candidate's cosine with the message (0: any).
     pub min_similarity: f32,
-    /// Its cosine's lead over the second candidate's (0: any).
+    /// Its cosine's lead over the second candidate's ([`NO_MARGIN`]: any; the second's
+    /// may be the higher, as for the confidence's margin).
     pub min_similarity_margin: f32,
 }
 
@@ -68,7 +69,7 @@ impl Rule {
         self.min_margin == NO_MARGIN
             && self.min_coverage == 0.0
             && self.min_similarity == 0.0
-            && self.min_similarity_margin == 0.0
+            && self.min_similarity_margin == NO_MARGIN
     }
 }
 
@@ -93,7 +94,7 @@ pub fn grid(threshold_only: bool) -> Vec<Rule> {
                     min_margin,
                     min_coverage,
                     min_similarity: 0.0,
-                    min_similarity_margin: 0.0,
+                    min_similarity_margin: NO_MARGIN,
                 });
             }
         }
@@ -108,7 +109,7 @@ pub fn grid_encoded() -> Vec<Rule> {
     for step in 0..=60 {
         for min_coverage in [0.0, 0.05, 0.1, 0.2] {
             for min_similarity in [0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] {
-                for min_similarity_margin in [0.0, 0.02, 0.05, 0.1] {
+                for min_similarity_margin in [NO_MARGIN, 0.0, 0.02, 0.05, 0.1] {
                     rules.push(Rule {
                         min_confidence: step as f32 / 5.0,
                         min_margin: NO_MARGIN,

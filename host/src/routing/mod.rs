@@ -107,11 +107,14 @@
 //! `ENGRAM_BENCH_MODEL` (all-MiniLM-L6-v2): [`ENCODED_SEMANTIC_WEIGHT`] gives the best
 //! top-1 on the even rows of `queries-dev.csv` (56.3%; 56.3% top-1 and 77.6% top-5 on
 //! the odd rows, against 50.7% and 73.1% for the static table), and the invocation
-//! rule, cross-validated as above with a minimum on how far the best candidate's
-//! cosine leads the second's among the signals, is what the folds choose on all the
-//! data: [`ENCODED_MIN_CONFIDENCE`], [`ENCODED_MIN_COVERAGE`],
-//! [`ENCODED_MIN_SIMILARITY_LEAD`] (held out: 9.7% ± 4.4% false triggers, 37.5% ±
-//! 1.7% invoked-correct).
+//! rule, cross-validated as above (a minimum on the best candidate's cosine, and on
+//! how far it leads the second's, were among the signals and not chosen), is what the
+//! folds choose on all the data: [`ENCODED_MIN_CONFIDENCE`] and
+//! [`ENCODED_MIN_COVERAGE`] (held out: 9.3% ± 5.0% false triggers, 39.5% ± 2.1%
+//! invoked-correct; the static router's, 9.8% ± 7.9% and 39.6% ± 2.1%). On the
+//! everyday messages of `tests/fixtures/routing/needs-no-skill.jsonl`, which neither
+//! rule was chosen on, it invokes a skill for half as many (MetaTool's 199 tools:
+//! 8.2% against 13.8%; the registry mirror's 136 skills: 5.6% against 11.0%).
 //!
 //! # Priority claims
 //!
@@ -151,11 +154,9 @@ pub const SEMANTIC_WEIGHT: f32 = 6.0;
 /// With an encoder ([`RouterConfig::encoded`]): the weight of its cosine.
 pub const ENCODED_SEMANTIC_WEIGHT: f32 = 16.0;
 /// With an encoder: the minimum confidence.
-pub const ENCODED_MIN_CONFIDENCE: f32 = 7.4;
+pub const ENCODED_MIN_CONFIDENCE: f32 = 7.2;
 /// With an encoder: the minimum coverage.
-pub const ENCODED_MIN_COVERAGE: f32 = 0.05;
-/// With an encoder: how far the best candidate's cosine must lead the second's.
-pub const ENCODED_MIN_SIMILARITY_LEAD: f32 = 0.02;
+pub const ENCODED_MIN_COVERAGE: f32 = 0.1;
 /// Candidates returned for debugging and display.
 pub const TOP_K: usize = 5;
 /// Added to a skill whose intent phrase the request contains; it also lifts the
@@ -336,9 +337,6 @@ pub struct RouterConfig {
     pub top_k: usize,
     /// The weight of the semantic part (0 turns it off).
     pub semantic_weight: f32,
-    /// How far the best candidate's cosine must lead the second's to be invoked
-    /// (`-inf`: no such minimum, the static table's rule).
-    pub min_similarity_lead: f32,
     /// The weight of the fuzzy (character n-gram) part (0 turns it off).
     pub fuzzy_weight: f32,
     /// BM25's term-frequency saturation.
@@ -358,7 +356,6 @@ impl RouterConfig {
             semantic_weight: ENCODED_SEMANTIC_WEIGHT,
             min_confidence: ENCODED_MIN_CONFIDENCE,
             min_coverage: ENCODED_MIN_COVERAGE,
-            min_similarity_lead: ENCODED_MIN_SIMILARITY_LEAD,
             ..RouterConfig::default()
         }
     }
@@ -371,7 +368,6 @@ impl Default for RouterConfig {
             min_coverage: MIN_COVERAGE,
             top_k: TOP_K,
             semantic_weight: SEMANTIC_WEIGHT,
-            min_similarity_lead: f32::NEG_INFINITY,
             fuzzy_weight: FUZZY_WEIGHT,
             k1: K1,
             field_weight: FIELD_WEIGHT,
@@ -934,13 +930,9 @@ impl Router {
                 .get(&touched[0])
                 .is_some_and(|(_, exact, _)| *exact);
             let min = self.config.min_confidence;
-            let lead = best.similarity - candidates.get(1).map_or(0.0, |c| c.similarity);
             let reason = if exact && best.score >= min {
                 Reason::Intent
-            } else if best.confidence >= min
-                && best.coverage >= self.config.min_coverage
-                && lead >= self.config.min_similarity_lead
-            {
+            } else if best.confidence >= min && best.coverage >= self.config.min_coverage {
                 Reason::Score
             } else {
                 return None;
@@ -1242,28 +1234,6 @@ mod tests {
         // Explicit invocation needs no vector.
         let explicit = router.route_with("/notes buy milk", None);
         assert_eq!(explicit.invoked.expect("explicit").slug, "notes");
-    }
-
-    #[test]
-    fn with_an_encoder_a_best_candidate_whose_meaning_does_not_lead_is_not_invoked() {
-        let skills = vec![
-            skill("weather", "Forecasts for any city: rain, wind."),
-            skill("pdf-tools", "Merge and split PDF documents."),
-        ];
-        let config = RouterConfig {
-            min_confidence: 0.0,
-            min_coverage: 0.0,
-            ..RouterConfig::encoded()
-        };
-        let router = Router::with_encoded(skills, config, &encoded());
-        let leading = router.route_with("rain", Some(&[0.99, 0.14, 0.0]));
-        assert_eq!(leading.invoked.expect("invoked").slug, "weather");
-        // Equally close to both: the words alone pick weather, but its meaning leads
-        // by less than the minimum.
-        let even = [0.6f32, 0.66, 0.06];
-        let tied = router.route_with("rain", Some(&even));
-        assert_eq!(tied.candidates[0].slug, "weather");
-        assert!(tied.invoked.is_none(), "{tied:?}");
     }
 
     fn with_intents(mut s: RoutableSkill, intents: &[&str]) -> RoutableSkill {
