@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use engram::routing::{RoutableSkill, Router, Routing};
+use engram::skills::format::paragraph::body_start;
 use engram::skills::load_skill_dir;
 use serde::Deserialize;
 
@@ -121,7 +122,10 @@ fn registry_skills(root: &Path) -> Result<Vec<RoutableSkill>, String> {
     dirs.iter()
         .map(|dir| {
             load_skill_dir(dir)
-                .map(|s| RoutableSkill::from_frontmatter(s.slug.as_str(), &s.frontmatter, true))
+                .map(|s| RoutableSkill {
+                    body_start: body_start(&s.body),
+                    ..RoutableSkill::from_frontmatter(s.slug.as_str(), &s.frontmatter, true)
+                })
                 .map_err(|e| format!("{}: {e}", dir.display()))
         })
         .collect()

@@ -11,6 +11,50 @@ use crate::skills::MAX_DESCRIPTION_CHARS;
 /// How much of the body the first paragraph is looked for in.
 pub const BODY_SCAN_BYTES: usize = 8 * 1024;
 
+/// Characters of the start of a body that routing by meaning reads: an encoder reads
+/// 256 tokens, and the frontmatter's fields come first.
+pub const BODY_START_CHARS: usize = 1_000;
+
+/// The prose at the start of `body`, on one line: fenced code and HTML comments left
+/// out, heading marks dropped, cut to [`BODY_START_CHARS`] at a word boundary. A
+/// skill's body is where it says what it is for, in more words than its description.
+pub fn body_start(body: &str) -> String {
+    let mut words: Vec<&str> = Vec::new();
+    let mut chars = 0;
+    let mut fence: Option<&str> = None;
+    let mut comment = false;
+    'lines: for raw in body.lines() {
+        let line = raw.trim();
+        if let Some(marker) = fence {
+            if line.starts_with(marker) {
+                fence = None;
+            }
+            continue;
+        }
+        if comment {
+            comment = !line.contains("-->");
+            continue;
+        }
+        if let Some(marker) = ["```", "~~~"].into_iter().find(|m| line.starts_with(m)) {
+            fence = Some(marker);
+            continue;
+        }
+        if line.starts_with("<!--") {
+            comment = !line.contains("-->");
+            continue;
+        }
+        for word in line.trim_start_matches('#').split_whitespace() {
+            let len = word.chars().count() + usize::from(!words.is_empty());
+            if chars + len > BODY_START_CHARS {
+                break 'lines;
+            }
+            chars += len;
+            words.push(word);
+        }
+    }
+    words.join(" ")
+}
+
 /// The first paragraph of `body` (already cut to [`BODY_SCAN_BYTES`]) on one line, or
 /// its first heading, or `None` when it has neither.
 pub(crate) fn first_paragraph(body: &str) -> Option<String> {
@@ -85,6 +129,24 @@ fn cut(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skills_body_start_is_the_prose_on_one_line_cut_at_a_word() {
+        let body = "# PDF tools\n\n<!-- generated\n by a tool -->\n```sh\nrm -rf /\n```\n\
+                    Merge, split and\n  extract PDF text.\n\n## Steps\nOpen the file.\n";
+        assert_eq!(
+            body_start(body),
+            "PDF tools Merge, split and extract PDF text. Steps Open the file."
+        );
+        let long = "word ".repeat(BODY_START_CHARS);
+        let cut = body_start(&long);
+        assert!(cut.chars().count() <= BODY_START_CHARS);
+        assert!(
+            cut.ends_with("word") && cut.len() > BODY_START_CHARS - 5,
+            "{cut}"
+        );
+        assert_eq!(body_start(""), "");
+    }
 
     #[test]
     fn skills_first_paragraph_skips_what_is_not_prose() {

@@ -84,19 +84,18 @@ pub fn parse_skill_with(bytes: &[u8], leniency: Leniency) -> Result<ParsedSkill,
 /// Parses the frontmatter of a file's first bytes (enough for the largest frontmatter
 /// allowed and [`BODY_SCAN_BYTES`] after it), leniently: listings never read a whole
 /// body, and find the description a full read would.
-pub(crate) fn parse_head(head: &[u8]) -> Result<(Frontmatter, Vec<Warning>), SkillError> {
+/// Returns the frontmatter, the warnings, and the start of the body
+/// ([`body_start`](super::paragraph::body_start)).
+pub(crate) fn parse_head(head: &[u8]) -> Result<(Frontmatter, Vec<Warning>, String), SkillError> {
     let Located {
         frontmatter,
         body,
         mut warnings,
     } = locate(head, Leniency::Lenient)?;
     let mut fm = parse_frontmatter(frontmatter, &mut warnings)?;
-    describe(
-        &mut fm,
-        window(body, head.len() - body.len())?,
-        &mut warnings,
-    );
-    Ok((fm, warnings))
+    let window = window(body, head.len() - body.len())?;
+    describe(&mut fm, window, &mut warnings);
+    Ok((fm, warnings, super::paragraph::body_start(window)))
 }
 
 /// Where a file's parts are, and the warnings the lenient reading earns.
@@ -237,8 +236,9 @@ mod tests {
 
     #[test]
     fn skills_parse_head_reads_only_the_frontmatter() {
-        let (fm, _) =
+        let (fm, _, body_start) =
             parse_head(b"---\nname: a\ndescription: d\n---\nbody cut in the midd").unwrap();
         assert_eq!(fm.name, "a");
+        assert_eq!(body_start, "body cut in the midd");
     }
 }

@@ -32,12 +32,23 @@ pub struct CatalogEntry {
     pub intents: Vec<String>,
     pub allowed_tools: Vec<String>,
     pub active: bool,
+    /// The prose at the start of the body, for routing by meaning
+    /// (`format::paragraph::body_start`); not listed.
+    #[serde(skip)]
+    pub body_start: String,
 }
 
 impl CatalogEntry {
-    /// The entry of the indexed skill `slug`, from its frontmatter.
-    pub(super) fn new(slug: String, entry: &IndexEntry, fm: Frontmatter) -> CatalogEntry {
+    /// The entry of the indexed skill `slug`, from its frontmatter and the start of
+    /// its body.
+    pub(super) fn new(
+        slug: String,
+        entry: &IndexEntry,
+        fm: Frontmatter,
+        body_start: String,
+    ) -> CatalogEntry {
         CatalogEntry {
+            body_start,
             summary: summarize(&fm.description),
             slug,
             id: entry.id.clone(),

@@ -250,9 +250,9 @@ impl Library {
         for (slug, entry) in index.skills {
             let head = entry.skill_id().and_then(|id| self.load_head_warned(&id));
             match head {
-                Ok((_, fm, warnings)) => {
+                Ok((_, fm, warnings, body_start)) => {
                     let fm = displayed(fm, &entry, &warnings);
-                    entries.push(CatalogEntry::new(slug, &entry, fm));
+                    entries.push(CatalogEntry::new(slug, &entry, fm, body_start));
                 }
                 Err(error) => problems.push(ScanProblem::new(entry.path, &error)),
             }
@@ -374,7 +374,7 @@ impl Library {
     pub(super) fn load_head_warned(
         &self,
         id: &SkillId,
-    ) -> Result<(Slug, Frontmatter, Vec<Warning>), LibraryError> {
+    ) -> Result<(Slug, Frontmatter, Vec<Warning>, String), LibraryError> {
         let (path, lowercase) = find_skill_file(&id.dir_in(&self.root))?;
         self.check_inside(&path)?;
         let size = path.metadata().map_err(LibraryError::io(&path))?.len();
@@ -389,12 +389,12 @@ impl Library {
         // for the part of the body a missing description is looked for in.
         let head = read_head(&path, MAX_FRONTMATTER_BYTES + 64 + BODY_SCAN_BYTES)
             .map_err(LibraryError::io(&path))?;
-        let (fm, mut warnings) = parse_head(&head)?;
+        let (fm, mut warnings, body_start) = parse_head(&head)?;
         let (slug, fm) = validate_frontmatter(fm, Origin::dir(id.slug().as_str()), &mut warnings)?;
         if lowercase {
             warnings.push(Warning::LowercaseFileName);
         }
-        Ok((slug, fm, warnings))
+        Ok((slug, fm, warnings, body_start))
     }
 
     pub(super) fn has_skill_file(dir: &Path) -> bool {

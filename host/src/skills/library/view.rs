@@ -85,16 +85,17 @@ impl Library {
 
     fn describe(&self, slug: String, entry: IndexEntry) -> InstalledSkill {
         let head = entry.skill_id().and_then(|id| {
-            let (_, fm, mut warnings) = self.load_head_warned(&id)?;
+            let (_, fm, mut warnings, body_start) = self.load_head_warned(&id)?;
             warnings.extend(self.tool_warnings(&fm.allowed_tools));
-            Ok((fm, warnings, self.file_sha256(&id)?))
+            Ok((fm, warnings, body_start, self.file_sha256(&id)?))
         });
         match head {
-            Ok((fm, warnings, file_sha256)) => InstalledSkill {
+            Ok((fm, warnings, body_start, file_sha256)) => InstalledSkill {
                 catalog: Some(CatalogEntry::new(
                     slug.clone(),
                     &entry,
                     displayed(fm, &entry, &warnings),
+                    body_start,
                 )),
                 warnings,
                 error: None,
