@@ -634,6 +634,8 @@ fn grid_points() -> Vec<Tuning> {
                                     for holder_bonus in HOLDER_BONUSES {
                                         points.push(Tuning {
                                             meaning_weight,
+                                            encoded_meaning_weight: Tuning::default()
+                                                .encoded_meaning_weight,
                                             coverage_weight,
                                             transcript_importance,
                                             fusion,

@@ -1,7 +1,7 @@
 //! What a process serving a data directory runs beside its requests (`engram serve`,
 //! `engram mcp --embedded`): the Second Brain's maintenance and the scheduler, each a
-//! loop on a timer whose passes run off the async workers, and the checkpoints of a
-//! clean stop.
+//! loop on a timer whose passes run off the async workers, the vector worker woken by
+//! the Second Brain's commits, and the checkpoints of a clean stop.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ pub fn spawn_loops(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
     vec![
         tokio::spawn(maintain(app.clone())),
         tokio::spawn(run_schedules(app.clone())),
+        tokio::spawn(embed(app.clone())),
     ]
 }
 
@@ -64,6 +65,57 @@ async fn maintain(app: Arc<App>) {
             }
             Ok(_) => {}
             Err(e) => tracing::error!("Second Brain maintenance panicked: {e}"),
+        }
+    }
+}
+
+/// With an installed sentence encoder, gives it to the Second Brain (retrieval reads
+/// meaning with it from then on) and embeds what has no vector of it: everything at
+/// the first start with a model (or with a new one), then what each commit wrote,
+/// pass after pass off the async workers while passes find more. Nothing without a
+/// model.
+async fn embed(app: Arc<App>) {
+    if app.memory.brain().is_err() {
+        return;
+    }
+    let loading = app.clone();
+    let given = crate::background::run(move || {
+        let encoder = loading.encoder.encoder()?;
+        loading.memory.brain().ok()?.set_encoder(encoder);
+        Some(())
+    })
+    .await;
+    if !matches!(given, Ok(Some(()))) {
+        return;
+    }
+    loop {
+        let worker = app.clone();
+        let pass =
+            crate::background::run(move || worker.memory.brain().map(|b| b.embed_pending())).await;
+        let more = match pass {
+            Ok(Ok(Ok(pass))) => {
+                if pass.memories + pass.messages > 0 {
+                    tracing::debug!(?pass, "Second Brain vectors written");
+                }
+                pass.more
+            }
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(
+                    "embedding the Second Brain's texts: {e} (tried again after the next write)"
+                );
+                false
+            }
+            Ok(Err(_)) => return,
+            Err(e) => {
+                tracing::error!("embedding the Second Brain's texts panicked: {e}");
+                false
+            }
+        };
+        if !more {
+            match app.memory.brain() {
+                Ok(brain) => brain.written().await,
+                Err(_) => return,
+            }
         }
     }
 }
