@@ -46,6 +46,7 @@
 //! / |evidence turns|, averaged over questions. Nothing is asserted: the figures are
 //! for the note, and ratios are what to compare between machines.
 
+mod brain_encoded;
 mod common;
 #[path = "../tests/support/http.rs"]
 mod http;
@@ -948,6 +949,20 @@ fn facts_quality(samples: &[Sample], points: &[Tuning], table: &mut Table) -> Op
         "",
         "",
     );
+    if let Some(model) = brain_encoded::Model::load() {
+        eprintln!("a. embedding the facts with {}...", model.dir().display());
+        let embedded = store_facts(samples);
+        model.embed_all(&embedded);
+        brain_encoded::compare(
+            "a. with the model",
+            samples,
+            &embedded,
+            &model,
+            &|_| NOW,
+            &|turns| turns.clone(),
+            table,
+        );
+    }
     if points.is_empty() {
         return None;
     }
@@ -1197,6 +1212,20 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
             scores.engram.n
         ));
         scores.report(&replay, speakers, table);
+        if let Some(model) = brain_encoded::Model::load() {
+            eprintln!("b. embedding the replay with {}...", model.dir().display());
+            let embedded = replay.subject.copy(NOW);
+            model.embed_all(&embedded);
+            brain_encoded::compare(
+                &format!("b. {} with the model", speakers.describe()),
+                samples,
+                &embedded,
+                &model,
+                &|sample| replay.asked_at[&sample.id],
+                &|turns| replay.dataset_turns(turns),
+                table,
+            );
+        }
         if !quick && !points.is_empty() {
             eprintln!("b. scoring the calibration grid...");
             let scores = grid_scores(samples, points, |tuning, sample| {

@@ -652,7 +652,7 @@ fn rank_with(
         kept.sort_by(|a, b| a.0.bm25.total_cmp(&b.0.bm25));
         for (rank, (m, recalled)) in kept.into_iter().enumerate() {
             let stored = vectors.memories.get(&m.record.id).map(Vec::as_slice);
-            let text = about(&m.record.summary);
+            let text = meaning::about(&m.record.summary);
             let signals = Signals::of(m.bm25, best, rank, (text, stored), query, tuning);
             candidates.push((
                 Source::Memory {
@@ -794,18 +794,6 @@ fn ranks(signals: &[Signals], value: impl Fn(&Signals) -> f64) -> Vec<usize> {
             signals.iter().filter(|o| value(o) > v).count()
         })
         .collect()
-}
-
-/// What a memory's summary is about, for its meaning: without the subject "User"
-/// (or "User's") the extractors start summaries with. The word stands for the
-/// speaker, never for a topic, and a query does not say it: left in, it would pull
-/// every memory's vector away from the query's, and a message saying the same
-/// without it would outrank the memory.
-pub(super) fn about(summary: &str) -> &str {
-    ["User's ", "User "]
-        .iter()
-        .find_map(|subject| summary.strip_prefix(subject))
-        .unwrap_or(summary)
 }
 
 fn id_of(source: &Source) -> &str {
@@ -979,7 +967,10 @@ fn add_by_meaning(
     let mut close: Vec<(f64, MemoryRecord)> = recent
         .into_iter()
         .filter_map(|record| {
-            let cos = closeness(about(&record.summary), vectors.memories.get(&record.id))?;
+            let cos = closeness(
+                meaning::about(&record.summary),
+                vectors.memories.get(&record.id),
+            )?;
             Some((cos, record))
         })
         .collect();

@@ -16,7 +16,7 @@ use std::sync::{Arc, RwLock};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::StoreError;
-use super::{Brain, retrieve};
+use super::{Brain, meaning};
 use crate::embed::encoder::Encoder;
 
 /// Texts embedded together: one run of the model.
@@ -65,7 +65,7 @@ enum Tier {
 impl Tier {
     /// Up to `limit` texts of this tier without a vector of `model`, after `after` in
     /// the order they were written: `(rowid, user, id, text)`. Memories are embedded
-    /// as retrieval reads them (`retrieve::about`); superseded and dismissed ones are
+    /// as retrieval reads them (`meaning::about`); superseded and dismissed ones are
     /// never retrieved, so never embedded.
     fn missing(
         self,
@@ -127,7 +127,7 @@ impl Tier {
 
     fn text_of(self, stored: &str) -> &str {
         match self {
-            Tier::Memories => retrieve::about(stored),
+            Tier::Memories => meaning::about(stored),
             Tier::Messages => stored,
         }
     }
