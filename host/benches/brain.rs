@@ -42,6 +42,10 @@
 //!    and, in the same run, with builtin:extract-llm against a stand-in endpoint on
 //!    loopback (the host's overhead of an LLM extractor).
 //!
+//! With `ENGRAM_BENCH_MODEL` (a model directory), a and b are measured again with the
+//! sentence encoder (`brain_encoded/`): every memory and message embedded, its weight
+//! chosen on the even questions, reported on the odd beside the static table.
+//!
 //! recall@5 of a question = |evidence turns among the turns behind the injected lines|
 //! / |evidence turns|, averaged over questions. Nothing is asserted: the figures are
 //! for the note, and ratios are what to compare between machines.
