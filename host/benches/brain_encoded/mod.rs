@@ -156,6 +156,23 @@ pub fn compare(
         "static table, same questions",
         static_odd.value(),
     );
+    // The shipped weight is one for every section (the even questions pooled): on the
+    // odd questions too, to compare.
+    let shipped = Tuning::default().encoded_meaning_weight;
+    let shipped_odd = half_recall(
+        samples,
+        embedded,
+        Some((model, shipped)),
+        Half::Odd,
+        asked_at,
+        turns,
+    );
+    table.recall_row(
+        &format!("{what}: recall@5 with the model, odd questions (shipped weight {shipped})"),
+        shipped_odd.value(),
+        "static table, same questions",
+        static_odd.value(),
+    );
     table.recall_row(
         &format!("{what}: recall@5 with the model, even questions (where it was chosen)"),
         even,
