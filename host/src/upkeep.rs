@@ -89,6 +89,7 @@ async fn embed(app: Arc<App>) {
         return;
     }
     loop {
+        let started = tokio::time::Instant::now();
         let worker = app.clone();
         let pass =
             crate::background::run(move || worker.memory.brain().map(|b| b.embed_pending())).await;
@@ -116,9 +117,16 @@ async fn embed(app: Arc<App>) {
                 Ok(brain) => brain.written().await,
                 Err(_) => return,
             }
+            // A pass looks through every row for one without a vector: a burst of
+            // writes is embedded together, at most one pass per gap, and meanwhile
+            // retrieval reads their meaning from the static table.
+            tokio::time::sleep_until(started + EMBED_GAP).await;
         }
     }
 }
+
+/// The least time between two passes of the vector worker that find nothing more.
+const EMBED_GAP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often the scheduler looks for due schedules (a run is at most this late).
 const SCHEDULES_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
