@@ -42,10 +42,15 @@
 //!    and, in the same run, with builtin:extract-llm against a stand-in endpoint on
 //!    loopback (the host's overhead of an LLM extractor).
 //!
+//! With `ENGRAM_BENCH_MODEL` (a model directory), a and b are measured again with the
+//! sentence encoder (`brain_encoded/`): every memory and message embedded, its weight
+//! chosen on the even questions, reported on the odd beside the static table.
+//!
 //! recall@5 of a question = |evidence turns among the turns behind the injected lines|
 //! / |evidence turns|, averaged over questions. Nothing is asserted: the figures are
 //! for the note, and ratios are what to compare between machines.
 
+mod brain_encoded;
 mod common;
 #[path = "../tests/support/http.rs"]
 mod http;
@@ -634,6 +639,8 @@ fn grid_points() -> Vec<Tuning> {
                                     for holder_bonus in HOLDER_BONUSES {
                                         points.push(Tuning {
                                             meaning_weight,
+                                            encoded_meaning_weight: Tuning::default()
+                                                .encoded_meaning_weight,
                                             coverage_weight,
                                             transcript_importance,
                                             fusion,
@@ -946,6 +953,20 @@ fn facts_quality(samples: &[Sample], points: &[Tuning], table: &mut Table) -> Op
         "",
         "",
     );
+    if let Some(model) = brain_encoded::Model::load() {
+        eprintln!("a. embedding the facts with {}...", model.dir().display());
+        let embedded = store_facts(samples);
+        model.embed_all(&embedded);
+        brain_encoded::compare(
+            "a. with the model",
+            samples,
+            &embedded,
+            &model,
+            &|_| NOW,
+            &|turns| turns.clone(),
+            table,
+        );
+    }
     if points.is_empty() {
         return None;
     }
@@ -1195,6 +1216,20 @@ fn end_to_end(all: &[Sample], points: &[Tuning], quick: bool, table: &mut Table)
             scores.engram.n
         ));
         scores.report(&replay, speakers, table);
+        if let Some(model) = brain_encoded::Model::load() {
+            eprintln!("b. embedding the replay with {}...", model.dir().display());
+            let embedded = replay.subject.copy(NOW);
+            model.embed_all(&embedded);
+            brain_encoded::compare(
+                &format!("b. {} with the model", speakers.describe()),
+                samples,
+                &embedded,
+                &model,
+                &|sample| replay.asked_at[&sample.id],
+                &|turns| replay.dataset_turns(turns),
+                table,
+            );
+        }
         if !quick && !points.is_empty() {
             eprintln!("b. scoring the calibration grid...");
             let scores = grid_scores(samples, points, |tuning, sample| {

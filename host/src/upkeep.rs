@@ -1,7 +1,7 @@
 //! What a process serving a data directory runs beside its requests (`engram serve`,
 //! `engram mcp --embedded`): the Second Brain's maintenance and the scheduler, each a
-//! loop on a timer whose passes run off the async workers, and the checkpoints of a
-//! clean stop.
+//! loop on a timer whose passes run off the async workers, the vector worker woken by
+//! the Second Brain's commits, and the checkpoints of a clean stop.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ pub fn spawn_loops(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
     vec![
         tokio::spawn(maintain(app.clone())),
         tokio::spawn(run_schedules(app.clone())),
+        tokio::spawn(embed(app.clone())),
     ]
 }
 
@@ -67,6 +68,65 @@ async fn maintain(app: Arc<App>) {
         }
     }
 }
+
+/// With an installed sentence encoder, gives it to the Second Brain (retrieval reads
+/// meaning with it from then on) and embeds what has no vector of it: everything at
+/// the first start with a model (or with a new one), then what each commit wrote,
+/// pass after pass off the async workers while passes find more. Nothing without a
+/// model.
+async fn embed(app: Arc<App>) {
+    if app.memory.brain().is_err() {
+        return;
+    }
+    let loading = app.clone();
+    let given = crate::background::run(move || {
+        let encoder = loading.encoder.encoder()?;
+        loading.memory.brain().ok()?.set_encoder(encoder);
+        Some(())
+    })
+    .await;
+    if !matches!(given, Ok(Some(()))) {
+        return;
+    }
+    loop {
+        let started = tokio::time::Instant::now();
+        let worker = app.clone();
+        let pass =
+            crate::background::run(move || worker.memory.brain().map(|b| b.embed_pending())).await;
+        let more = match pass {
+            Ok(Ok(Ok(pass))) => {
+                if pass.memories + pass.messages > 0 {
+                    tracing::debug!(?pass, "Second Brain vectors written");
+                }
+                pass.more
+            }
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(
+                    "embedding the Second Brain's texts: {e} (tried again after the next write)"
+                );
+                false
+            }
+            Ok(Err(_)) => return,
+            Err(e) => {
+                tracing::error!("embedding the Second Brain's texts panicked: {e}");
+                false
+            }
+        };
+        if !more {
+            match app.memory.brain() {
+                Ok(brain) => brain.written().await,
+                Err(_) => return,
+            }
+            // A pass looks through every row for one without a vector: a burst of
+            // writes is embedded together, at most one pass per gap, and meanwhile
+            // retrieval reads their meaning from the static table.
+            tokio::time::sleep_until(started + EMBED_GAP).await;
+        }
+    }
+}
+
+/// The least time between two passes of the vector worker that find nothing more.
+const EMBED_GAP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often the scheduler looks for due schedules (a run is at most this late).
 const SCHEDULES_EVERY: std::time::Duration = std::time::Duration::from_secs(2);

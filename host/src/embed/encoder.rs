@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 use tokenizers::utils::truncation::TruncationParams;
 
@@ -47,6 +48,8 @@ pub const MAX_WEIGHTS_BYTES: u64 = 2 << 30;
 const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Texts run through the model together, at most.
 const BATCH: usize = 32;
+/// Embedded to tell a model's versions apart ([`Encoder::version`]).
+const VERSION_PROBE: &str = "which version of the model is this";
 /// The fewest tokens a model must accept (`[CLS]`, `[SEP]` and a few words).
 const MIN_TOKENS: usize = 8;
 
@@ -221,6 +224,18 @@ impl Encoder {
     /// [`Encoder::max_tokens`]).
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, EncoderError> {
         Ok(self.encoding(text)?.get_ids().to_vec())
+    }
+
+    /// What tells this model's versions apart: a hash of its vector of a fixed
+    /// sentence (16 hex digits), so new weights under the same name give another key.
+    /// Empty when the model fails on that sentence.
+    pub fn version(&self) -> String {
+        self.embed(VERSION_PROBE)
+            .map(|v| {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                hex::encode(&Sha256::digest(&bytes)[..8])
+            })
+            .unwrap_or_default()
     }
 
     /// `text`'s unit vector.

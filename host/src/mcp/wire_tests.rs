@@ -56,7 +56,7 @@ macro_rules! variants {
 
 variants!(store: StoreError {
     NotFound(_), NoConversation(_), OtherUsers { .. }, Invalid { .. }, SecretRefused(_),
-    Import { .. }, Dangling(_), Open { .. }, Schema(_), Index(_), Sqlite(_),
+    Import { .. }, Dangling(_), Open { .. }, Schema(_), Index(_), Encoder(_), Sqlite(_),
 });
 variants!(facts: FactsError { NotFound(_), Invalid { .. }, SecretRefused(_), Io { .. } });
 variants!(memory: MemoryError { BrainDisabled { .. }, Brain(_), Facts(_), Lane(_) });
@@ -337,6 +337,10 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
     );
     t.store(|| StoreError::Schema(schema_too_new()), INTERNAL);
     t.store(|| StoreError::index_failure(sql_failure()), INTERNAL);
+    t.store(
+        || StoreError::Encoder(crate::embed::encoder::EncoderError::Run(PRIVATE.into())),
+        INTERNAL,
+    );
     t.store(|| StoreError::Sqlite(disk_full()), DISK_FULL);
     t.store(|| StoreError::Sqlite(sql_failure()), INTERNAL);
 

@@ -17,9 +17,6 @@ use sha2::{Digest, Sha256};
 use super::{EncodedSkills, RoutableSkill};
 use crate::embed::encoder::Encoder;
 
-/// Embedded to tell a model's versions apart.
-const VERSION_PROBE: &str = "which version of the model is this";
-
 /// The encoder's vectors of skills, cached.
 pub struct SkillVectors {
     encoder: Arc<Encoder>,
@@ -30,15 +27,8 @@ pub struct SkillVectors {
 impl SkillVectors {
     /// `cache_root` is `{data_dir}/cache/skill-vectors`.
     pub fn new(encoder: Arc<Encoder>, name: &str, cache_root: &Path) -> Self {
-        // The model's vector of a fixed sentence tells its versions apart: new weights
-        // under the same name give another one, so another cache.
-        let version = encoder
-            .embed(VERSION_PROBE)
-            .map(|v| {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                hex::encode(&Sha256::digest(&bytes)[..8])
-            })
-            .unwrap_or_default();
+        // New weights under the same name give another version, so another cache.
+        let version = encoder.version();
         SkillVectors {
             encoder,
             dir: cache_root.join(format!("{name}-{version}")),

@@ -33,6 +33,9 @@ pub enum StoreError {
     Schema(#[from] SchemaError),
     #[error("search index: {0}")]
     Index(#[from] IndexError),
+    /// The sentence encoder failed on texts the background worker embeds.
+    #[error("sentence encoder: {0}")]
+    Encoder(#[from] crate::embed::encoder::EncoderError),
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -83,6 +86,7 @@ impl crate::described::Described for StoreError {
             StoreError::Open { .. }
             | StoreError::Schema(_)
             | StoreError::Index(_)
+            | StoreError::Encoder(_)
             | StoreError::Sqlite(_) => Description::internal("Second Brain"),
         }
     }

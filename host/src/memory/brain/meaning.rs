@@ -45,3 +45,15 @@ pub fn similarity(a: &str, b: &str) -> f32 {
         _ => 0.0,
     }
 }
+
+/// What a memory's summary is about, for its meaning: without the subject "User"
+/// (or "User's") the extractors start summaries with. The word stands for the
+/// speaker, never for a topic, and a query does not say it: left in, it would pull
+/// every memory's vector away from the query's, and a message saying the same
+/// without it would outrank the memory.
+pub fn about(summary: &str) -> &str {
+    ["User's ", "User "]
+        .iter()
+        .find_map(|subject| summary.strip_prefix(subject))
+        .unwrap_or(summary)
+}

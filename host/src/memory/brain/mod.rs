@@ -27,6 +27,7 @@ pub mod store;
 mod text_index;
 mod tokenizer;
 pub mod transcript;
+pub mod vectors;
 mod word_counts;
 mod writer;
 
@@ -92,6 +93,8 @@ pub struct Brain {
     clock: Arc<dyn Clock>,
     /// Which secrets every write redacts (`redact.rs`).
     redaction: redact::Redaction,
+    /// The installed sentence encoder, once set (`vectors.rs`).
+    model: vectors::Slot,
 }
 
 impl Brain {
@@ -100,6 +103,7 @@ impl Brain {
             store: Store::open(path, events)?,
             clock,
             redaction: redact::Redaction::default(),
+            model: vectors::Slot::default(),
         })
     }
 
@@ -271,11 +275,12 @@ impl Brain {
                 .map(SearchHit::from)
                 .collect());
         }
-        let query = retrieve::Query::new(text);
+        let model = self.model();
+        let query = retrieve::Query::encoded(text, model.as_deref());
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();
-        let (memories, said) = self.store.read(|c| {
+        let candidates = self.store.read(|c| {
             let memories = if scope == SearchScope::All {
                 retrieve::text_matches(c, text, user, &query.terms, limit, limit, &tuning)?
             } else {
@@ -286,9 +291,9 @@ impl Brain {
             let messages: Vec<_> = said.iter().map(|m| &m.message).collect();
             let hidden = dismissal::hidden_messages(c, user, &messages)?;
             said.retain(|m| !hidden.contains(&m.message.id));
-            Ok((memories, said))
+            retrieve::Candidates::with_vectors(memories, said, c, user, &query, model.as_deref())
         })?;
-        let ranked = retrieve::rank_all(memories, said, &query, &tuning, self.now());
+        let ranked = retrieve::rank_all(candidates, &query, &tuning, self.now());
         Ok(ranked
             .into_iter()
             .take(limit)

@@ -3,7 +3,8 @@
 //!
 //! 1. The query's terms are its content words (`meaning::query_words`, from `engram_strategies::analyser`,
 //!    the analyser extraction and routing share); its meaning is the static MiniLM
-//!    vector of those words (`meaning.rs`).
+//!    vector of those words (`meaning.rs`) and, with an installed encoder, the model's
+//!    vector of the whole message, embedded once per retrieval.
 //! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
 //!    detail) and the user's transcript (bm25 over each message and its speaker's
 //!    name), both porter-stemmed; words common in an index are left out of its query
@@ -11,7 +12,9 @@
 //!    while that matches few enough rows for bm25 to score, else the rows holding all
 //!    of them (so that no query makes bm25 score a large part of a large index).
 //! 3. Each candidate's relevance fuses its bm25, relative to the best match of its
-//!    tier, with the cosine of its meaning and the query's and with its coverage of
+//!    tier, with the cosine of its meaning and the query's (the model's vectors when the
+//!    candidate has a stored one, `vectors.rs`, weighed by
+//!    [`Tuning::encoded_meaning_weight`]; else the static table's) and with its coverage of
 //!    the query (the share of the query's stems it holds, comparable across tiers):
 //!    `(bm25 + w * cos + c * coverage) / (1 + w + c)` ([`Fusion::Blend`];
 //!    reciprocal-rank fusion of the same signals, [`Fusion::Rrf`], is the
@@ -49,6 +52,7 @@ use super::store::q;
 use super::text_index::TextMatch;
 use super::text_index::{TextIndex, TextQuery};
 use super::transcript::{self, MessageMatch};
+use super::vectors::{Model, Stored};
 use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::memory::record::{MemoryRecord, MessageRecord};
@@ -74,8 +78,17 @@ const WEAK_RELATIVE: f64 = 0.7;
 /// others to show how the choice generalises.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tuning {
-    /// Weight of the meaning's cosine against the bm25 in a relevance.
+    /// Weight of the meaning's cosine against the bm25 in a relevance, for a
+    /// candidate whose meaning is the static table's.
     pub meaning_weight: f64,
+    /// The same for a candidate whose meaning is the installed encoder's (its stored
+    /// vector against the message's): the model's cosines are spread otherwise than
+    /// the table's (unrelated sentences score around 0.1 rather than 0), so they
+    /// have their own weight. 1.0: with all-MiniLM-L6-v2 on LoCoMo's even questions
+    /// (`cargo bench --bench brain -- e2e` with `ENGRAM_BENCH_MODEL`), the mean of
+    /// facts-only and both replays' recall was 55.4% at 1 and at 2, 54.8% at 0.5,
+    /// 54.4% at 4; 2 and 4 help with names and cost the replay without them.
+    pub encoded_meaning_weight: f64,
     /// Weight of the query's coverage (the share of its stems a candidate holds):
     /// unlike bm25 relative to its tier's best, it compares across tiers.
     pub coverage_weight: f64,
@@ -116,6 +129,7 @@ impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
             meaning_weight: 1.0,
+            encoded_meaning_weight: 1.0,
             coverage_weight: 1.0,
             transcript_importance: 0.4,
             fusion: Fusion::Blend,
@@ -160,6 +174,8 @@ pub struct Query {
     /// Their stems, for choosing a snippet's sentence.
     pub stems: BTreeSet<String>,
     pub vector: Option<Vec<f32>>,
+    /// The installed encoder's vector of the whole message, when there is one.
+    pub encoded: Option<Vec<f32>>,
 }
 
 impl Query {
@@ -169,13 +185,36 @@ impl Query {
             stems: snippet::stems(&terms),
             vector: meaning::vector(&terms),
             terms: terms.join(" "),
+            encoded: None,
         }
     }
 
-    fn closeness(&self, text: &str) -> f64 {
-        self.vector
-            .as_deref()
-            .map_or(0.0, |v| meaning::closeness(v, text))
+    /// The query with the encoder's vector of `text` as well (one run of the model).
+    /// An encoder that fails leaves the static table's meaning, with a warning.
+    pub fn encoded(text: &str, model: Option<&Model>) -> Query {
+        let mut query = Query::new(text);
+        if let Some(model) = model {
+            match model.encoder.embed(text) {
+                Ok(vector) => query.encoded = Some(vector),
+                Err(e) => tracing::warn!("retrieval's meaning from the static table: {e}"),
+            }
+        }
+        query
+    }
+
+    /// A candidate's closeness in meaning to the query and the weight it has: the dot
+    /// product of the encoder's vectors when both exist, else the static table's
+    /// cosine of `text`.
+    fn meaning(&self, text: &str, stored: Option<&[f32]>, tuning: &Tuning) -> (f64, f64) {
+        if let (Some(query), Some(stored)) = (self.encoded.as_deref(), stored) {
+            let cos = f64::from(crate::embed::dot(query, stored).max(0.0));
+            return (cos, tuning.encoded_meaning_weight);
+        }
+        let cos = match self.vector.as_deref() {
+            Some(v) if tuning.meaning_weight > 0.0 => meaning::closeness(v, text),
+            _ => 0.0,
+        };
+        (cos, tuning.meaning_weight)
     }
 
     /// The share of the query's stems `text` holds, 0.0 to 1.0.
@@ -442,14 +481,50 @@ impl Ranked {
 
 /// Both tiers' candidates, ranked (steps 3 to 5 of the module docs).
 pub(super) fn rank(
-    memories: Vec<TextMatch>,
-    said: Vec<MessageMatch>,
+    candidates: Candidates,
     query: &Query,
     tuning: &Tuning,
     now: i64,
     focus: &Focused,
 ) -> Vec<Ranked> {
-    rank_with(memories, said, query, tuning, now, false, Some(focus))
+    rank_with(candidates, query, tuning, now, false, Some(focus))
+}
+
+/// What words (and meaning) found in both tiers, with the stored vectors of those of
+/// them that have one.
+#[derive(Debug, Default)]
+pub(super) struct Candidates {
+    pub memories: Vec<TextMatch>,
+    pub said: Vec<MessageMatch>,
+    pub vectors: Stored,
+}
+
+impl Candidates {
+    /// Reads the stored vectors of the candidates, when the query has the model's.
+    pub fn with_vectors(
+        memories: Vec<TextMatch>,
+        said: Vec<MessageMatch>,
+        conn: &rusqlite::Connection,
+        user: &str,
+        query: &Query,
+        model: Option<&Model>,
+    ) -> Result<Candidates, StoreError> {
+        let vectors = match model {
+            Some(model) if query.encoded.is_some() => Stored::read(
+                conn,
+                user,
+                model,
+                memories.iter().map(|m| m.record.id.as_str()),
+                said.iter().map(|m| m.message.id.as_str()),
+            )?,
+            _ => Stored::default(),
+        };
+        Ok(Candidates {
+            memories,
+            said,
+            vectors,
+        })
+    }
 }
 
 /// What a message asks about and what its candidate messages say now (`focus.rs`).
@@ -534,27 +609,30 @@ impl Focused {
 /// Every candidate ranked as retrieval ranks them, subconscious memories included
 /// whatever the conscious ones (search shows every match and recalls nothing).
 pub(super) fn rank_all(
-    memories: Vec<TextMatch>,
-    said: Vec<MessageMatch>,
+    candidates: Candidates,
     query: &Query,
     tuning: &Tuning,
     now: i64,
 ) -> Vec<Source> {
-    rank_with(memories, said, query, tuning, now, true, None)
+    rank_with(candidates, query, tuning, now, true, None)
         .into_iter()
         .map(|r| r.source)
         .collect()
 }
 
 fn rank_with(
-    memories: Vec<TextMatch>,
-    said: Vec<MessageMatch>,
+    candidates: Candidates,
     query: &Query,
     tuning: &Tuning,
     now: i64,
     every_match: bool,
     focused: Option<&Focused>,
 ) -> Vec<Ranked> {
+    let Candidates {
+        memories,
+        said,
+        vectors,
+    } = candidates;
     let mut candidates: Vec<(Source, Signals)> = Vec::new();
     if let Some(best) = memories.iter().map(|m| m.bm25).reduce(f64::min) {
         let (conscious, subconscious): (Vec<TextMatch>, Vec<TextMatch>) = memories
@@ -576,7 +654,9 @@ fn rank_with(
             .collect();
         kept.sort_by(|a, b| a.0.bm25.total_cmp(&b.0.bm25));
         for (rank, (m, recalled)) in kept.into_iter().enumerate() {
-            let signals = Signals::of(m.bm25, best, rank, about(&m.record.summary), query, tuning);
+            let stored = vectors.memories.get(&m.record.id).map(Vec::as_slice);
+            let text = meaning::about(&m.record.summary);
+            let signals = Signals::of(m.bm25, best, rank, (text, stored), query, tuning);
             candidates.push((
                 Source::Memory {
                     record: m.record,
@@ -590,7 +670,9 @@ fn rank_with(
         let mut said = said;
         said.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
         for (rank, m) in said.into_iter().enumerate() {
-            let signals = Signals::of(m.bm25, best, rank, &m.message.content, query, tuning);
+            let stored = vectors.messages.get(&m.message.id).map(Vec::as_slice);
+            let text = m.message.content.as_str();
+            let signals = Signals::of(m.bm25, best, rank, (text, stored), query, tuning);
             candidates.push((Source::Message(m.message), signals));
         }
     }
@@ -651,6 +733,8 @@ struct Signals {
     /// Its place in its tier's bm25 order, from 0.
     rank: usize,
     cos: f64,
+    /// The weight of `cos`: the table's or the encoder's (`Tuning`).
+    weight: f64,
     coverage: f64,
 }
 
@@ -659,18 +743,16 @@ impl Signals {
         bm25: f64,
         best: f64,
         rank: usize,
-        text: &str,
+        (text, stored): (&str, Option<&[f32]>),
         query: &Query,
         tuning: &Tuning,
     ) -> Signals {
+        let (cos, weight) = query.meaning(text, stored, tuning);
         Signals {
             relative: relative(bm25, best),
             rank,
-            cos: if tuning.meaning_weight > 0.0 {
-                query.closeness(text)
-            } else {
-                0.0
-            },
+            cos,
+            weight,
             coverage: if tuning.coverage_weight > 0.0 {
                 query.coverage(text)
             } else {
@@ -682,23 +764,23 @@ impl Signals {
 
 /// Each candidate's relevance, 0.0 to 1.0, by `tuning.fusion`.
 fn fuse(signals: &[Signals], tuning: &Tuning) -> Vec<f64> {
-    let (w, c) = (tuning.meaning_weight, tuning.coverage_weight);
+    let c = tuning.coverage_weight;
     match tuning.fusion {
         Fusion::Blend => signals
             .iter()
-            .map(|s| (s.relative + w * s.cos + c * s.coverage) / (1.0 + w + c))
+            .map(|s| (s.relative + s.weight * s.cos + c * s.coverage) / (1.0 + s.weight + c))
             .collect(),
         Fusion::Rrf { k } => {
             let k = f64::from(k);
             let cos = ranks(signals, |s| s.cos);
             let coverage = ranks(signals, |s| s.coverage);
-            let first = (1.0 + w + c) / (k + 1.0);
             signals
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
                     let part = |weight: f64, rank: usize| weight / (k + 1.0 + rank as f64);
-                    (part(1.0, s.rank) + part(w, cos[i]) + part(c, coverage[i])) / first
+                    let first = (1.0 + s.weight + c) / (k + 1.0);
+                    (part(1.0, s.rank) + part(s.weight, cos[i]) + part(c, coverage[i])) / first
                 })
                 .collect()
         }
@@ -715,18 +797,6 @@ fn ranks(signals: &[Signals], value: impl Fn(&Signals) -> f64) -> Vec<usize> {
             signals.iter().filter(|o| value(o) > v).count()
         })
         .collect()
-}
-
-/// What a memory's summary is about, for its meaning: without the subject "User"
-/// (or "User's") the extractors start summaries with. The word stands for the
-/// speaker, never for a topic, and a query does not say it: left in, it would pull
-/// every memory's vector away from the query's, and a message saying the same
-/// without it would outrank the memory.
-fn about(summary: &str) -> &str {
-    ["User's ", "User "]
-        .iter()
-        .find_map(|subject| summary.strip_prefix(subject))
-        .unwrap_or(summary)
 }
 
 fn id_of(source: &Source) -> &str {
@@ -838,6 +908,9 @@ const MEANING_WINDOW: usize = 200;
 /// The cosine under which a text is no closer to the message than unrelated text is
 /// (the static vectors of two unrelated sentences score about 0 to 0.1).
 const MEANING_FLOOR: f64 = 0.1;
+/// The same for the installed encoder's cosines (all-MiniLM-L6-v2 scores unrelated
+/// sentences about 0 to 0.2).
+const ENCODED_MEANING_FLOOR: f64 = 0.25;
 /// Candidates found by meaning alone, per tier: the static vectors tell related from
 /// unrelated text, not the best of several related ones.
 const BY_MEANING: usize = 3;
@@ -850,11 +923,27 @@ fn add_by_meaning(
     conn: &rusqlite::Connection,
     user: &str,
     query: &Query,
+    model: Option<&Model>,
     memories: &mut Vec<TextMatch>,
     said: &mut Vec<MessageMatch>,
 ) -> Result<(), StoreError> {
-    let Some(vector) = query.vector.as_deref() else {
+    if query.vector.is_none() && query.encoded.is_none() {
         return Ok(());
+    }
+    // The encoder's cosine where the text has a stored vector, else the table's, each
+    // against its own floor.
+    let closeness = |text: &str, stored: Option<&Vec<f32>>| -> Option<f64> {
+        let (cos, floor) = match (query.encoded.as_deref(), stored) {
+            (Some(q), Some(v)) => (f64::from(crate::embed::dot(q, v)), ENCODED_MEANING_FLOOR),
+            _ => (
+                query
+                    .vector
+                    .as_deref()
+                    .map_or(0.0, |v| meaning::closeness(v, text)),
+                MEANING_FLOOR,
+            ),
+        };
+        (cos >= floor).then_some(cos)
     };
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {} FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND dismissed_at IS NULL
@@ -867,10 +956,26 @@ fn add_by_meaning(
             super::row::record_from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let latest = transcript::latest(conn, user, MEANING_WINDOW)?;
+    let vectors = match model {
+        Some(model) if query.encoded.is_some() => Stored::read(
+            conn,
+            user,
+            model,
+            recent.iter().map(|r| r.id.as_str()),
+            latest.iter().map(|m| m.id.as_str()),
+        )?,
+        _ => Stored::default(),
+    };
     let mut close: Vec<(f64, MemoryRecord)> = recent
         .into_iter()
-        .map(|record| (meaning::closeness(vector, about(&record.summary)), record))
-        .filter(|(cos, _)| *cos >= MEANING_FLOOR)
+        .filter_map(|record| {
+            let cos = closeness(
+                meaning::about(&record.summary),
+                vectors.memories.get(&record.id),
+            )?;
+            Some((cos, record))
+        })
         .collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
     memories.extend(
@@ -879,10 +984,12 @@ fn add_by_meaning(
             .take(BY_MEANING)
             .map(|(_, record)| TextMatch { record, bm25: 0.0 }),
     );
-    let mut close: Vec<(f64, MessageRecord)> = transcript::latest(conn, user, MEANING_WINDOW)?
+    let mut close: Vec<(f64, MessageRecord)> = latest
         .into_iter()
-        .map(|message| (meaning::closeness(vector, &message.content), message))
-        .filter(|(cos, _)| *cos >= MEANING_FLOOR)
+        .filter_map(|message| {
+            let cos = closeness(&message.content, vectors.messages.get(&message.id))?;
+            Some((cos, message))
+        })
         .collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
     said.extend(
@@ -908,10 +1015,11 @@ impl Brain {
         tuning: &Tuning,
     ) -> Result<Retrieval, StoreError> {
         let now = self.now();
-        let query = Query::new(message);
+        let model = self.model();
+        let query = Query::encoded(message, model.as_deref());
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
-        let (memories, said, focused) = self.store.read(|c| {
+        let (candidates, focused) = self.store.read(|c| {
             let focus = focus::focus(c, user, message)?;
             // The words the asked attributes are stated with find their statements
             // ("where am I living" finds "moved to Seattle"); ranking reads the
@@ -947,17 +1055,15 @@ impl Brain {
             )?;
             let mut said = said;
             if memories.is_empty() && said.is_empty() {
-                add_by_meaning(c, user, &query, &mut memories, &mut said)?;
+                add_by_meaning(c, user, &query, model.as_deref(), &mut memories, &mut said)?;
             }
             let messages: Vec<_> = said.iter().map(|m| &m.message).collect();
             let stale = focus::stale_turns(c, user, &messages, &focus)?;
-            Ok((memories, said, Focused { focus, stale }))
+            let candidates =
+                Candidates::with_vectors(memories, said, c, user, &query, model.as_deref())?;
+            Ok((candidates, Focused { focus, stale }))
         })?;
-        let mut lines = fit(
-            rank(memories, said, &query, tuning, now, &focused),
-            &query,
-            now,
-        );
+        let mut lines = fit(rank(candidates, &query, tuning, now, &focused), &query, now);
         self.mark_used(&mut lines, now)?;
         let block = lines
             .iter()
@@ -1035,6 +1141,7 @@ mod tests {
             relative: 1.0 / (rank + 1) as f64,
             rank,
             cos,
+            weight: Tuning::default().meaning_weight,
             coverage,
         }
     }
@@ -1067,7 +1174,12 @@ mod tests {
             coverage_weight: 0.25,
             ..Tuning::default()
         };
-        let fused = fuse(&[signals(1, 0.4, 1.0)], &tuning);
+        // The meaning's weight is the candidate's own: the table's or the encoder's.
+        let candidate = Signals {
+            weight: 0.5,
+            ..signals(1, 0.4, 1.0)
+        };
+        let fused = fuse(&[candidate], &tuning);
         assert!((fused[0] - (0.5 + 0.5 * 0.4 + 0.25) / 1.75).abs() < 1e-12);
     }
 }

@@ -338,6 +338,41 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX memories_by_holder ON memories (user_id, holder) WHERE holder IS NOT NULL;
     "#,
+    // 8: the installed sentence encoder's vectors of memories and messages
+    // (`vectors.rs`), written in the background after the text, each with the model
+    // version it came from (a vector of another version counts as missing). A vector
+    // goes with its text: deleted with the row, and when the text changes (an edit, a
+    // redaction), so that nothing forgotten survives as a vector.
+    r#"
+    CREATE TABLE memory_vectors (
+        user_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BLOB NOT NULL,
+        PRIMARY KEY (user_id, memory_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE message_vectors (
+        user_id     TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BLOB NOT NULL,
+        PRIMARY KEY (user_id, message_id)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER memory_vectors_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_vectors WHERE user_id = old.user_id AND memory_id = old.id;
+    END;
+    CREATE TRIGGER memory_vectors_update AFTER UPDATE OF summary, user_id ON memories
+        WHEN old.summary IS NOT new.summary OR old.user_id IS NOT new.user_id BEGIN
+        DELETE FROM memory_vectors WHERE user_id = old.user_id AND memory_id = old.id;
+    END;
+    CREATE TRIGGER message_vectors_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
+    END;
+    CREATE TRIGGER message_vectors_update AFTER UPDATE OF content, user_id ON messages
+        WHEN old.content IS NOT new.content OR old.user_id IS NOT new.user_id BEGIN
+        DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
+    END;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -556,5 +591,55 @@ mod tests {
             brain.search("default", "oolong", 5).expect("search").len(),
             1
         );
+    }
+
+    /// A database of version 7 with a memory and a message: both are embedded after
+    /// the upgrade (the backfill), and deleting them deletes their vectors.
+    #[test]
+    fn a_version_7_database_upgrades_and_its_texts_are_embedded() {
+        use crate::memory::brain::Brain;
+        use crate::time::ManualClock;
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second-brain.db");
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            super::super::tokenizer::register_token_count(&conn).expect("engram_tokens");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..7], "test").expect("version 7");
+            conn.execute_batch(
+                "INSERT INTO memories (id, user_id, memory_type, summary, scope, confidence, importance, durability, evidence, created_at, updated_at, last_seen_at, confidence_at)
+                 VALUES ('mem_old', 'default', 'preference', 'User likes oolong tea', 'durable', 0.9, 0.6, 0.8, 'direct', 1, 2, 1, 1);
+                 INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('c1', 'default', 5, 6);
+                 INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at)
+                    VALUES ('turn_a', 'c1', 'default', 1, 'user', 'Oolong again.', 5);",
+            )
+            .expect("version 7 data");
+        }
+        let brain = Brain::open(
+            &path,
+            Arc::new(ManualClock::new(10)),
+            crate::events::EventBus::default(),
+        )
+        .expect("upgrade");
+        let model = tempfile::tempdir().expect("model dir");
+        let mut rng = crate::test_rng::Rng(1);
+        crate::embed::tiny_bert::write(model.path(), &mut || rng.next());
+        let encoder = crate::embed::encoder::Encoder::load(model.path()).expect("tiny model");
+        brain.set_encoder(Arc::new(encoder));
+        let pass = brain.embed_pending().expect("backfill");
+        assert_eq!((pass.memories, pass.messages), (1, 1));
+        brain.clear("default").expect("clear");
+        let left: i64 = brain
+            .store()
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT (SELECT count(*) FROM memory_vectors) + (SELECT count(*) FROM message_vectors)",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
+            .expect("count");
+        assert_eq!(left, 0);
     }
 }

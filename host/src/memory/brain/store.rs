@@ -249,6 +249,11 @@ impl Store {
         self.writer.events()
     }
 
+    /// Told of every commit (`vectors.rs`'s worker waits on it).
+    pub fn committed(&self) -> &tokio::sync::Notify {
+        self.writer.committed()
+    }
+
     /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds. Every
     /// change to a memory writes a history row, so the rows this transaction added are
     /// exactly what to announce once it is committed, whichever code path made them.

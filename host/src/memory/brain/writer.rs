@@ -42,6 +42,9 @@ pub struct Writer {
     events: EventBus,
     /// Re-reads the rows each transaction changed once it has ended.
     text: Arc<TextIndex>,
+    /// Told of every commit: wakes the vector worker (`vectors.rs`). A permit is kept
+    /// while nobody waits, so commits in between wake it once. Boxed, as `state`.
+    committed: Box<tokio::sync::Notify>,
     /// Commits made, so that the tests can tell grouped writes shared one.
     #[cfg(test)]
     commits: AtomicUsize,
@@ -137,6 +140,7 @@ impl Writer {
             queued: AtomicUsize::new(0),
             events,
             text,
+            committed: Box::default(),
             #[cfg(test)]
             commits: AtomicUsize::new(0),
         }
@@ -144,6 +148,10 @@ impl Writer {
 
     pub fn events(&self) -> &EventBus {
         &self.events
+    }
+
+    pub fn committed(&self) -> &tokio::sync::Notify {
+        &self.committed
     }
 
     fn lock(&self) -> MutexGuard<'_, Box<State>> {
@@ -184,6 +192,7 @@ impl Writer {
         let mark = self.mark(&tx)?;
         let out = f(&tx)?;
         tx.commit()?;
+        self.committed.notify_one();
         #[cfg(test)]
         self.commits.fetch_add(1, Ordering::SeqCst);
         if let Some(mark) = mark {
@@ -263,6 +272,7 @@ impl Writer {
         }
         self.text.committed(&state.conn);
         if outcome.is_ok() {
+            self.committed.notify_one();
             #[cfg(test)]
             self.commits.fetch_add(1, Ordering::SeqCst);
             if let Some(mark) = group.mark {
