@@ -362,8 +362,19 @@ impl Memory {
 
     /// The memories to put before `message`; none with the fact store.
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, MemoryError> {
+        self.retrieve_embedded(user, message, None)
+    }
+
+    /// [`Memory::retrieve`] with the installed encoder's vector of `message`, when the
+    /// caller has it: a turn embeds its message once, to route it.
+    pub fn retrieve_embedded(
+        &self,
+        user: &str,
+        message: &str,
+        vector: Option<&[f32]>,
+    ) -> Result<Retrieval, MemoryError> {
         match &*self.backend {
-            Backend::Brain(brain) => Ok(brain.retrieve(user, message)?),
+            Backend::Brain(brain) => Ok(brain.retrieve_embedded(user, message, vector)?),
             Backend::Facts { .. } => Ok(Retrieval::default()),
         }
     }

@@ -302,9 +302,15 @@ impl TurnService {
 
     // ---- memory: the places the service reaches the memory store -------------------
 
-    /// The memories to put before `message` (none with the fact store).
-    fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, TurnError> {
-        Ok(self.memory.retrieve(user, message)?)
+    /// The memories to put before `message` (none with the fact store); `vector` is
+    /// the encoder's vector of it, when routing embedded it.
+    fn retrieve(
+        &self,
+        user: &str,
+        message: &str,
+        vector: Option<&[f32]>,
+    ) -> Result<Retrieval, TurnError> {
+        Ok(self.memory.retrieve_embedded(user, message, vector)?)
     }
 
     /// Refuses a conversation that is another user's, before a turn does anything.

@@ -130,9 +130,10 @@ pub struct GrantView {
 
 impl TurnService {
     /// Routes `text` over `entries` (the active skills), by meaning with the installed
-    /// encoder when there is one: the message is embedded once, here. An encoder that
-    /// fails on it leaves the turn routed by its words.
-    fn route(&self, entries: &[CatalogEntry], text: &str) -> Routing {
+    /// encoder when there is one: the message is embedded once, here, and its vector
+    /// returned for retrieval. An encoder that fails on it leaves the turn routed by
+    /// its words.
+    fn route(&self, entries: &[CatalogEntry], text: &str) -> (Routing, Option<Vec<f32>>) {
         let vectors = self.skill_vectors();
         let router = self.router.for_catalog(entries, vectors);
         let query = match vectors {
@@ -147,7 +148,7 @@ impl TurnService {
             },
             _ => None,
         };
-        router.route_with(text, query.as_deref())
+        (router.route_with(text, query.as_deref()), query)
     }
 
     /// Opens a turn for `message`, invoking the skill `invoke` says. Every refusal
@@ -169,16 +170,21 @@ impl TurnService {
             }
         };
         let text = message.text.as_str();
-        let routing = match invoke {
-            Invoke::Skill(slug) => Routing {
-                invoked: Some(Invocation {
-                    slug: slug.to_string(),
-                    reason: Reason::Explicit,
-                    confidence: None,
-                    message: text.to_string(),
-                }),
-                candidates: Vec::new(),
-            },
+        // `embedded`: the encoder's vector of the message, when routing made one;
+        // retrieval reads it rather than embed the message again.
+        let (routing, embedded) = match invoke {
+            Invoke::Skill(slug) => (
+                Routing {
+                    invoked: Some(Invocation {
+                        slug: slug.to_string(),
+                        reason: Reason::Explicit,
+                        confidence: None,
+                        message: text.to_string(),
+                    }),
+                    candidates: Vec::new(),
+                },
+                None,
+            ),
             Invoke::Routed => self.route(&entries, text),
         };
         let invoked = match &routing.invoked {
@@ -221,7 +227,7 @@ impl TurnService {
             return Err(e.into());
         }
 
-        let (retrieval, message_id) = match self.keep(&message) {
+        let (retrieval, message_id) = match self.keep(&message, embedded.as_deref()) {
             Ok(kept) => kept,
             Err(e) => {
                 // The memory block or the message the turn is for failed: no turn either.
@@ -258,10 +264,14 @@ impl TurnService {
     /// What a turn keeps once nothing can refuse it any more: the memory block
     /// (retrieved before the message is recorded, so that it does not find itself),
     /// and the recorded message's id.
-    fn keep(&self, message: &Message) -> Result<(Retrieval, Option<String>), TurnError> {
+    fn keep(
+        &self,
+        message: &Message,
+        embedded: Option<&[f32]>,
+    ) -> Result<(Retrieval, Option<String>), TurnError> {
         let (user, text) = (message.user.as_str(), message.text.as_str());
         let retrieval = if message.recall {
-            self.retrieve(user, text)?
+            self.retrieve(user, text, embedded)?
         } else {
             Retrieval::default()
         };

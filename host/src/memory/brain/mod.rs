@@ -276,7 +276,7 @@ impl Brain {
                 .collect());
         }
         let model = self.model();
-        let query = retrieve::Query::encoded(text, model.as_deref());
+        let query = retrieve::Query::encoded(text, model.as_deref(), None);
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();

@@ -189,14 +189,19 @@ impl Query {
         }
     }
 
-    /// The query with the encoder's vector of `text` as well (one run of the model).
-    /// An encoder that fails leaves the static table's meaning, with a warning.
-    pub fn encoded(text: &str, model: Option<&Model>) -> Query {
+    /// The query with the encoder's vector of `text` as well: `given` when the caller
+    /// embedded it already with the same model (a turn embeds its message once, for
+    /// routing), else one run of the model. An encoder that fails leaves the static
+    /// table's meaning, with a warning.
+    pub fn encoded(text: &str, model: Option<&Model>, given: Option<&[f32]>) -> Query {
         let mut query = Query::new(text);
         if let Some(model) = model {
-            match model.encoder.embed(text) {
-                Ok(vector) => query.encoded = Some(vector),
-                Err(e) => tracing::warn!("retrieval's meaning from the static table: {e}"),
+            match given.filter(|v| v.len() == model.encoder.dims()) {
+                Some(vector) => query.encoded = Some(vector.to_vec()),
+                None => match model.encoder.embed(text) {
+                    Ok(vector) => query.encoded = Some(vector),
+                    Err(e) => tracing::warn!("retrieval's meaning from the static table: {e}"),
+                },
             }
         }
         query
@@ -1004,7 +1009,18 @@ fn add_by_meaning(
 impl Brain {
     /// Chooses the lines to inject before a message (see the module docs).
     pub fn retrieve(&self, user: &str, message: &str) -> Result<Retrieval, StoreError> {
-        self.retrieve_tuned(user, message, &Tuning::default())
+        self.retrieve_embedded(user, message, None)
+    }
+
+    /// [`Brain::retrieve`] with the installed encoder's vector of `message`, when the
+    /// caller has it (the turn embedded the message to route it).
+    pub fn retrieve_embedded(
+        &self,
+        user: &str,
+        message: &str,
+        vector: Option<&[f32]>,
+    ) -> Result<Retrieval, StoreError> {
+        self.retrieve_with(user, message, vector, &Tuning::default())
     }
 
     /// [`Brain::retrieve`] with other ranking constants (the benchmark's calibration).
@@ -1014,9 +1030,19 @@ impl Brain {
         message: &str,
         tuning: &Tuning,
     ) -> Result<Retrieval, StoreError> {
+        self.retrieve_with(user, message, None, tuning)
+    }
+
+    fn retrieve_with(
+        &self,
+        user: &str,
+        message: &str,
+        vector: Option<&[f32]>,
+        tuning: &Tuning,
+    ) -> Result<Retrieval, StoreError> {
         let now = self.now();
         let model = self.model();
-        let query = Query::encoded(message, model.as_deref());
+        let query = Query::encoded(message, model.as_deref(), vector);
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
         let (candidates, focused) = self.store.read(|c| {

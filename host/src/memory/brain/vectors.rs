@@ -274,6 +274,26 @@ mod tests {
         (dir, encoder)
     }
 
+    #[test]
+    fn retrieval_reads_the_vector_a_turn_made_of_its_message_rather_than_embed_it_again() {
+        let (_dir, encoder) = tiny(5);
+        let model = Model {
+            version: encoder.version(),
+            encoder: encoder.clone(),
+        };
+        let message = "what do i drive";
+        let mut given = vec![0.0f32; encoder.dims()];
+        given[0] = 1.0;
+        let query = super::super::retrieve::Query::encoded(message, Some(&model), Some(&given));
+        assert_eq!(query.encoded.as_deref(), Some(given.as_slice()));
+        // Another model's vector (another length) is not read: the message is embedded.
+        let query = super::super::retrieve::Query::encoded(message, Some(&model), Some(&[1.0]));
+        assert_eq!(query.encoded, Some(encoder.embed(message).expect("embed")));
+        // Without a model the static table serves, whatever was given.
+        let query = super::super::retrieve::Query::encoded(message, None, Some(&given));
+        assert_eq!(query.encoded, None);
+    }
+
     fn count(f: &Fixture, table: &str) -> i64 {
         f.brain
             .store()
