@@ -11,7 +11,8 @@
 //! changes (schema 8): nothing forgotten survives as a vector.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -32,19 +33,45 @@ pub struct Model {
     pub version: String,
 }
 
-/// The Brain's model, if one is installed.
+/// The Brain's model, if one is installed, and where the worker's scan stands.
 #[derive(Default)]
-pub(super) struct Slot(RwLock<Option<Arc<Model>>>);
+pub(super) struct Slot {
+    model: RwLock<Option<Arc<Model>>>,
+    /// Boxed: the Brain is held by value beside the small fact store.
+    cursor: Box<Mutex<Cursor>>,
+}
 
 impl Slot {
     pub fn get(&self) -> Option<Arc<Model>> {
-        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.model.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn set(&self, model: Model) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(model));
+        *self.model.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(model));
     }
 }
+
+/// A scan of every row costs seconds at a million messages, so a pass starts where the
+/// last one stopped: rows written since have higher numbers, and memories changed
+/// since (an edit deletes its vector) have a newer `updated_at`. What a cursor cannot
+/// see (a row that took the number of a deleted one, a memory restored before it was
+/// ever embedded) waits for the full scan every [`RESCAN_EVERY`], reading its meaning
+/// from the static table meanwhile.
+#[derive(Default)]
+struct Cursor {
+    /// The model version the scan is for: another one starts from the beginning.
+    version: String,
+    /// Per tier, the last row looked at.
+    after: [i64; 2],
+    /// When this scan started from the beginning.
+    started: Option<Instant>,
+    /// The Brain's time when the last pass started: memories updated since are looked
+    /// at again.
+    pass_at: i64,
+}
+
+/// How often the worker looks through every row again.
+const RESCAN_EVERY: Duration = Duration::from_secs(3600);
 
 /// What a pass of the worker did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -72,19 +99,23 @@ impl Tier {
         conn: &Connection,
         model: &str,
         after: i64,
+        updated_since: i64,
         limit: usize,
     ) -> Result<Vec<(i64, String, String, String)>, StoreError> {
         let sql = match self {
             Tier::Memories => {
                 "SELECT m.rowid, m.user_id, m.id, m.summary FROM memories m
-                 WHERE m.rowid > ?2 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+                 WHERE (m.rowid > ?2 OR m.updated_at >= ?4)
+                   AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
                    AND NOT EXISTS (SELECT 1 FROM memory_vectors v
                        WHERE v.user_id = m.user_id AND v.memory_id = m.id AND v.model = ?1)
                  ORDER BY m.rowid LIMIT ?3"
             }
             Tier::Messages => {
+                // Messages are not edited; a redacted one ("[forgotten]") needs no
+                // meaning. `?4` is unused.
                 "SELECT m.n, m.user_id, m.id, m.content FROM messages m
-                 WHERE m.n > ?2
+                 WHERE m.n > ?2 AND ?4 = ?4
                    AND NOT EXISTS (SELECT 1 FROM message_vectors v
                        WHERE v.user_id = m.user_id AND v.message_id = m.id AND v.model = ?1)
                  ORDER BY m.n LIMIT ?3"
@@ -92,7 +123,7 @@ impl Tier {
         };
         let mut stmt = conn.prepare_cached(sql)?;
         let rows = stmt
-            .query_map(params![model, after, limit as i64], |r| {
+            .query_map(params![model, after, limit as i64, updated_since], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -211,9 +242,24 @@ impl Brain {
         let Some(model) = self.model() else {
             return Ok(pass);
         };
+        let mut cursor = self.model.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        let rescan = cursor.version != model.version
+            || cursor.started.is_none_or(|t| t.elapsed() >= RESCAN_EVERY);
+        if rescan {
+            *cursor = Cursor {
+                version: model.version.clone(),
+                after: [0, 0],
+                started: Some(Instant::now()),
+                pass_at: 0,
+            };
+        }
+        // Memories updated since the last pass started (a margin for the clock's
+        // resolution): their vectors were deleted with their old text.
+        let updated_since = cursor.pass_at.saturating_sub(1_000);
+        let pass_at = self.now();
         let mut batches = 0;
-        for tier in [Tier::Memories, Tier::Messages] {
-            let mut after = 0;
+        for (index, tier) in [Tier::Memories, Tier::Messages].into_iter().enumerate() {
+            let mut after = cursor.after[index];
             loop {
                 if batches == BATCHES_PER_PASS {
                     pass.more = true;
@@ -221,11 +267,13 @@ impl Brain {
                 }
                 let rows = self
                     .store
-                    .read(|c| tier.missing(c, &model.version, after, BATCH))?;
+                    .read(|c| tier.missing(c, &model.version, after, updated_since, BATCH))?;
                 let Some(last) = rows.last() else {
                     break;
                 };
-                after = last.0;
+                // A memory updated behind the cursor does not move it back.
+                after = after.max(last.0);
+                cursor.after[index] = after;
                 batches += 1;
                 let texts: Vec<&str> = rows.iter().map(|r| tier.text_of(&r.3)).collect();
                 let vectors = model.encoder.embed_batch(&texts)?;
@@ -245,6 +293,7 @@ impl Brain {
                 }
             }
         }
+        cursor.pass_at = pass_at;
         Ok(pass)
     }
 
@@ -422,6 +471,37 @@ mod tests {
         assert_eq!(embedded, oldest);
         let second = f.brain.embed_pending().expect("pass");
         assert_eq!((second.messages, second.more), (5, false));
+    }
+
+    #[test]
+    fn a_pass_starts_where_the_last_stopped_and_still_sees_an_edit_behind_it() {
+        let f = fixture();
+        let (_model, encoder) = tiny(9);
+        f.brain.set_encoder(encoder);
+        let first = add(&f, "User likes jazz");
+        add(&f, "User likes long walks");
+        f.brain.embed_pending().expect("pass");
+        assert_eq!(count(&f, "memory_vectors"), 2);
+
+        // The edit deletes the first one's vector with its old text, behind the cursor.
+        f.brain
+            .edit(
+                "default",
+                &first,
+                crate::memory::MemoryEdit {
+                    summary: Some("User likes blues".into()),
+                    ..Default::default()
+                },
+            )
+            .expect("edit");
+        assert_eq!(count(&f, "memory_vectors"), 1);
+        say(&f, "c1", "A message written after the cursor.");
+        let pass = f.brain.embed_pending().expect("pass");
+        assert_eq!((pass.memories, pass.messages), (1, 1));
+        assert_eq!(count(&f, "memory_vectors"), 2);
+        // Nothing is left, and nothing embedded is embedded again.
+        let pass = f.brain.embed_pending().expect("pass");
+        assert_eq!((pass.memories, pass.messages), (0, 0));
     }
 
     #[test]
