@@ -680,19 +680,9 @@ fn invocation_rule(data: &Data, table: &mut Table) {
             &format!("folds {}-{}", percent(ic_min), percent(ic_max)),
             &goal(ic >= GOAL_INVOKED_CORRECT, "goal >= 45%"),
         );
-        let r = report.chosen;
         table.row(
             &format!("{label}: chosen on all the data"),
-            &format!(
-                "confidence >= {:.2}, margin {}, coverage >= {:.2}",
-                r.min_confidence,
-                if r.min_margin == routing_rule::NO_MARGIN {
-                    "any".to_string()
-                } else {
-                    format!(">= {:.2}", r.min_margin)
-                },
-                r.min_coverage
-            ),
+            &report.chosen.describe(),
             &format!(
                 "the router's: >= {:.2}, coverage >= {:.2}",
                 engram::routing::MIN_CONFIDENCE,

@@ -224,17 +224,10 @@ pub fn section(data: &Data, table: &mut Table) {
                 percent(ic_max)
             ),
             &format!(
-                "pooled false triggers 95% CI {}-{}; chosen on all: confidence >= {:.2}, coverage >= {:.2}, cosine >= {:.2}, its lead {}",
+                "pooled false triggers 95% CI {}-{}; chosen on all: {}",
                 percent(low),
                 percent(high),
-                report.chosen.min_confidence,
-                report.chosen.min_coverage,
-                report.chosen.min_similarity,
-                if report.chosen.min_similarity_margin == routing_rule::NO_MARGIN {
-                    "any".to_string()
-                } else {
-                    format!(">= {:.2}", report.chosen.min_similarity_margin)
-                }
+                report.chosen.describe()
             ),
         );
     }

@@ -65,6 +65,31 @@ impl Rule {
             && o.similarity_margin >= self.min_similarity_margin
     }
 
+    /// The rule as the tables print it; the cosine's minimums only when it has them.
+    pub fn describe(&self) -> String {
+        let at_least = |min: f32| {
+            if min == NO_MARGIN {
+                "any".to_string()
+            } else {
+                format!(">= {min:.2}")
+            }
+        };
+        let mut text = format!(
+            "confidence >= {:.2}, margin {}, coverage >= {:.2}",
+            self.min_confidence,
+            at_least(self.min_margin),
+            self.min_coverage
+        );
+        if self.min_similarity > 0.0 || self.min_similarity_margin != NO_MARGIN {
+            text.push_str(&format!(
+                ", cosine >= {:.2}, its lead {}",
+                self.min_similarity,
+                at_least(self.min_similarity_margin)
+            ));
+        }
+        text
+    }
+
     fn simple(&self) -> bool {
         self.min_margin == NO_MARGIN
             && self.min_coverage == 0.0

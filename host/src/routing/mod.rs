@@ -132,6 +132,7 @@ pub mod skill_vectors;
 
 pub use cached::SkillRouter;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
@@ -862,12 +863,12 @@ impl Router {
         let lexical: Vec<f32> = score.clone();
         let mut similarity = vec![0f32; n];
         let weight = self.config.semantic_weight;
-        let query = if self.encoded {
+        let query: Option<Cow<[f32]>> = if self.encoded {
             encoded_query
                 .filter(|q| q.len() == self.dims)
-                .map(<[f32]>::to_vec)
+                .map(Cow::Borrowed)
         } else {
-            embed::embeddings().embed(&words)
+            embed::embeddings().embed(&words).map(Cow::Owned)
         };
         if weight > 0.0
             && let Some(query) = query

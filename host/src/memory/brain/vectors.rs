@@ -102,31 +102,31 @@ impl Tier {
         updated_since: i64,
         limit: usize,
     ) -> Result<Vec<(i64, String, String, String)>, StoreError> {
-        let sql = match self {
-            Tier::Memories => {
-                "SELECT m.rowid, m.user_id, m.id, m.summary FROM memories m
-                 WHERE (m.rowid > ?2 OR m.updated_at >= ?4)
-                   AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
-                   AND NOT EXISTS (SELECT 1 FROM memory_vectors v
-                       WHERE v.user_id = m.user_id AND v.memory_id = m.id AND v.model = ?1)
-                 ORDER BY m.rowid LIMIT ?3"
-            }
-            Tier::Messages => {
-                // Messages are not edited; a redacted one ("[forgotten]") needs no
-                // meaning. `?4` is unused.
-                "SELECT m.n, m.user_id, m.id, m.content FROM messages m
-                 WHERE m.n > ?2 AND ?4 = ?4
-                   AND NOT EXISTS (SELECT 1 FROM message_vectors v
-                       WHERE v.user_id = m.user_id AND v.message_id = m.id AND v.model = ?1)
-                 ORDER BY m.n LIMIT ?3"
-            }
+        let read = |r: &rusqlite::Row| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?));
+        let rows = match self {
+            Tier::Memories => conn
+                .prepare_cached(
+                    "SELECT m.rowid, m.user_id, m.id, m.summary FROM memories m
+                     WHERE (m.rowid > ?2 OR m.updated_at >= ?4)
+                       AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+                       AND NOT EXISTS (SELECT 1 FROM memory_vectors v
+                           WHERE v.user_id = m.user_id AND v.memory_id = m.id AND v.model = ?1)
+                     ORDER BY m.rowid LIMIT ?3",
+                )?
+                .query_map(params![model, after, limit as i64, updated_since], read)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+            // Messages are not edited; a redacted one ("[forgotten]") needs no meaning.
+            Tier::Messages => conn
+                .prepare_cached(
+                    "SELECT m.n, m.user_id, m.id, m.content FROM messages m
+                     WHERE m.n > ?2
+                       AND NOT EXISTS (SELECT 1 FROM message_vectors v
+                           WHERE v.user_id = m.user_id AND v.message_id = m.id AND v.model = ?1)
+                     ORDER BY m.n LIMIT ?3",
+                )?
+                .query_map(params![model, after, limit as i64], read)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
         };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt
-            .query_map(params![model, after, limit as i64, updated_since], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
 
@@ -473,6 +473,19 @@ mod tests {
         assert_eq!((second.messages, second.more), (5, false));
     }
 
+    fn edit_summary(f: &Fixture, id: &str, summary: &str) {
+        f.brain
+            .edit(
+                "default",
+                id,
+                crate::memory::MemoryEdit {
+                    summary: Some(summary.into()),
+                    ..Default::default()
+                },
+            )
+            .expect("edit");
+    }
+
     #[test]
     fn a_pass_starts_where_the_last_stopped_and_still_sees_an_edit_behind_it() {
         let f = fixture();
@@ -484,16 +497,7 @@ mod tests {
         assert_eq!(count(&f, "memory_vectors"), 2);
 
         // The edit deletes the first one's vector with its old text, behind the cursor.
-        f.brain
-            .edit(
-                "default",
-                &first,
-                crate::memory::MemoryEdit {
-                    summary: Some("User likes blues".into()),
-                    ..Default::default()
-                },
-            )
-            .expect("edit");
+        edit_summary(&f, &first, "User likes blues");
         assert_eq!(count(&f, "memory_vectors"), 1);
         say(&f, "c1", "A message written after the cursor.");
         let pass = f.brain.embed_pending().expect("pass");
@@ -530,16 +534,7 @@ mod tests {
                 super::super::forget::Forgetter::Person,
             )
             .expect("forget");
-        f.brain
-            .edit(
-                "default",
-                &edited,
-                crate::memory::MemoryEdit {
-                    summary: Some("User likes blues".into()),
-                    ..Default::default()
-                },
-            )
-            .expect("edit");
+        edit_summary(&f, &edited, "User likes blues");
         // What forgetting does to a message it redacts (`forget.rs`).
         f.brain
             .store()

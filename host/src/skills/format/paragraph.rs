@@ -21,26 +21,18 @@ pub const BODY_START_CHARS: usize = 1_000;
 pub fn body_start(body: &str) -> String {
     let mut words: Vec<&str> = Vec::new();
     let mut chars = 0;
-    let mut fence: Option<&str> = None;
-    let mut comment = false;
+    let mut skipped = Skipped::default();
     'lines: for raw in body.lines() {
         let line = raw.trim();
-        if let Some(marker) = fence {
-            if line.starts_with(marker) {
-                fence = None;
-            }
+        if skipped.goes_on(line) {
             continue;
         }
-        if comment {
-            comment = !line.contains("-->");
-            continue;
-        }
-        if let Some(marker) = ["```", "~~~"].into_iter().find(|m| line.starts_with(m)) {
-            fence = Some(marker);
+        if let Some(marker) = fence_marker(line) {
+            skipped.fence = Some(marker);
             continue;
         }
         if line.starts_with("<!--") {
-            comment = !line.contains("-->");
+            skipped.open_comment(line);
             continue;
         }
         for word in line.trim_start_matches('#').split_whitespace() {
@@ -60,28 +52,20 @@ pub fn body_start(body: &str) -> String {
 pub(crate) fn first_paragraph(body: &str) -> Option<String> {
     let mut lines: Vec<&str> = Vec::new();
     let mut heading: Option<&str> = None;
-    let mut fence: Option<&str> = None;
-    let mut comment = false;
+    let mut skipped = Skipped::default();
     for raw in body.lines() {
         let line = raw.trim();
-        if let Some(marker) = fence {
-            if line.starts_with(marker) {
-                fence = None;
-            }
+        if skipped.goes_on(line) {
             continue;
         }
-        if comment {
-            comment = !line.contains("-->");
-            continue;
-        }
-        let opens_fence = ["```", "~~~"].into_iter().find(|m| line.starts_with(m));
+        let opens_fence = fence_marker(line);
         let is_break = is_rule(line);
         let is_heading = line.starts_with('#');
         if line.is_empty() || opens_fence.is_some() || is_break || is_heading {
             if !lines.is_empty() {
                 break;
             }
-            fence = opens_fence;
+            skipped.fence = opens_fence;
             if is_heading && heading.is_none() {
                 heading = Some(line.trim_start_matches('#').trim());
             }
@@ -89,7 +73,7 @@ pub(crate) fn first_paragraph(body: &str) -> Option<String> {
         }
         if line.starts_with("<!--") {
             if lines.is_empty() {
-                comment = !line.contains("-->");
+                skipped.open_comment(line);
                 continue;
             }
             break;
@@ -102,6 +86,43 @@ pub(crate) fn first_paragraph(body: &str) -> Option<String> {
         lines.join(" ")
     };
     Some(cut(&text))
+}
+
+/// The lines of a body that are not prose: inside fenced code or an HTML comment that
+/// an earlier line opened.
+#[derive(Default)]
+struct Skipped {
+    /// The marker (```` ``` ```` or `~~~`) of the open fence.
+    fence: Option<&'static str>,
+    comment: bool,
+}
+
+impl Skipped {
+    /// Whether `line` (trimmed) is inside an open fence or comment; its closing line
+    /// is, and closes it.
+    fn goes_on(&mut self, line: &str) -> bool {
+        if let Some(marker) = self.fence {
+            if line.starts_with(marker) {
+                self.fence = None;
+            }
+            return true;
+        }
+        if self.comment {
+            self.comment = !line.contains("-->");
+            return true;
+        }
+        false
+    }
+
+    /// `line` starts a comment: it stays open unless the line closes it.
+    fn open_comment(&mut self, line: &str) {
+        self.comment = !line.contains("-->");
+    }
+}
+
+/// The fence `line` opens, if it opens one.
+fn fence_marker(line: &str) -> Option<&'static str> {
+    ["```", "~~~"].into_iter().find(|m| line.starts_with(m))
 }
 
 /// `---`, `***`, `___` or `===` lines (three or more, spaces allowed): thematic breaks
