@@ -1047,19 +1047,30 @@ impl Brain {
         let text = self.store.text_built()?;
         let (candidates, focused) = self.store.read(|c| {
             let focus = focus::focus(c, user, message)?;
-            // The words the asked attributes are stated with find their statements
-            // ("where am I living" finds "moved to Seattle"); ranking reads the
-            // message's own words.
-            let mut terms = query.terms.clone();
+            // A memory's attribute was read when it was written: the asked holder's
+            // facts on the asked attribute join below whatever their words, and the
+            // rest are ranked by the message's own words. A transcript message has no
+            // such reading, so the words the asked attributes are stated with find
+            // its statements ("where am I living" finds "we moved to Seattle").
+            let mut said_terms = query.terms.clone();
             for word in &focus.expansion {
-                terms.push(' ');
-                terms.push_str(word);
+                said_terms.push(' ');
+                said_terms.push_str(word);
             }
             let mut memories = text_matches(
                 c,
                 text,
                 user,
-                &terms,
+                &query.terms,
+                tuning.candidates,
+                MAX_INJECTED,
+                tuning,
+            )?;
+            let mut said = said_matches(
+                c,
+                counts,
+                user,
+                &said_terms,
                 tuning.candidates,
                 MAX_INJECTED,
                 tuning,
@@ -1070,16 +1081,6 @@ impl Brain {
                     memories.push(TextMatch { record, bm25: 0.0 });
                 }
             }
-            let said = said_matches(
-                c,
-                counts,
-                user,
-                &terms,
-                tuning.candidates,
-                MAX_INJECTED,
-                tuning,
-            )?;
-            let mut said = said;
             if memories.is_empty() && said.is_empty() {
                 add_by_meaning(c, user, &query, model.as_deref(), &mut memories, &mut said)?;
             }
