@@ -93,6 +93,7 @@ pub fn extract(conversation: &Conversation, now: i64) -> Vec<Candidate> {
                 };
                 let (read, reading) = read_with_pause(clause);
                 context.remember(read, reading.as_ref().map(|r| r.summary.as_str()));
+                let reading = reading.filter(|r| !context::leans_on_context(&r.summary, read));
                 let persons = people::find_persons(clause);
                 // A person whose own fact this clause states is linked to it; a
                 // separate "User's sister is Anna" would only take one of the three
@@ -774,6 +775,45 @@ mod tests {
         ];
         for line in small_talk {
             assert!(from_user(&[line]).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn nothing_that_stands_on_a_pronoun_the_conversation_explains() {
+        for line in [
+            "I put so much into this.",
+            "I read it a while back and loved it.",
+            "I rely on them for strength.",
+            "I decided to include this at the beginning.",
+            "I did that for years.",
+        ] {
+            assert!(
+                from_user(&[line]).is_empty(),
+                "{line}: {:#?}",
+                from_user(&[line])
+            );
+        }
+        // A demonstrative before its noun names the thing, "it" may open a clause of
+        // its own, "this week" is a date, and the speaker's own "we" is theirs.
+        for (line, summary) in [
+            (
+                "I got this amazing deal with an outdoor gear company.",
+                "User got this amazing deal with an outdoor gear company",
+            ),
+            (
+                "I started surfing five years ago and it's been great.",
+                "User started surfing five years ago and it's been great",
+            ),
+            (
+                "I went hiking in the Alps this week.",
+                "User went hiking in the Alps this week",
+            ),
+            (
+                "I had a quiet weekend after we went camping with my fam two weekends ago.",
+                "User had a quiet weekend after they went camping with their fam two weekends ago",
+            ),
+        ] {
+            assert_eq!(summaries(&[line]), [summary], "{line}");
         }
     }
 

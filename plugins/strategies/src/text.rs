@@ -83,6 +83,11 @@ fn scan(summary: &str) -> Scan {
             index += 2;
             continue;
         }
+        // "not only ... but also" and "not just" add to what is said, they deny nothing.
+        if word == "not" && matches!(next, Some("only" | "just" | "merely" | "simply")) {
+            index += 2;
+            continue;
+        }
         if matches!(word, "gave" | "give" | "given" | "giving") && next == Some("up") {
             scan.negations += 1;
             index += 2;
@@ -249,6 +254,15 @@ mod tests {
         assert!(is_negated("User cannot eat gluten"));
         assert!(is_negated("User gave up sugar"));
         assert!(!is_negated("User likes coffee"));
+        assert!(!is_negated(
+            "Tim has not only met LeBron but also seen him play live"
+        ));
+        assert!(!is_negated(
+            "User is not just a fan of Rust, she teaches it"
+        ));
+        assert!(is_negated(
+            "User is not only vegetarian, she is not eating fish either"
+        ));
         assert!(!is_negated("User hates coffee"));
         assert!(!is_negated("User can't stand mushrooms"));
         assert!(!is_negated("User is allergic to peanuts"));

@@ -176,3 +176,53 @@ impl Context {
         }
     }
 }
+
+/// Whether a fact read from `clause` stands on a pronoun only the conversation around
+/// it explains: "I put so much into this", "I read it a while back", "I rely on them".
+/// Stored alone, such a sentence tells a later reader nothing they can use, so it is
+/// no fact. A demonstrative before its noun ("this amazing deal with an outdoor gear
+/// company") names the thing and stays, as do "it" opening a clause of its own ("and
+/// it was great") and demonstratives of time ("this week"). `summary` is what would
+/// be stored, the speaker's "me", "we" and "us" turned into "them" and "they": a
+/// "they" or "them" points elsewhere only beyond the clause's own first-person words.
+pub(super) fn leans_on_context(summary: &str, clause: &[Token]) -> bool {
+    let words = crate::analyser::words(summary);
+    let pronoun = words.iter().enumerate().any(|(at, word)| {
+        let next = words.get(at + 1).map(String::as_str);
+        match word.as_str() {
+            "it" => !next.is_some_and(|n| DUMMY_SUBJECT_VERBS.contains(&n)),
+            "this" | "these" | "those" => {
+                next.is_none_or(|n| crate::analyser::is_stop_word(n) && !is_time_word(n))
+            }
+            // "that" also opens a clause ("thinks that the ...") or a relative ("the
+            // book that they read"): a pronoun only at the end or before a preposition.
+            "that" => next.is_none_or(|n| PREPOSITIONS.contains(&n)),
+            _ => false,
+        }
+    });
+    let third_person = words
+        .iter()
+        .filter(|w| matches!(w.as_str(), "they" | "them"))
+        .count();
+    let first_person = clause
+        .iter()
+        .skip(1)
+        .filter(|t| matches!(t.lower.as_str(), "i" | "me" | "we" | "us"))
+        .count();
+    pronoun || third_person > first_person
+}
+
+/// Verbs after which "it" opens a clause of its own ("and it was great").
+const DUMMY_SUBJECT_VERBS: &[&str] = &[
+    "is", "was", "s", "has", "had", "been", "will", "would", "feels", "felt", "looks", "seems",
+    "makes", "made", "gets", "got",
+];
+
+/// Words after which "that" stands for a thing: "I did that for years".
+const PREPOSITIONS: &[&str] = &[
+    "for", "with", "in", "on", "at", "to", "from", "about", "again", "too", "before", "after",
+];
+
+fn is_time_word(word: &str) -> bool {
+    super::time::is_time_unit(word)
+}

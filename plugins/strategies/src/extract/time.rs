@@ -63,6 +63,11 @@ const COUNTS: &[&str] = &[
     "few", "couple", "several", "of",
 ];
 
+/// Whether a word names a unit of time ("week", "morning", "monday", "days").
+pub(super) fn is_time_unit(word: &str) -> bool {
+    is_unit(word) || is_plural_unit(word) || MONTHS.contains(&word)
+}
+
 fn is_unit(word: &str) -> bool {
     WEEKDAYS.contains(&word) || DAY_PARTS.contains(&word) || PERIODS.contains(&word)
 }
