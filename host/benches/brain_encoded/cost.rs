@@ -1,0 +1,326 @@
+//! c and d with the sentence encoder (issue 29, point 5): what the model costs.
+//!
+//! `latency-model`: one user with 100k memories and 1M transcript messages (quick: 10k
+//! and 100k), the store of section c (same seed) with a vector of the model's version
+//! for every row, and `Brain::retrieve` p50/p95 with the model (the message embedded
+//! in it), with the vector a turn hands it (`retrieve_embedded`, the turn path), and
+//! without the model on the same store; the database size per 100k rows with the
+//! vectors against without, and the process's resident memory before the model is
+//! loaded and after the timed rounds. The real model's vectors of 1.1M texts would
+//! take hours on one core, so each row's vector is a seeded random unit vector of the
+//! model's length: retrieval reads and scores it as it would the model's (the
+//! candidates come from bm25; a vector only changes their order), so the cost is the
+//! one measured, the ranking is not. The store is built once and kept under
+//! `target/tmp/`; each run works on a copy (retrieval marks what it injects).
+//!
+//! `ingestion-model`: messages recorded through `record_message` (one durable
+//! transaction each), then the vector worker (`Brain::embed_pending`) run until
+//! nothing lacks a vector: the rate at which messages become searchable with their
+//! vectors, against the same messages recorded without a model (searchable by bm25
+//! once recorded). Run on one core: `RAYON_NUM_THREADS=1 taskset -c 0`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engram::embed::encoder::Encoder;
+use engram_strategies::model::Role;
+use rusqlite::params;
+
+use super::Model;
+use crate::common::{Rng, Table, agent_question, ms, ratio};
+use crate::{
+    ACTOR, MESSAGES_PER_CONVERSATION, NOW, TestBrain, Vocabulary, bulk_messages, database_bytes,
+    percentiles, synthetic_memory, synthetic_message,
+};
+
+/// Bumped when the cached store's content changes, so an old cache is not reused.
+const STORE_FORMAT: u32 = 1;
+
+/// The process's resident memory now, in bytes (VmRSS).
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The cached store (built on the first run) and its size before the vectors.
+struct Cached {
+    db: PathBuf,
+    bytes_without_vectors: u64,
+}
+
+/// Section c's user (same seed, same draws) with a vector of `version` for every
+/// memory and message, built once under target/tmp.
+fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) -> Cached {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("brain-latency-model-v{STORE_FORMAT}-{memories}-{messages}-{version}"));
+    let db = dir.join("second-brain.db");
+    let sizes = dir.join("bytes-without-vectors");
+    if let Some(bytes) = std::fs::read_to_string(&sizes)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|_| db.exists())
+    {
+        eprintln!("latency-model: the store cached in {}", dir.display());
+        return Cached {
+            db,
+            bytes_without_vectors: bytes,
+        };
+    }
+    let subject = TestBrain::new(NOW);
+    // Section c's draws in its order: the queries first, then memories, then messages.
+    let mut rng = Rng(0x5EED);
+    for i in 0..50 {
+        agent_question(&mut rng, i);
+    }
+    eprintln!("latency-model: storing {memories} memories and {messages} messages...");
+    let records: Vec<_> = (0..memories)
+        .map(|i| synthetic_memory(&mut rng, ACTOR, i))
+        .collect();
+    for chunk in records.chunks(10_000) {
+        subject.insert(chunk);
+    }
+    drop(records);
+    let vocabulary = Vocabulary::new();
+    let texts: Vec<String> = (0..messages)
+        .map(|_| synthetic_message(&mut rng, &vocabulary))
+        .collect();
+    bulk_messages(&subject, ACTOR, &texts);
+    drop(texts);
+    subject.brain.store().checkpoint().expect("checkpoint");
+    let without = database_bytes(subject.brain.store().path());
+
+    eprintln!("latency-model: writing a vector for every row...");
+    let mut rng = Rng(0x7EC7);
+    subject
+        .brain
+        .store()
+        .write(|tx| {
+            for (table, id_column, source) in [
+                ("memory_vectors", "memory_id", "memories"),
+                ("message_vectors", "message_id", "messages"),
+            ] {
+                let ids: Vec<String> = tx
+                    .prepare(&format!("SELECT id FROM {source} WHERE user_id = ?1"))?
+                    .query_map(params![ACTOR], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut insert = tx.prepare(&format!(
+                    "INSERT INTO {table} (user_id, {id_column}, model, vector) VALUES (?1, ?2, ?3, ?4)"
+                ))?;
+                for id in ids {
+                    insert.execute(params![ACTOR, id, version, random_unit(&mut rng, dims)])?;
+                }
+            }
+            Ok(())
+        })
+        .expect("write the vectors");
+    subject.brain.store().checkpoint().expect("checkpoint");
+    std::fs::create_dir_all(&dir).expect("the cache directory");
+    std::fs::copy(subject.brain.store().path(), &db).expect("cache the store");
+    std::fs::write(&sizes, without.to_string()).expect("cache the size");
+    Cached {
+        db,
+        bytes_without_vectors: without,
+    }
+}
+
+/// A seeded random unit vector as stored (f32 little-endian).
+fn random_unit(rng: &mut Rng, dims: usize) -> Vec<u8> {
+    let raw: Vec<f32> = (0..dims)
+        .map(|_| (rng.below(1 << 24) as f32 / (1 << 23) as f32) - 1.0)
+        .collect();
+    let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
+    raw.iter().flat_map(|x| (x / norm).to_le_bytes()).collect()
+}
+
+/// A copy of `db` in a directory of its own.
+fn copy_of(db: &Path) -> TestBrain {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(db, dir.path().join("second-brain.db")).expect("copy the cached store");
+    TestBrain::open(dir, NOW)
+}
+
+pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
+    let (memories, messages) = if quick {
+        (10_000, 100_000)
+    } else {
+        (100_000, 1_000_000)
+    };
+    let rounds = if quick { 2 } else { 10 };
+    let mut rng = Rng(0x5EED);
+    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+
+    let before_model = resident_bytes();
+    let started = Instant::now();
+    let encoder = Arc::new(Encoder::load(model_dir).expect("the model of ENGRAM_BENCH_MODEL"));
+    let load = started.elapsed();
+    let version = encoder.version();
+    let cached = cached_store(memories, messages, &version, encoder.dims());
+
+    let subject = copy_of(&cached.db);
+    subject.brain.warm().expect("the memory index");
+    eprintln!("latency-model: timing retrieval without the model...");
+    let without = percentiles(&queries, rounds, |text| {
+        std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));
+    });
+    let resident_without = resident_bytes();
+    drop(subject);
+
+    let subject = copy_of(&cached.db);
+    subject.brain.warm().expect("the memory index");
+    let with_index = resident_bytes();
+    subject.brain.set_encoder(encoder.clone());
+    eprintln!("latency-model: timing retrieval with the model...");
+    let with = percentiles(&queries, rounds, |text| {
+        std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));
+    });
+    let vectors: Vec<Vec<f32>> = queries
+        .iter()
+        .map(|q| encoder.embed(q).expect("embed"))
+        .collect();
+    let embedded = percentiles(&queries, rounds, |text| {
+        let index = queries.iter().position(|q| q == text).unwrap_or(0);
+        let retrieval = subject
+            .brain
+            .retrieve_embedded(ACTOR, text, Some(&vectors[index]))
+            .expect("retrieve");
+        std::hint::black_box(retrieval);
+    });
+    let embed_only = percentiles(&queries, rounds, |text| {
+        std::hint::black_box(encoder.embed(text).expect("embed"));
+    });
+    let resident_with = resident_bytes();
+
+    table.section(&format!(
+        "c with the model: one user with {}k memories and {}k messages, every row with a vector ({} queries x {rounds} rounds)",
+        memories / 1_000,
+        messages / 1_000,
+        queries.len()
+    ));
+    table.row(
+        "retrieval p50 / p95 with the model (Brain::retrieve, the message embedded in it)",
+        &format!("{} / {}", ms(with.p50), ms(with.p95)),
+        &format!("{} / {} without", ms(without.p50), ms(without.p95)),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(with.p50, without.p50),
+            ratio(with.p95, without.p95)
+        ),
+    );
+    table.row(
+        "  with the turn's vector (retrieve_embedded: no embedding)",
+        &format!("{} / {}", ms(embedded.p50), ms(embedded.p95)),
+        &format!("{} / {} without", ms(without.p50), ms(without.p95)),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(embedded.p50, without.p50),
+            ratio(embedded.p95, without.p95)
+        ),
+    );
+    table.row(
+        "  the message's embedding alone p50 / p95",
+        &format!("{} / {}", ms(embed_only.p50), ms(embed_only.p95)),
+        "",
+        "",
+    );
+    let rows = (memories + messages) as f64;
+    let after = database_bytes(&cached.db);
+    let per_100k = |bytes: u64| bytes as f64 * 100_000.0 / rows / 1e6;
+    table.row(
+        "database size per 100k rows (memories + messages), with their vectors",
+        &format!("{:.1} MB", per_100k(after)),
+        &format!("{:.1} MB without", per_100k(cached.bytes_without_vectors)),
+        &format!(
+            "{:.2}x ({:.1} GB in all)",
+            after as f64 / cached.bytes_without_vectors as f64,
+            after as f64 / 1e9
+        ),
+    );
+    table.row(
+        "resident memory: model loaded and used (process, after the timed rounds)",
+        &format!("{}", mib(resident_with)),
+        &format!("{} before it was used", mib(with_index)),
+        &format!(
+            "+{} (before any model: {}, without it after its rounds {}; load {})",
+            mib(resident_with.saturating_sub(with_index)),
+            mib(before_model),
+            mib(resident_without),
+            ms(load)
+        ),
+    );
+}
+
+pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
+    let messages = if quick { 320 } else { 2_000 };
+    let vocabulary = Vocabulary::new();
+    let mut rng = Rng(0x1A6E);
+    let texts: Vec<String> = (0..messages)
+        .map(|_| synthetic_message(&mut rng, &vocabulary))
+        .collect();
+
+    eprintln!("ingestion-model: {messages} messages without the model...");
+    let plain = TestBrain::new(NOW);
+    let plain_record = record(&plain, &texts);
+
+    eprintln!("ingestion-model: {messages} messages with the model...");
+    let subject = TestBrain::new(NOW);
+    subject.brain.set_encoder(model.encoder.clone());
+    let recorded = record(&subject, &texts);
+    let started = Instant::now();
+    let mut embedded = 0;
+    loop {
+        let pass = subject.brain.embed_pending().expect("embed");
+        embedded += pass.messages + pass.memories;
+        if !pass.more {
+            break;
+        }
+    }
+    let embedding = started.elapsed();
+    assert_eq!(embedded, messages, "every message embedded once");
+    let per_second = |d: Duration| messages as f64 / d.as_secs_f64();
+
+    table.section(&format!(
+        "d with the model: {messages} messages recorded, then embedded by the vector worker"
+    ));
+    table.row(
+        "messages/s searchable with their vectors (record_message + embed_pending)",
+        &format!("{:.0} msg/s", per_second(recorded + embedding)),
+        &format!("{:.0} msg/s recorded, no model", per_second(plain_record)),
+        &ratio(plain_record, recorded + embedding),
+    );
+    table.row(
+        "  of which record_message (one durable transaction each)",
+        &format!("{:.0} msg/s", per_second(recorded)),
+        &format!("{:.0} msg/s no model", per_second(plain_record)),
+        "",
+    );
+    table.row(
+        "  of which the worker's embedding (batches of 32)",
+        &format!("{:.0} msg/s", per_second(embedding)),
+        "",
+        &format!("{:.2} ms per message", embedding.as_secs_f64() * 1e3 / messages as f64),
+    );
+}
+
+/// Records `texts` in conversations of [`MESSAGES_PER_CONVERSATION`], user and
+/// assistant in turn; the time spent in `record_message`.
+fn record(subject: &TestBrain, texts: &[String]) -> Duration {
+    let started = Instant::now();
+    for (i, text) in texts.iter().enumerate() {
+        let conversation = format!("conversation-{}", i / MESSAGES_PER_CONVERSATION);
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        subject
+            .brain
+            .record_message(ACTOR, &conversation, role, None, text)
+            .expect("record a message");
+    }
+    started.elapsed()
+}
