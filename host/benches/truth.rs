@@ -1080,7 +1080,10 @@ impl Run {
     /// Each daemon of the run, named.
     fn daemons(&self) -> Vec<(&'static str, &DaemonRun)> {
         match &self.with {
-            Some(with) => vec![("without the model", &self.without), ("with the model", with)],
+            Some(with) => vec![
+                ("without the model", &self.without),
+                ("with the model", with),
+            ],
             None => vec![("", &self.without)],
         }
     }

@@ -61,8 +61,9 @@ struct Cached {
 /// Section c's user (same seed, same draws) with a vector of `version` for every
 /// memory and message, built once under target/tmp.
 fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) -> Cached {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("brain-latency-model-v{STORE_FORMAT}-{memories}-{messages}-{version}"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "brain-latency-model-v{STORE_FORMAT}-{memories}-{messages}-{version}"
+    ));
     let db = dir.join("second-brain.db");
     let sizes = dir.join("bytes-without-vectors");
     if let Some(bytes) = std::fs::read_to_string(&sizes)
@@ -138,7 +139,12 @@ fn random_unit(rng: &mut Rng, dims: usize) -> Vec<u8> {
     let raw: Vec<f32> = (0..dims)
         .map(|_| (rng.below(1 << 24) as f32 / (1 << 23) as f32) - 1.0)
         .collect();
-    let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
+    let norm = raw
+        .iter()
+        .map(|x| x * x)
+        .sum::<f32>()
+        .sqrt()
+        .max(f32::EPSILON);
     raw.iter().flat_map(|x| (x / norm).to_le_bytes()).collect()
 }
 
@@ -311,7 +317,10 @@ pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
         "  of which the worker's embedding (batches of 32)",
         &format!("{:.0} msg/s", per_second(embedding)),
         "",
-        &format!("{:.2} ms per message", embedding.as_secs_f64() * 1e3 / messages as f64),
+        &format!(
+            "{:.2} ms per message",
+            embedding.as_secs_f64() * 1e3 / messages as f64
+        ),
     );
     // The cores are shared: the process's CPU time is what the work cost, whatever else
     // ran meanwhile (one core when RAYON_NUM_THREADS=1); recording waits on fsync.
@@ -319,13 +328,19 @@ pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
         "messages/s searchable with their vectors, by CPU time (the process's)",
         &format!("{:.0} msg/s", messages as f64 / total_cpu),
         "",
-        &format!("{:.2} ms of CPU per message", total_cpu * 1e3 / messages as f64),
+        &format!(
+            "{:.2} ms of CPU per message",
+            total_cpu * 1e3 / messages as f64
+        ),
     );
     table.row(
         "  the worker's embedding by CPU time (the process's)",
         &format!("{:.0} msg/s", messages as f64 / embedding_cpu),
         "",
-        &format!("{:.2} ms per message", embedding_cpu * 1e3 / messages as f64),
+        &format!(
+            "{:.2} ms per message",
+            embedding_cpu * 1e3 / messages as f64
+        ),
     );
 }
 
@@ -335,11 +350,152 @@ fn record(subject: &TestBrain, texts: &[String]) -> Duration {
     let started = Instant::now();
     for (i, text) in texts.iter().enumerate() {
         let conversation = format!("conversation-{}", i / MESSAGES_PER_CONVERSATION);
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
         subject
             .brain
             .record_message(ACTOR, &conversation, role, None, text)
             .expect("record a message");
     }
     started.elapsed()
+}
+
+/// Skills beside the memories in `turn-model`: the 1,000.
+const SKILLS: usize = 1_000;
+
+/// `turn-model`: `TurnService::open` (what `POST /api/turns` calls), routed, with the
+/// daemon's wiring (`App::open`) over a data directory holding 1,000 skills and
+/// `latency-model`'s store (100k memories, 1M messages, a vector each; quick: 10k and
+/// 100k), with the model installed and, in the same run, without it. The skills are
+/// synthetic (a name, a description and a paragraph drawn from the word lists): what
+/// they cost to route does not depend on what they say.
+pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
+    let (memories, messages) = if quick {
+        (10_000, 100_000)
+    } else {
+        (100_000, 1_000_000)
+    };
+    let rounds = if quick { 2 } else { 10 };
+    let mut rng = Rng(0x5EED);
+    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+    let encoder = Encoder::load(model_dir).expect("the model of ENGRAM_BENCH_MODEL");
+    let cached = cached_store(memories, messages, &encoder.version(), encoder.dims());
+    drop(encoder);
+
+    let mut timed = Vec::new();
+    for model in [None, Some(model_dir)] {
+        let (_dir, app) = daemon_app(&cached.db, model);
+        assert_eq!(
+            app.encoder.encoder().is_some(),
+            model.is_some(),
+            "the encoder the run is for: {:?}",
+            app.encoder.status()
+        );
+        // The first turn builds the router (with the model, embeds the 1,000 skills).
+        let started = Instant::now();
+        open_turn(&app, "hello, can you help me plan my week?");
+        let first = started.elapsed();
+        eprintln!(
+            "turn-model: timing turns ({})...",
+            if model.is_some() { "model" } else { "static" }
+        );
+        let turns = percentiles(&queries, rounds, |text| open_turn(&app, text));
+        timed.push((first, turns));
+    }
+    let [(first_without, without), (first_with, with)] =
+        <[_; 2]>::try_from(timed).unwrap_or_else(|_| unreachable!("two runs"));
+    table.section(&format!(
+        "turn open with the model: TurnService::open, routed, {SKILLS} skills, {}k memories and {}k messages with vectors ({} queries x {rounds} rounds)",
+        memories / 1_000,
+        messages / 1_000,
+        queries.len()
+    ));
+    table.row(
+        "turn open p50 / p95 with the model (message embedded once, routing, retrieval)",
+        &format!("{} / {}", ms(with.p50), ms(with.p95)),
+        &format!("{} / {} static table", ms(without.p50), ms(without.p95)),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(with.p50, without.p50),
+            ratio(with.p95, without.p95)
+        ),
+    );
+    table.row(
+        "  the first turn (builds the router; with the model, embeds every skill)",
+        &ms(first_with),
+        &format!("{} static table", ms(first_without)),
+        "",
+    );
+}
+
+/// Opens a routed turn for [`ACTOR`] with `text`, then ends it (untimed by the caller's
+/// percentiles only in so far as ending is cheap: it drops the gate's turn).
+fn open_turn(app: &engram::app::App, text: &str) {
+    use engram::turns::input::{Text, User};
+    use engram::turns::{Invoke, Message};
+    let message = Message {
+        user: User::parse(ACTOR).expect("user"),
+        text: Text::parse("message", text).expect("text"),
+        conversation_id: None,
+        channel: None,
+        name: None,
+        recall: true,
+        opened_by: "agent".to_string(),
+    };
+    let opened = app
+        .turns
+        .open(message, Invoke::Routed)
+        .expect("open a turn");
+    std::hint::black_box(&opened.memory_block);
+    app.turns
+        .end(&opened.turn_id, ACTOR, None)
+        .expect("end the turn");
+}
+
+/// The daemon's wiring over a new data directory: [`SKILLS`] skills scanned, a copy of
+/// the store at `db` as the Second Brain, and the model in `model` installed.
+fn daemon_app(db: &Path, model: Option<&Path>) -> (tempfile::TempDir, engram::app::App) {
+    let dir = tempfile::tempdir().expect("temporary data directory");
+    let data = engram::paths::DataDir::new(dir.path().to_path_buf());
+    data.create().expect("the data directory");
+    let mut rng = Rng(0x5C1115);
+    for i in 0..SKILLS {
+        let (adjective, thing) = (
+            rng.pick(crate::common::ADJECTIVES),
+            rng.pick(crate::common::THINGS),
+        );
+        let slug = format!("{adjective}-{thing}-{i}")
+            .to_lowercase()
+            .replace(' ', "-");
+        let skill = data.skills_dir().join(&slug);
+        std::fs::create_dir_all(&skill).expect("a skill directory");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            format!(
+                "---\nname: {slug}\ndescription: Helps with a {adjective} {thing}: {} at {} with {}, {}.\n---\n\nUse this skill when the user works on their {adjective} {thing}. Ask about {} and {}, then suggest a plan for {}.\n",
+                rng.pick(crate::common::ACTIVITIES),
+                rng.pick(crate::common::PLACES),
+                rng.pick(crate::common::RELATIONS),
+                rng.pick(crate::common::TIMES),
+                rng.pick(crate::common::FOODS),
+                rng.pick(crate::common::ACTIVITIES),
+                rng.pick(crate::common::TIMES),
+            ),
+        )
+        .expect("a SKILL.md");
+    }
+    let brain = engram::memory::brain_db_path(data.root());
+    std::fs::create_dir_all(brain.parent().expect("a parent")).expect("the brain's directory");
+    std::fs::copy(db, &brain).expect("copy the cached store");
+    if let Some(model) = model {
+        engram::embed::models::Models::new(data.models_dir())
+            .add(model, "all-minilm-l6-v2")
+            .expect("install the model");
+    }
+    let app = engram::app::App::open(data).expect("the daemon's wiring");
+    app.skills.scan().expect("scan the skills");
+    (dir, app)
 }
