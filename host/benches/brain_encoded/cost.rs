@@ -32,7 +32,7 @@ use crate::common::daemon::cpu_seconds;
 use crate::common::{Rng, Table, agent_question, ms, ratio};
 use crate::{
     ACTOR, MESSAGES_PER_CONVERSATION, NOW, Percentiles, TestBrain, Vocabulary, bulk_messages,
-    database_bytes, percentiles, synthetic_memory, synthetic_message,
+    database_bytes, synthetic_memory, synthetic_message,
 };
 
 /// Bumped when the cached store's content changes, so an old cache is not reused.
@@ -46,6 +46,50 @@ fn resident_bytes() -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
+}
+
+/// The CPU time of the whole process (every thread: the encoder's pool too). On a
+/// shared machine a wall-clock sample also counts the slices other processes got
+/// meanwhile; this does not (nor the waits on the disk).
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a Linux constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall-clock and CPU percentiles of `f`, once per query per round after one untimed
+/// round.
+fn both_percentiles(
+    queries: &[String],
+    rounds: usize,
+    mut f: impl FnMut(&str),
+) -> (Percentiles, Percentiles) {
+    for query in queries {
+        f(query);
+    }
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        for query in queries {
+            let (started, cpu_started) = (Instant::now(), process_cpu());
+            f(query);
+            wall.push(started.elapsed());
+            cpu.push(process_cpu() - cpu_started);
+        }
+    }
+    (of(wall), of(cpu))
+}
+
+fn of(mut samples: Vec<Duration>) -> Percentiles {
+    samples.sort();
+    Percentiles {
+        p50: samples[samples.len() / 2],
+        p95: samples[samples.len() * 95 / 100],
+    }
 }
 
 fn mib(bytes: u64) -> String {
@@ -179,7 +223,7 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
     let subject = copy_of(&cached.db);
     subject.brain.warm().expect("the memory index");
     eprintln!("latency-model: timing retrieval without the model...");
-    let without = percentiles(&queries, rounds, |text| {
+    let (without, without_cpu) = both_percentiles(&queries, rounds, |text| {
         std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));
     });
     drop(subject);
@@ -188,14 +232,14 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
     subject.brain.warm().expect("the memory index");
     subject.brain.set_encoder(encoder.clone());
     eprintln!("latency-model: timing retrieval with the model...");
-    let with = percentiles(&queries, rounds, |text| {
+    let (with, with_cpu) = both_percentiles(&queries, rounds, |text| {
         std::hint::black_box(subject.brain.retrieve(ACTOR, text).expect("retrieve"));
     });
     let vectors: Vec<Vec<f32>> = queries
         .iter()
         .map(|q| encoder.embed(q).expect("embed"))
         .collect();
-    let embedded = percentiles(&queries, rounds, |text| {
+    let (embedded, embedded_cpu) = both_percentiles(&queries, rounds, |text| {
         let index = queries.iter().position(|q| q == text).unwrap_or(0);
         let retrieval = subject
             .brain
@@ -203,7 +247,7 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
             .expect("retrieve");
         std::hint::black_box(retrieval);
     });
-    let embed_only = percentiles(&queries, rounds, |text| {
+    let (embed_only, embed_only_cpu) = both_percentiles(&queries, rounds, |text| {
         std::hint::black_box(encoder.embed(text).expect("embed"));
     });
 
@@ -239,6 +283,18 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
         "",
         "",
     );
+    for (name, cpu) in [
+        ("with the model", &with_cpu),
+        ("with the turn's vector", &embedded_cpu),
+        ("the embedding alone", &embed_only_cpu),
+    ] {
+        table.row(
+            &format!("  by CPU time (the process's): {name} p50 / p95"),
+            &format!("{} / {}", ms(cpu.p50), ms(cpu.p95)),
+            &format!("{} / {} without", ms(without_cpu.p50), ms(without_cpu.p95)),
+            "",
+        );
+    }
     let rows = (memories + messages) as f64;
     let after = database_bytes(&cached.db);
     let per_100k = |bytes: u64| bytes as f64 * 100_000.0 / rows / 1e6;
@@ -416,8 +472,10 @@ pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
         let turns = open_percentiles(&app, &queries, rounds);
         timed.push((first, turns));
     }
-    let [(first_without, without), (first_with, with)] =
-        <[_; 2]>::try_from(timed).unwrap_or_else(|_| unreachable!("two runs"));
+    let [
+        (first_without, (without, without_cpu)),
+        (first_with, (with, with_cpu)),
+    ] = <[_; 2]>::try_from(timed).unwrap_or_else(|_| unreachable!("two runs"));
     table.section(&format!(
         "turn open with the model: TurnService::open, routed, {SKILLS} skills, {}k memories and {}k messages with vectors ({} queries x {rounds} rounds)",
         memories / 1_000,
@@ -435,6 +493,20 @@ pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
         ),
     );
     table.row(
+        "  by CPU time (the process's) p50 / p95",
+        &format!("{} / {}", ms(with_cpu.p50), ms(with_cpu.p95)),
+        &format!(
+            "{} / {} static table",
+            ms(without_cpu.p50),
+            ms(without_cpu.p95)
+        ),
+        &format!(
+            "p50 {}, p95 {}",
+            ratio(with_cpu.p50, without_cpu.p50),
+            ratio(with_cpu.p95, without_cpu.p95)
+        ),
+    );
+    table.row(
         "  the first turn (builds the router; with the model, embeds every skill)",
         &ms(first_with),
         &format!("{} static table", ms(first_without)),
@@ -444,23 +516,24 @@ pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
 
 /// Times `TurnService::open` alone (ending the turn is not timed) once per query per
 /// round, after one untimed round.
-fn open_percentiles(app: &engram::app::App, queries: &[String], rounds: usize) -> Percentiles {
+fn open_percentiles(
+    app: &engram::app::App,
+    queries: &[String],
+    rounds: usize,
+) -> (Percentiles, Percentiles) {
     for query in queries {
         open_turn(app, query);
     }
-    let mut samples: Vec<Duration> = (0..rounds)
+    let (wall, cpu): (Vec<Duration>, Vec<Duration>) = (0..rounds)
         .flat_map(|_| queries.iter())
         .map(|query| open_turn(app, query))
-        .collect();
-    samples.sort();
-    Percentiles {
-        p50: samples[samples.len() / 2],
-        p95: samples[samples.len() * 95 / 100],
-    }
+        .unzip();
+    (of(wall), of(cpu))
 }
 
-/// Opens a routed turn for [`ACTOR`] with `text`, then ends it; how long opening took.
-fn open_turn(app: &engram::app::App, text: &str) -> Duration {
+/// Opens a routed turn for [`ACTOR`] with `text`, then ends it; how long opening took,
+/// on the clock and in the process's CPU time.
+fn open_turn(app: &engram::app::App, text: &str) -> (Duration, Duration) {
     use engram::turns::input::{Text, User};
     use engram::turns::{Invoke, Message};
     let message = Message {
@@ -472,12 +545,12 @@ fn open_turn(app: &engram::app::App, text: &str) -> Duration {
         recall: true,
         opened_by: "agent".to_string(),
     };
-    let started = Instant::now();
+    let (started, cpu_started) = (Instant::now(), process_cpu());
     let opened = app
         .turns
         .open(message, Invoke::Routed)
         .expect("open a turn");
-    let took = started.elapsed();
+    let took = (started.elapsed(), process_cpu() - cpu_started);
     std::hint::black_box(&opened.memory_block);
     app.turns
         .end(&opened.turn_id, ACTOR, None)
