@@ -48,11 +48,6 @@ pub const MAX_WEIGHTS_BYTES: u64 = 2 << 30;
 const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Texts run through the model together, at most.
 const BATCH: usize = 32;
-/// A batch's attention scores hold rows x tokens² floats per head: at most this many
-/// rows x tokens² in one run. 32 texts of 64 tokens fit; of texts of 256 tokens (a
-/// skill's description and body), 2 run together, where 32 held 100 MB of scores per
-/// layer (the daemon's peak resident memory at its start was +166 MB with the model).
-const BATCH_ATTENTION: usize = BATCH * 64 * 64;
 /// Embedded to tell a model's versions apart ([`Encoder::version`]).
 const VERSION_PROBE: &str = "which version of the model is this";
 /// The fewest tokens a model must accept (`[CLS]`, `[SEP]` and a few words).
@@ -261,15 +256,7 @@ impl Encoder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
-        let mut rest = &order[..];
-        while !rest.is_empty() {
-            let lengths: Vec<usize> = rest
-                .iter()
-                .take(BATCH)
-                .map(|&i| encodings[i].len())
-                .collect();
-            let (chunk, after) = rest.split_at(batch_rows(&lengths));
-            rest = after;
+        for chunk in order.chunks(BATCH) {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             for (&i, vector) in chunk.iter().zip(self.run(&batch)?) {
                 vectors[i] = vector;
@@ -322,18 +309,6 @@ impl Encoder {
         }
         Ok(vectors)
     }
-}
-
-/// How many of the next texts (their token counts, shortest first) run together: at
-/// most [`BATCH`], and at most [`BATCH_ATTENTION`] rows x longest², one at least.
-fn batch_rows(sorted_lengths: &[usize]) -> usize {
-    (1..=sorted_lengths.len().min(BATCH))
-        .take_while(|&n| {
-            let width = sorted_lengths[n - 1];
-            n == 1 || n * width * width <= BATCH_ATTENTION
-        })
-        .last()
-        .unwrap_or(1)
 }
 
 fn invalid(path: &Path, reason: String) -> EncoderError {
@@ -565,14 +540,6 @@ mod tests {
             encoder.embed(TEXTS[1]).unwrap(),
         );
         assert!(super::super::dot(&a, &b) < 0.999);
-    }
-
-    #[test]
-    fn long_texts_run_in_smaller_batches() {
-        assert_eq!(batch_rows(&[10; 40]), BATCH);
-        assert_eq!(batch_rows(&[256; 5]), 2);
-        assert_eq!(batch_rows(&[300]), 1);
-        assert_eq!(batch_rows(&[60, 60, 200, 200]), 3);
     }
 
     #[test]
