@@ -40,10 +40,15 @@ const STORE_FORMAT: u32 = 2;
 
 /// The process's resident memory now, in bytes (VmRSS).
 fn resident_bytes() -> u64 {
+    status_bytes("VmRSS:")
+}
+
+/// A size of /proc/self/status (`VmRSS:`, `VmHWM:` the peak), in bytes.
+fn status_bytes(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }
@@ -217,6 +222,7 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
     let load = started.elapsed();
     encoder.embed_batch(&queries).expect("embed the queries");
     let with_model = resident_bytes();
+    let peak_with_model = status_bytes("VmHWM:");
     let version = encoder.version();
     let cached = cached_store(memories, messages, &version, encoder.dims());
 
@@ -317,7 +323,11 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
         "resident memory: the model loaded and run on a batch of the queries (process)",
         &format!("+{}", mib(with_model.saturating_sub(before_model))),
         &format!("{} before", mib(before_model)),
-        &format!("load {}", ms(load)),
+        &format!(
+            "peak +{} (load {})",
+            mib(peak_with_model.saturating_sub(before_model)),
+            ms(load)
+        ),
     );
 }
 
