@@ -151,20 +151,20 @@ fn main() {
         ingestion_throughput(quick, &mut table);
     }
     // Each loads the model itself: the latency section measures the memory it adds.
-    if wanted("latency-model") {
-        if let Some(dir) = common::bench_model("latency and size with the sentence encoder") {
-            brain_encoded::cost::latency(&dir, quick, &mut table);
-        }
+    if wanted("latency-model")
+        && let Some(dir) = common::bench_model("latency and size with the sentence encoder")
+    {
+        brain_encoded::cost::latency(&dir, quick, &mut table);
     }
-    if wanted("turn-model") {
-        if let Some(dir) = common::bench_model("turn open with the sentence encoder") {
-            brain_encoded::cost::turn(&dir, quick, &mut table);
-        }
+    if wanted("turn-model")
+        && let Some(dir) = common::bench_model("turn open with the sentence encoder")
+    {
+        brain_encoded::cost::turn(&dir, quick, &mut table);
     }
-    if wanted("ingestion-model") {
-        if let Some(model) = brain_encoded::Model::load() {
-            brain_encoded::cost::ingestion(&model, quick, &mut table);
-        }
+    if wanted("ingestion-model")
+        && let Some(model) = brain_encoded::Model::load()
+    {
+        brain_encoded::cost::ingestion(&model, quick, &mut table);
     }
     println!();
     println!(

@@ -950,6 +950,9 @@ impl Scored {
     }
 }
 
+/// One system's verdict on a probe, when it ran (with the model: only with one).
+type System = dyn Fn(&Outcome) -> Option<&Scored>;
+
 /// What the replay did beyond the plain writes, for the verbose output.
 #[derive(Default)]
 struct ReplayLog {
@@ -1095,7 +1098,7 @@ impl Run {
                 println!("  {note}");
             }
         }
-        let systems: [(&str, &dyn Fn(&Outcome) -> Option<&Scored>); 3] = [
+        let systems: [(&str, &System); 3] = [
             ("Engram", &|o| Some(&o.engram)),
             ("Engram with the model", &|o| o.model.as_ref()),
             ("grep", &|o| Some(&o.grep)),
