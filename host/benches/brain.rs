@@ -44,7 +44,12 @@
 //!
 //! With `ENGRAM_BENCH_MODEL` (a model directory), a and b are measured again with the
 //! sentence encoder (`brain_encoded/`): every memory and message embedded, its weight
-//! chosen on the even questions, reported on the odd beside the static table.
+//! chosen on the even questions, reported on the odd beside the static table; and c
+//! and d (`brain_encoded/cost.rs`, `-- latency-model`, `-- ingestion-model`): retrieval
+//! at 100k memories and 1M messages with a vector each, size and resident memory, and
+//! messages/s embedded by the vector worker, each beside the same without the model;
+//! `-- turn-model`: `TurnService::open` at 1,000 skills over c's store with the model.
+//! Run those on one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`.
 //!
 //! recall@5 of a question = |evidence turns among the turns behind the injected lines|
 //! / |evidence turns|, averaged over questions. Nothing is asserted: the figures are
@@ -144,6 +149,22 @@ fn main() {
     }
     if wanted("ingestion") {
         ingestion_throughput(quick, &mut table);
+    }
+    // Each loads the model itself: the latency section measures the memory it adds.
+    if wanted("latency-model")
+        && let Some(dir) = common::bench_model("latency and size with the sentence encoder")
+    {
+        brain_encoded::cost::latency(&dir, quick, &mut table);
+    }
+    if wanted("turn-model")
+        && let Some(dir) = common::bench_model("turn open with the sentence encoder")
+    {
+        brain_encoded::cost::turn(&dir, quick, &mut table);
+    }
+    if wanted("ingestion-model")
+        && let Some(model) = brain_encoded::Model::load()
+    {
+        brain_encoded::cost::ingestion(&model, quick, &mut table);
     }
     println!();
     println!(

@@ -4,7 +4,7 @@
 //! ENGRAM_BENCH_DATA (default `../shared/data`; the run prints `skipped` without it);
 //! its README defines the format, the replay and the scoring, followed here:
 //!
-//! - One release daemon on a fresh data directory for the run; each case is replayed
+//! - One release daemon on a fresh data directory; each case is replayed
 //!   for a fresh user (`t-<case id>`), its steps in order, over REST: a `conversation`
 //!   (id `t-<case id>-c<step>`) is each message `POST
 //!   /api/brain/conversations/{cid}/messages` then `.../end`
@@ -36,10 +36,18 @@
 //!   holding the answer through that `s` alone. The analyser drops it (a possessive or
 //!   "is"), as Engram's retrieval does; kept, this grep gives the README's 11/41.
 //!
-//! It prints a row per category (Engram next to the grep), the README's summary line
-//! for each system, and the turn path's latency: `POST /api/turns` p50/p95 next to
-//! `GET /healthz` on the same keep-alive connection (the HTTP floor). Nothing is
-//! asserted: the figures are for the issue's note.
+//! - With `ENGRAM_BENCH_MODEL` (a model directory), the suite is replayed again in the
+//!   same run through a second daemon with that model installed: after the steps of
+//!   every case, the run waits until the vector worker has embedded every text (read
+//!   from the daemon's database), then probes. Each daemon replays every case's steps
+//!   before any probe (cases are users of their own: a probe sees its case alone).
+//!
+//! It prints a row per category (Engram next to the grep; with a model, Engram with it
+//! next to Engram without it and the grep), the README's summary line for each system,
+//! and the turn path's latency per daemon: `POST /api/turns` p50/p95 next to
+//! `GET /healthz` on the same keep-alive connection (the HTTP floor), and with a model
+//! both daemons' peak resident memory. Nothing is asserted: the figures are for the
+//! issue's note. On one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`.
 
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
@@ -55,7 +63,9 @@ use serde_json::{Value, json};
 
 use common::daemon::Daemon;
 use common::lexical::{PORTER_TOKENIZER, content_query};
-use common::{Table, bench_data, ms, percentile, ratio};
+use common::{Table, bench_data, bench_model, ms, percentile, ratio};
+use engram::embed::models::Models;
+use engram::memory::brain_db_path;
 
 const VERBOSE_ENV: &str = "ENGRAM_TRUTH_VERBOSE";
 /// Lines of a memory block, for the grep as for Engram's retrieval.
@@ -75,6 +85,64 @@ fn main() {
     let suite = Suite::load(&path);
     let started = Instant::now();
 
+    let without = replay_suite(&suite, None);
+    let model = bench_model("the truth suite with the sentence encoder");
+    let with = model.as_deref().map(|dir| replay_suite(&suite, Some(dir)));
+    let mut run = Run {
+        outcomes: Vec::new(),
+        without,
+        with,
+    };
+    let mut index = 0;
+    for case in &suite.cases {
+        let grep = Grep::new();
+        for step in &case.steps {
+            grep.apply(step);
+        }
+        for probe in &case.probes {
+            run.outcomes.push(Outcome {
+                case: case.id.clone(),
+                engram: Scored::of(probe, run.without.observed[index].clone()),
+                model: run
+                    .with
+                    .as_ref()
+                    .map(|w| Scored::of(probe, w.observed[index].clone())),
+                grep: Scored::of(probe, grep.observe(probe)),
+                probe: probe.clone(),
+            });
+            index += 1;
+        }
+    }
+
+    if verbose {
+        run.print_failures();
+    }
+    println!();
+    println!(
+        "Memory truth benchmark ({} cases, {} probes, {:.1} s)",
+        suite.cases.len(),
+        run.outcomes.len(),
+        started.elapsed().as_secs_f64()
+    );
+    run.table().print();
+    println!();
+    println!("Engram {}", run.summary(|o| &o.engram));
+    if run.with.is_some() {
+        println!(
+            "model  {}",
+            run.summary(|o| o.model.as_ref().unwrap_or(&o.engram))
+        );
+    }
+    println!("grep   {}", run.summary(|o| &o.grep));
+}
+
+/// The suite replayed through a release daemon on a fresh data directory, with the
+/// model in `model` installed (`engram models add`'s copy) or none: every case's steps
+/// first, then (with a model) a wait until the vector worker has embedded every text,
+/// then every probe, in the suite's order. Cases are users of their own, so a case's
+/// probes see only its own steps either way; the wait measures the model's answers, not
+/// how soon after a write the worker runs.
+fn replay_suite(suite: &Suite, model: Option<&Path>) -> DaemonRun {
     let data = tempfile::tempdir().expect("temporary data directory");
     // Each case is a user of its own, whom the agent's token must be allowed to act for.
     let users: Vec<String> = suite
@@ -87,6 +155,11 @@ fn main() {
         format!("agent:\n  users: [{}]\n", users.join(", ")),
     )
     .expect("write config.yaml");
+    if let Some(dir) = model {
+        Models::new(data.path().join("models"))
+            .add(dir, "all-minilm-l6-v2")
+            .expect("install the model of ENGRAM_BENCH_MODEL");
+    }
     let token = "truth-bench-token-0123456789abcdef";
     let bin = Path::new(env!("CARGO_BIN_EXE_engram"));
     let (daemon, _) = Daemon::start(bin, data.path(), token);
@@ -104,43 +177,73 @@ fn main() {
         status["backend"], "sqlite",
         "the daemon does not serve the Second Brain: {status}"
     );
+    let expected_encoder = if model.is_some() {
+        "all-minilm-l6-v2"
+    } else {
+        "static"
+    };
+    let health = api.expect_ok(Method::GET, "/healthz", &[], None);
+    assert!(
+        health.to_string().contains(expected_encoder),
+        "the daemon does not run the encoder {expected_encoder}: {health}"
+    );
 
-    let mut run = Run::default();
+    let mut run = DaemonRun::default();
     for case in &suite.cases {
         let user = format!("t-{}", case.id);
-        let grep = Grep::new();
         for (index, step) in case.steps.iter().enumerate() {
             replay_step(&api, &person, &user, &case.id, index, step, &mut run.replay);
-            grep.apply(step);
-        }
-        for probe in &case.probes {
-            let engram = observe_engram(&api, &user, probe, &mut run);
-            let reference = grep.observe(probe);
-            run.outcomes.push(Outcome {
-                case: case.id.clone(),
-                engram: Scored::of(probe, engram),
-                grep: Scored::of(probe, reference),
-                probe: probe.clone(),
-            });
         }
     }
+    if model.is_some() {
+        let waited = wait_for_vectors(&brain_db_path(data.path()));
+        eprintln!("truth: the vector worker embedded every text {waited:.1} s after the replay");
+    }
+    // A new connection for the probes: the daemon closes one left idle during the wait.
+    let api = Api::new(&url, token);
+    for case in &suite.cases {
+        let user = format!("t-{}", case.id);
+        for probe in &case.probes {
+            let observed = observe_engram(&api, &user, probe, &mut run);
+            run.observed.push(observed);
+        }
+    }
+    run.peak_kib = daemon.memory().peak_kib;
     let stopped = daemon.stop();
     assert!(stopped.success(), "the daemon stopped with {stopped}");
+    run
+}
 
-    if verbose {
-        run.print_failures();
+/// Seconds until no live memory and no message of the daemon's Second Brain at `db`
+/// lacks a vector (read from the file, beside the daemon: WAL lets a reader in).
+fn wait_for_vectors(db: &Path) -> f64 {
+    const TIMEOUT: Duration = Duration::from_secs(120);
+    let started = Instant::now();
+    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open the daemon's Second Brain");
+    loop {
+        let missing: i64 = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM memories m
+                         WHERE m.superseded_by IS NULL AND m.dismissed_at IS NULL
+                           AND NOT EXISTS (SELECT 1 FROM memory_vectors v
+                               WHERE v.user_id = m.user_id AND v.memory_id = m.id))
+                      + (SELECT count(*) FROM messages m
+                         WHERE NOT EXISTS (SELECT 1 FROM message_vectors v
+                               WHERE v.user_id = m.user_id AND v.message_id = m.id))",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count the texts without a vector");
+        if missing == 0 {
+            return started.elapsed().as_secs_f64();
+        }
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "{missing} texts still without a vector after {TIMEOUT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
     }
-    println!();
-    println!(
-        "Memory truth benchmark ({} cases, {} probes, {:.1} s)",
-        suite.cases.len(),
-        run.outcomes.len(),
-        started.elapsed().as_secs_f64()
-    );
-    run.table().print();
-    println!();
-    println!("Engram {}", run.summary(|o| &o.engram));
-    println!("grep   {}", run.summary(|o| &o.grep));
 }
 
 // ---------------------------------------------------------------------------------
@@ -371,11 +474,13 @@ fn string<'a>(value: &'a Value, key: &str, within: &str) -> &'a str {
 
 /// What a system showed for one probe: the block, and for `forgotten`/`secret` every
 /// other text the probe looked at, each with where it came from.
+#[derive(Clone)]
 struct Observed {
     block: String,
     elsewhere: Vec<Seen>,
 }
 
+#[derive(Clone)]
 struct Seen {
     place: String,
     /// Every text of the result (a search hit's or a memory's strings; a grep row).
@@ -637,7 +742,7 @@ fn replay_step(
 
 /// Opens (timed) and ends the probe's turn; for `forgotten`/`secret` also searches for
 /// the message and each trap, and for `secret` reads the memory list.
-fn observe_engram(api: &Api, user: &str, probe: &Probe, run: &mut Run) -> Observed {
+fn observe_engram(api: &Api, user: &str, probe: &Probe, run: &mut DaemonRun) -> Observed {
     let started = Instant::now();
     let opened = api.expect_ok(
         Method::POST,
@@ -823,7 +928,10 @@ impl Grep {
 struct Outcome {
     case: String,
     probe: Probe,
+    /// Engram without a model (the static table).
     engram: Scored,
+    /// Engram with the model of ENGRAM_BENCH_MODEL, when set.
+    model: Option<Scored>,
     grep: Scored,
 }
 
@@ -842,6 +950,9 @@ impl Scored {
     }
 }
 
+/// One system's verdict on a probe, when it ran (with the model: only with one).
+type System = dyn Fn(&Outcome) -> Option<&Scored>;
+
 /// What the replay did beyond the plain writes, for the verbose output.
 #[derive(Default)]
 struct ReplayLog {
@@ -851,13 +962,24 @@ struct ReplayLog {
     forgotten: Vec<String>,
 }
 
+/// What one daemon did and answered.
 #[derive(Default)]
-struct Run {
-    outcomes: Vec<Outcome>,
+struct DaemonRun {
+    /// Per probe, in the suite's order.
+    observed: Vec<Observed>,
     replay: ReplayLog,
     /// `POST /api/turns`, and `GET /healthz` right after it, per probe.
     turns: Vec<Duration>,
     health: Vec<Duration>,
+    /// The daemon's peak resident memory (VmHWM) at the end.
+    peak_kib: u64,
+}
+
+struct Run {
+    outcomes: Vec<Outcome>,
+    /// The daemon without a model, and the one with it.
+    without: DaemonRun,
+    with: Option<DaemonRun>,
 }
 
 impl Run {
@@ -885,9 +1007,10 @@ impl Run {
 
     fn table(&self) -> Table {
         let mut table = Table::default();
-        table.section(
-            "probes passed per category (baseline: a grep of the transcript, FTS5 porter, stop words dropped, bm25 top 5 rows)",
-        );
+        table.section(match self.with {
+            Some(_) => "probes passed per category, with the model (baseline: without it, and a grep of the transcript: FTS5 porter, stop words dropped, bm25 top 5 rows)",
+            None => "probes passed per category (baseline: a grep of the transcript, FTS5 porter, stop words dropped, bm25 top 5 rows)",
+        });
         let rows = Kind::ALL
             .into_iter()
             .map(|k| (k.to_string(), Some(k)))
@@ -895,51 +1018,100 @@ impl Run {
         for (name, kind) in rows {
             let (engram, of) = self.count(kind, |o| &o.engram);
             let (grep, _) = self.count(kind, |o| &o.grep);
+            if self.with.is_some() {
+                let (model, _) = self.count(kind, |o| o.model.as_ref().unwrap_or(&o.engram));
+                table.row(
+                    &name,
+                    &format!("{model}/{of}"),
+                    &format!("{engram}/{of} without, {grep}/{of} grep"),
+                    &format!(
+                        "{:+} vs without, {:+} vs grep",
+                        model as i64 - engram as i64,
+                        model as i64 - grep as i64
+                    ),
+                );
+            } else {
+                table.row(
+                    &name,
+                    &format!("{engram}/{of}"),
+                    &format!("{grep}/{of} grep"),
+                    &format!("{:+}", engram as i64 - grep as i64),
+                );
+            }
+        }
+        for (label, daemon) in self.daemons() {
             table.row(
-                &name,
-                &format!("{engram}/{of}"),
-                &format!("{grep}/{of} grep"),
-                &format!("{:+}", engram as i64 - grep as i64),
+                &format!("writes the daemon refused (422), {label}"),
+                &daemon.replay.refused.len().to_string(),
+                "",
+                "",
             );
         }
-        table.row(
-            "writes the daemon refused (422)",
-            &self.replay.refused.len().to_string(),
-            "",
-            "",
-        );
-        let (mut turns, mut health) = (self.turns.clone(), self.health.clone());
-        turns.sort();
-        health.sort();
-        table.section(&format!(
-            "the turn path, one per probe ({} probes; baseline: GET /healthz right after, same connection)",
-            turns.len()
-        ));
-        for (label, q) in [("p50", 0.5), ("p95", 0.95)] {
-            let (turn, floor) = (percentile(&turns, q), percentile(&health, q));
+        for (label, daemon) in self.daemons() {
+            let (mut turns, mut health) = (daemon.turns.clone(), daemon.health.clone());
+            turns.sort();
+            health.sort();
+            table.section(&format!(
+                "the turn path {label}, one per probe ({} probes; baseline: GET /healthz right after, same connection)",
+                turns.len()
+            ));
+            for (name, q) in [("p50", 0.5), ("p95", 0.95)] {
+                let (turn, floor) = (percentile(&turns, q), percentile(&health, q));
+                table.row(
+                    &format!("POST /api/turns {name}"),
+                    &ms(turn),
+                    &format!("{} /healthz", ms(floor)),
+                    &ratio(turn, floor),
+                );
+            }
+        }
+        if let Some(with) = &self.with {
+            let mib = |kib: u64| kib as f64 / 1024.0;
             table.row(
-                &format!("POST /api/turns {label}"),
-                &ms(turn),
-                &format!("{} /healthz", ms(floor)),
-                &ratio(turn, floor),
+                "the daemon's peak resident memory (VmHWM) with the model",
+                &format!("{:.0} MiB", mib(with.peak_kib)),
+                &format!("{:.0} MiB without", mib(self.without.peak_kib)),
+                &format!(
+                    "{:+.0} MiB",
+                    mib(with.peak_kib) - mib(self.without.peak_kib)
+                ),
             );
         }
         table
     }
 
-    fn print_failures(&self) {
-        println!("replay:");
-        for note in self.replay.refused.iter().chain(&self.replay.forgotten) {
-            println!("  {note}");
+    /// Each daemon of the run, named.
+    fn daemons(&self) -> Vec<(&'static str, &DaemonRun)> {
+        match &self.with {
+            Some(with) => vec![
+                ("without the model", &self.without),
+                ("with the model", with),
+            ],
+            None => vec![("", &self.without)],
         }
-        for engram in [true, false] {
+    }
+
+    fn print_failures(&self) {
+        for (label, daemon) in self.daemons() {
+            println!("replay {label}:");
+            for note in daemon.replay.refused.iter().chain(&daemon.replay.forgotten) {
+                println!("  {note}");
+            }
+        }
+        let systems: [(&str, &System); 3] = [
+            ("Engram", &|o| Some(&o.engram)),
+            ("Engram with the model", &|o| o.model.as_ref()),
+            ("grep", &|o| Some(&o.grep)),
+        ];
+        for (name, system) in systems {
+            if self.outcomes.iter().all(|o| system(o).is_none()) {
+                continue;
+            }
             println!();
-            println!("{}: failing probes", if engram { "Engram" } else { "grep" });
+            println!("{name}: failing probes");
             for outcome in &self.outcomes {
-                let scored = if engram {
-                    &outcome.engram
-                } else {
-                    &outcome.grep
+                let Some(scored) = system(outcome) else {
+                    continue;
                 };
                 if scored.verdict.pass {
                     continue;

@@ -5,6 +5,8 @@
 //! conversation (by evidence recall@5) and reported on the odd ones, beside the static
 //! table's figure on the same questions, each retrieval on a fresh copy of the store.
 
+pub mod cost;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;

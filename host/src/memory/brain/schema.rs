@@ -373,6 +373,55 @@ const MIGRATIONS: &[&str] = &[
         DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
     END;
     "#,
+    // 9: the vector tables become rowid tables. A WITHOUT ROWID table keeps a whole row
+    // in its B-tree, where at most about 1,000 bytes of a row stay on the page: a vector
+    // of 384 floats (1,536 bytes) spilled to an overflow page of its own, 4.7 KB a row
+    // on disk (1M messages: 4.7 GB). A rowid table's page holds two such rows; the
+    // primary key becomes an index beside it. Rows are copied: vectors cost hours of
+    // CPU to make again. The triggers are dropped first so that no rename rewrites
+    // them, then made again as in 8.
+    r#"
+    DROP TRIGGER memory_vectors_delete;
+    DROP TRIGGER memory_vectors_update;
+    DROP TRIGGER message_vectors_delete;
+    DROP TRIGGER message_vectors_update;
+    ALTER TABLE memory_vectors RENAME TO memory_vectors_8;
+    ALTER TABLE message_vectors RENAME TO message_vectors_8;
+    CREATE TABLE memory_vectors (
+        user_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BLOB NOT NULL,
+        PRIMARY KEY (user_id, memory_id)
+    );
+    CREATE TABLE message_vectors (
+        user_id     TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BLOB NOT NULL,
+        PRIMARY KEY (user_id, message_id)
+    );
+    INSERT INTO memory_vectors (user_id, memory_id, model, vector)
+        SELECT user_id, memory_id, model, vector FROM memory_vectors_8;
+    INSERT INTO message_vectors (user_id, message_id, model, vector)
+        SELECT user_id, message_id, model, vector FROM message_vectors_8;
+    DROP TABLE memory_vectors_8;
+    DROP TABLE message_vectors_8;
+    CREATE TRIGGER memory_vectors_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_vectors WHERE user_id = old.user_id AND memory_id = old.id;
+    END;
+    CREATE TRIGGER memory_vectors_update AFTER UPDATE OF summary, user_id ON memories
+        WHEN old.summary IS NOT new.summary OR old.user_id IS NOT new.user_id BEGIN
+        DELETE FROM memory_vectors WHERE user_id = old.user_id AND memory_id = old.id;
+    END;
+    CREATE TRIGGER message_vectors_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
+    END;
+    CREATE TRIGGER message_vectors_update AFTER UPDATE OF content, user_id ON messages
+        WHEN old.content IS NOT new.content OR old.user_id IS NOT new.user_id BEGIN
+        DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
+    END;
+    "#,
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -629,6 +678,83 @@ mod tests {
         brain.set_encoder(Arc::new(encoder));
         let pass = brain.embed_pending().expect("backfill");
         assert_eq!((pass.memories, pass.messages), (1, 1));
+        brain.clear("default").expect("clear");
+        let left: i64 = brain
+            .store()
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT (SELECT count(*) FROM memory_vectors) + (SELECT count(*) FROM message_vectors)",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
+            .expect("count");
+        assert_eq!(left, 0);
+    }
+
+    /// A database of version 8 with a vector of a memory and of a message: after the
+    /// upgrade both are kept, in rowid tables (a vector's row fits on the page), and
+    /// deleting their texts still deletes them.
+    #[test]
+    fn a_version_8_database_upgrades_keeping_its_vectors_in_rowid_tables() {
+        use crate::memory::brain::Brain;
+        use crate::time::ManualClock;
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second-brain.db");
+        let vector: Vec<u8> = (0..384u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            super::super::tokenizer::register_token_count(&conn).expect("engram_tokens");
+            crate::sqlite::migrate(&mut conn, &MIGRATIONS[..8], "test").expect("version 8");
+            conn.execute_batch(
+                "INSERT INTO memories (id, user_id, memory_type, summary, scope, confidence, importance, durability, evidence, created_at, updated_at, last_seen_at, confidence_at)
+                 VALUES ('mem_old', 'default', 'preference', 'User likes oolong tea', 'durable', 0.9, 0.6, 0.8, 'direct', 1, 2, 1, 1);
+                 INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('c1', 'default', 5, 6);
+                 INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at)
+                    VALUES ('turn_a', 'c1', 'default', 1, 'user', 'Oolong again.', 5);",
+            )
+            .expect("version 8 data");
+            conn.execute(
+                "INSERT INTO memory_vectors VALUES ('default', 'mem_old', 'm1', ?1)",
+                [&vector],
+            )
+            .expect("a memory's vector");
+            conn.execute(
+                "INSERT INTO message_vectors VALUES ('default', 'turn_a', 'm1', ?1)",
+                [&vector],
+            )
+            .expect("a message's vector");
+        }
+        let brain = Brain::open(
+            &path,
+            Arc::new(ManualClock::new(10)),
+            crate::events::EventBus::default(),
+        )
+        .expect("upgrade");
+        let read = |sql: &str| -> Vec<(String, Vec<u8>)> {
+            brain
+                .store()
+                .read(|c| {
+                    Ok(c.prepare(sql)?
+                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<rusqlite::Result<_>>()?)
+                })
+                .expect("read")
+        };
+        assert_eq!(
+            read("SELECT memory_id, vector FROM memory_vectors"),
+            [("mem_old".to_string(), vector.clone())]
+        );
+        assert_eq!(
+            read("SELECT message_id, vector FROM message_vectors"),
+            [("turn_a".to_string(), vector.clone())]
+        );
+        let without_rowid = read(
+            "SELECT name, CAST(sql AS BLOB) FROM sqlite_schema WHERE name LIKE '%vectors%' AND sql LIKE '%WITHOUT ROWID%'",
+        );
+        assert!(without_rowid.is_empty(), "{without_rowid:?}");
         brain.clear("default").expect("clear");
         let left: i64 = brain
             .store()

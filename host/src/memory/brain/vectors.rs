@@ -22,8 +22,8 @@ use crate::embed::encoder::Encoder;
 
 /// Texts embedded together: one run of the model.
 pub const BATCH: usize = 32;
-/// Batches per pass of the worker: a pass stays short, and the next one starts at once
-/// when this one was full.
+/// A pass of the worker embeds at most this many batches' worth of texts: a pass stays
+/// short, and the next one starts at once when this one was full.
 const BATCHES_PER_PASS: usize = 8;
 
 /// The encoder retrieval and the worker use, with its version key.
@@ -257,41 +257,44 @@ impl Brain {
         // resolution): their vectors were deleted with their old text.
         let updated_since = cursor.pass_at.saturating_sub(1_000);
         let pass_at = self.now();
-        let mut batches = 0;
+        // Texts this pass may still embed. A tier's texts are embedded in one call, which
+        // runs them shortest first, [`BATCH`] at a time: each batch is padded only to the
+        // longest of texts of about its length, where a batch of 32 texts as written was
+        // padded to the longest of 32 random lengths.
+        let mut room = BATCH * BATCHES_PER_PASS;
         for (index, tier) in [Tier::Memories, Tier::Messages].into_iter().enumerate() {
-            let mut after = cursor.after[index];
-            loop {
-                if batches == BATCHES_PER_PASS {
-                    pass.more = true;
-                    return Ok(pass);
-                }
-                let rows = self
-                    .store
-                    .read(|c| tier.missing(c, &model.version, after, updated_since, BATCH))?;
-                let Some(last) = rows.last() else {
-                    break;
-                };
-                // A memory updated behind the cursor does not move it back.
-                after = after.max(last.0);
-                cursor.after[index] = after;
-                batches += 1;
-                let texts: Vec<&str> = rows.iter().map(|r| tier.text_of(&r.3)).collect();
-                let vectors = model.encoder.embed_batch(&texts)?;
-                // Vectors are derived: one lost in a power cut is embedded again.
-                self.store.write_relaxed(|tx| {
-                    for ((_, user, id, text), vector) in rows.iter().zip(&vectors) {
-                        tier.put(tx, (user, id, text), &model.version, vector)?;
-                    }
-                    Ok(())
-                })?;
-                match tier {
-                    Tier::Memories => pass.memories += rows.len(),
-                    Tier::Messages => pass.messages += rows.len(),
-                }
-                if rows.len() < BATCH {
-                    break;
-                }
+            if room == 0 {
+                break;
             }
+            let after = cursor.after[index];
+            let rows = self
+                .store
+                .read(|c| tier.missing(c, &model.version, after, updated_since, room))?;
+            let Some(last) = rows.last() else {
+                continue;
+            };
+            // A memory updated behind the cursor does not move it back.
+            cursor.after[index] = after.max(last.0);
+            let texts: Vec<&str> = rows.iter().map(|r| tier.text_of(&r.3)).collect();
+            let vectors = model.encoder.embed_batch(&texts)?;
+            // Vectors are derived: one lost in a power cut is embedded again.
+            self.store.write_relaxed(|tx| {
+                for ((_, user, id, text), vector) in rows.iter().zip(&vectors) {
+                    tier.put(tx, (user, id, text), &model.version, vector)?;
+                }
+                Ok(())
+            })?;
+            match tier {
+                Tier::Memories => pass.memories += rows.len(),
+                Tier::Messages => pass.messages += rows.len(),
+            }
+            room -= rows.len();
+        }
+        // The pass stopped at its bound: what is left waits for the next one, which
+        // looks again at what this one started from.
+        if room == 0 {
+            pass.more = true;
+            return Ok(pass);
         }
         cursor.pass_at = pass_at;
         Ok(pass)
