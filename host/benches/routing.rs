@@ -658,11 +658,11 @@ fn invocation_rule(data: &Data, table: &mut Table) {
         ("minimum, margin and coverage", false),
         ("one threshold", true),
     ] {
-        let rules = routing_rule::grid(threshold_only);
-        let report = routing_rule::cross_validate(&positives, &negatives, &rules);
-        let (ft, ft_sd, ft_min, ft_max) = routing_rule::spread(&report.false_triggers);
+        let rules = routing_rule::grid(threshold_only, routing_rule::STATIC_MAX_CONFIDENCE);
+        let report = routing_rule::cross_validate(&positives, [&negatives, &[]], &rules);
+        let (ft, ft_sd, ft_min, ft_max) = routing_rule::spread(&report.false_triggers[0]);
         let (ic, ic_sd, ic_min, ic_max) = routing_rule::spread(&report.invoked_correct);
-        let (low, high) = routing_rule::wilson(report.pooled.0, report.pooled.1);
+        let (low, high) = routing_rule::wilson(report.pooled[0].0, report.pooled[0].1);
         table.row(
             &format!("{label}: held-out false triggers"),
             &format!("{} ± {}", percent(ft), percent(ft_sd)),
@@ -690,7 +690,7 @@ fn invocation_rule(data: &Data, table: &mut Table) {
             ),
             &format!(
                 "on all: false triggers {}, invoked-correct {}",
-                percent(report.chosen_false_triggers),
+                percent(report.chosen_false_triggers[0]),
                 percent(report.chosen_invoked_correct)
             ),
         );
@@ -907,8 +907,12 @@ fn calibration(data: &Data) {
         );
     }
     let (positives, negatives) = routing_rule::observe(data);
-    let chosen =
-        routing_rule::cross_validate(&positives, &negatives, &routing_rule::grid(true)).chosen;
+    let chosen = routing_rule::cross_validate(
+        &positives,
+        [&negatives, &[]],
+        &routing_rule::grid(true, routing_rule::STATIC_MAX_CONFIDENCE),
+    )
+    .chosen;
     println!(
         "the minimum the cross-validated rule chooses on all the data (most invoked-correct \
          with at most {} false triggers): {:.2}",
