@@ -42,14 +42,22 @@ impl SkillVectors {
 
     /// Every skill's vector, embedding (in one batch) those neither in memory nor on
     /// disk. A skill the encoder fails on is left out, with a warning: it is routed by
-    /// its words alone.
+    /// its words alone. Only these skills' vectors stay in memory: the skills removed
+    /// or edited since the last call are read from disk again if they come back.
     pub fn for_skills(&self, skills: &[RoutableSkill]) -> EncodedSkills {
         let texts: Vec<String> = skills.iter().map(RoutableSkill::meaning_text).collect();
+        let keys = keys_of(&texts);
+        let vectors = self.vectors(&texts, &keys);
+        let current: std::collections::HashSet<&[u8; 32]> = keys.iter().collect();
+        self.memo
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|key, _| current.contains(key));
         EncodedSkills {
             dims: self.encoder.dims(),
             by_slug: skills
                 .iter()
-                .zip(self.for_texts(&texts))
+                .zip(vectors)
                 .filter_map(|(skill, v)| Some((skill.slug.clone(), v?.as_ref().clone())))
                 .collect(),
         }
@@ -58,14 +66,14 @@ impl SkillVectors {
     /// The vector of each text, cached as a skill's is (`None` for one the encoder
     /// failed on).
     pub fn for_texts<S: AsRef<str>>(&self, texts: &[S]) -> Vec<Option<Arc<Vec<f32>>>> {
+        self.vectors(texts, &keys_of(texts))
+    }
+
+    fn vectors<S: AsRef<str>>(&self, texts: &[S], keys: &[[u8; 32]]) -> Vec<Option<Arc<Vec<f32>>>> {
         let dims = self.encoder.dims();
-        let keys: Vec<[u8; 32]> = texts
-            .iter()
-            .map(|t| Sha256::digest(t.as_ref().as_bytes()).into())
-            .collect();
         let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
-        for (text, key) in texts.iter().zip(&keys) {
+        for (text, key) in texts.iter().zip(keys) {
             if memo.contains_key(key) {
                 continue;
             }
@@ -94,6 +102,11 @@ impl SkillVectors {
             }
         }
         keys.iter().map(|key| memo.get(key).cloned()).collect()
+    }
+
+    #[cfg(test)]
+    fn in_memory(&self) -> usize {
+        self.memo.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     fn path(&self, key: &[u8; 32]) -> PathBuf {
@@ -126,6 +139,13 @@ impl SkillVectors {
             tracing::debug!("skill vector cache {}: {e}", path.display());
         }
     }
+}
+
+fn keys_of<S: AsRef<str>>(texts: &[S]) -> Vec<[u8; 32]> {
+    texts
+        .iter()
+        .map(|t| Sha256::digest(t.as_ref().as_bytes()).into())
+        .collect()
 }
 
 #[cfg(test)]
@@ -197,6 +217,16 @@ mod tests {
             std::fs::metadata(&files[0]).expect("rewritten").len(),
             (tiny_bert::HIDDEN * 4) as u64
         );
+
+        // Memory holds the current skills' vectors only: a skill edited away leaves
+        // it, and comes back from disk unchanged.
+        assert_eq!(again.in_memory(), 2);
+        let edited = [skill("weather", "will it snow tomorrow")];
+        again.for_skills(&edited);
+        assert_eq!(again.in_memory(), 1);
+        let back = again.for_skills(&skills[..1]).by_slug;
+        assert_close(&back["weather"], &encoded.by_slug["weather"]);
+        assert_eq!(again.in_memory(), 1);
     }
 
     #[test]
