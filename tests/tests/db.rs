@@ -77,7 +77,16 @@ fn status_on_a_fresh_data_dir_has_nothing_pending() {
         .iter()
         .map(|d| d["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names, ["second-brain", "audit", "schedules", "imports"]);
+    assert_eq!(
+        names,
+        [
+            "second-brain",
+            "audit",
+            "schedules",
+            "imports",
+            "plugins-kv"
+        ]
+    );
     for database in status["databases"].as_array().expect("databases") {
         assert_eq!(database["state"], "absent", "{database}");
         assert_eq!(database["version"], Value::Null);
@@ -109,6 +118,18 @@ fn an_old_store_is_listed_as_pending_then_migrated_and_clean() {
     )
     .expect("a schedule of version 1");
     drop(conn);
+    // The plugins' key-value store as releases before its versioning left it: the
+    // table, at version 0.
+    let kv_path = data.join("plugins").join("kv.sqlite3");
+    std::fs::create_dir_all(kv_path.parent().expect("parent")).expect("dir");
+    Connection::open(&kv_path)
+        .expect("kv")
+        .execute_batch(
+            "CREATE TABLE kv (plugin TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
+                              PRIMARY KEY (plugin, key)) WITHOUT ROWID;
+             INSERT INTO kv VALUES ('p', 'k', x'01');",
+        )
+        .expect("an unversioned kv store");
 
     let (code, status) = db_json(data, &["status"]);
     assert_eq!(code, 4, "pending migrations exit 4: {status}");
@@ -123,7 +144,9 @@ fn an_old_store_is_listed_as_pending_then_migrated_and_clean() {
     assert_eq!(second_brain["pending"], Value::Array(expected));
     assert_eq!(database(&status, "schedules")["pending"][0]["version"], 2);
     assert_eq!(database(&status, "audit")["state"], "absent");
-    assert_eq!(status["pending"], 2);
+    assert_eq!(database(&status, "plugins-kv")["version"], 0);
+    assert_eq!(database(&status, "plugins-kv")["pending"][0]["version"], 1);
+    assert_eq!(status["pending"], 3);
     // Reading changed nothing.
     assert_eq!(version_of(&brain_path(data)), 7);
 
@@ -136,7 +159,7 @@ fn an_old_store_is_listed_as_pending_then_migrated_and_clean() {
     let (code, migrated) = db_json(data, &["migrate"]);
     assert_eq!(code, 0, "{migrated}");
     let runs = migrated["migrated"].as_array().expect("migrated");
-    assert_eq!(runs.len(), 2, "{migrated}");
+    assert_eq!(runs.len(), 3, "{migrated}");
     assert_eq!(runs[0]["name"], "second-brain");
     assert_eq!(runs[0]["from"], 7);
     assert_eq!(runs[0]["to"], brain.latest());
@@ -148,6 +171,11 @@ fn an_old_store_is_listed_as_pending_then_migrated_and_clean() {
     assert_eq!(database(&status, "second-brain")["state"], "current");
     assert_eq!(database(&status, "schedules")["state"], "current");
     assert_eq!(version_of(&schedules_path(data)), schedules.latest());
+    let kept: i64 = Connection::open(&kv_path)
+        .expect("kv")
+        .query_row("SELECT count(*) FROM kv", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(kept, 1, "the kv store's row");
     let (code, again) = db_json(data, &["migrate"]);
     assert_eq!((code, &again["migrated"]), (0, &serde_json::json!([])));
 

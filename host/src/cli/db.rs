@@ -50,7 +50,7 @@ struct Database {
 }
 
 /// Every SQLite database of a data directory, in the order they are reported.
-fn databases(data: &DataDir) -> [Database; 4] {
+fn databases(data: &DataDir) -> [Database; 5] {
     [
         Database {
             name: "second-brain",
@@ -71,6 +71,11 @@ fn databases(data: &DataDir) -> [Database; 4] {
             name: "imports",
             path: data.imports_file(),
             schema: &crate::memory::import::ledger::SCHEMA,
+        },
+        Database {
+            name: "plugins-kv",
+            path: data.plugin_kv_file(),
+            schema: &crate::runtime::KV_SCHEMA,
         },
     ]
 }
