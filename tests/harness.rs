@@ -15,6 +15,10 @@ use serde_json::Value;
 /// OpenAI-compatible endpoint the host's tests use too, and the Telegram Bot API.
 pub mod standin;
 
+/// A throwaway PostgreSQL cluster, a database per test (skipped without PostgreSQL,
+/// required under CI).
+pub mod pg;
+
 /// The agent's token the tests give the daemon through `ENGRAM_TOKEN`.
 pub const TOKEN: &str = "e2e-test-token-0123456789abcdef";
 /// The person's token the tests give the daemon through `ENGRAM_OPERATOR_TOKEN`: the

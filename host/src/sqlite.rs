@@ -166,15 +166,90 @@ impl ReaderPool {
     }
 }
 
+/// One step of a database's schema. Its number, the version it produces, is its place
+/// in its schema's list (index + 1): the numbering `engram db status` shows, which
+/// another backend of the same database is to share.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// One line for the operator (`engram db status`).
+    pub description: &'static str,
+    pub sql: &'static str,
+}
+
+/// The schema of one kind of database: its migrations in order, and what a connection
+/// needs registered before they run (SQL functions their triggers call).
+#[derive(Debug)]
+pub struct Schema {
+    /// How errors name the database: `the audit log`.
+    pub what: &'static str,
+    pub migrations: &'static [Migration],
+    pub prepare: fn(&Connection) -> rusqlite::Result<()>,
+}
+
+impl Schema {
+    /// A schema whose connections need nothing registered.
+    pub const fn new(what: &'static str, migrations: &'static [Migration]) -> Schema {
+        Schema {
+            what,
+            migrations,
+            prepare: nothing_to_prepare,
+        }
+    }
+
+    /// The version this binary writes (and the newest it opens).
+    pub const fn latest(&self) -> i64 {
+        self.migrations.len() as i64
+    }
+
+    /// Prepares `conn` and brings its schema up to [`Schema::latest`]: what opening the
+    /// database does, and what `engram db migrate` does.
+    pub fn migrate(&self, conn: &mut Connection) -> Result<(), SchemaError> {
+        (self.prepare)(conn)?;
+        migrate(conn, self.migrations, self.what)
+    }
+
+    /// The migrations a database at `version` has still to run, with their numbers.
+    pub fn pending(&self, version: i64) -> impl Iterator<Item = (i64, &'static Migration)> {
+        let migrations: &'static [Migration] = self.migrations;
+        migrations
+            .iter()
+            .enumerate()
+            .map(|(index, migration)| (index as i64 + 1, migration))
+            .filter(move |(number, _)| *number > version)
+    }
+}
+
+fn nothing_to_prepare(_: &Connection) -> rusqlite::Result<()> {
+    Ok(())
+}
+
+/// The schema version of a database: `PRAGMA user_version`, 0 for an empty one.
+pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Reads the schema version of the database at `path` without changing anything there
+/// (read-only; `None` when there is no such file).
+pub fn read_schema_version(path: &Path) -> rusqlite::Result<Option<i64>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    schema_version(&conn).map(Some)
+}
+
 /// Brings the schema of `what` up to `migrations.len()`; index + 1 of each migration
-/// is the version it produces.
+/// is the version it produces. Each migration runs in a transaction of its own that
+/// also sets the version, so a failure (or a crash) leaves the database at the last
+/// version that completed, with nothing of the failed one applied.
 pub fn migrate(
     conn: &mut Connection,
-    migrations: &[&str],
+    migrations: &[Migration],
     what: &'static str,
 ) -> Result<(), SchemaError> {
     let supported = migrations.len() as i64;
-    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let found = schema_version(conn)?;
     if found > supported {
         return Err(SchemaError::TooNew {
             what,
@@ -182,9 +257,9 @@ pub fn migrate(
             supported,
         });
     }
-    for (index, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
+    for (index, migration) in migrations.iter().enumerate().skip(found.max(0) as usize) {
         let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
+        tx.execute_batch(migration.sql)?;
         tx.pragma_update(None, "user_version", index as i64 + 1)?;
         tx.commit()?;
     }
@@ -194,7 +269,7 @@ pub fn migrate(
 /// For each schema's own test (versioning itself is tested below): `migrations`
 /// apply to an empty database and leave it at their version.
 #[cfg(test)]
-pub fn assert_migrations_apply_to_an_empty_database(migrations: &[&str], what: &'static str) {
+pub fn assert_migrations_apply_to_an_empty_database(migrations: &[Migration], what: &'static str) {
     let mut conn = Connection::open_in_memory().expect("open");
     migrate(&mut conn, migrations, what).expect("migrate");
     let version: i64 = conn
@@ -207,10 +282,55 @@ pub fn assert_migrations_apply_to_an_empty_database(migrations: &[&str], what: &
 mod tests {
     use super::*;
 
-    const MIGRATIONS: &[&str] = &[
-        "CREATE TABLE a (x INTEGER);",
-        "ALTER TABLE a ADD COLUMN y TEXT;",
+    const MIGRATIONS: &[Migration] = &[
+        Migration {
+            description: "a",
+            sql: "CREATE TABLE a (x INTEGER);",
+        },
+        Migration {
+            description: "a.y",
+            sql: "ALTER TABLE a ADD COLUMN y TEXT;",
+        },
     ];
+
+    #[test]
+    fn a_failing_migration_leaves_the_version_and_the_schema_unchanged() {
+        const FAILING: &[Migration] = &[
+            MIGRATIONS[0],
+            Migration {
+                description: "b, then a statement that fails",
+                sql: "CREATE TABLE b (x INTEGER); INSERT INTO no_such_table VALUES (1);",
+            },
+        ];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x.db");
+        let mut conn = open_wal(&path, "FULL").expect("open");
+        let error = migrate(&mut conn, FAILING, "test").expect_err("the second fails");
+        assert!(error.to_string().contains("no_such_table"), "{error}");
+        drop(conn);
+        assert_eq!(read_schema_version(&path).expect("read"), Some(1));
+        let conn = open_wal(&path, "FULL").expect("reopen");
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("tables");
+        assert_eq!(tables, ["a"], "nothing of the failed migration stays");
+    }
+
+    #[test]
+    fn pending_names_the_migrations_after_a_version() {
+        let schema = Schema::new("test", MIGRATIONS);
+        assert_eq!(schema.latest(), 2);
+        let pending: Vec<(i64, &str)> =
+            schema.pending(1).map(|(n, m)| (n, m.description)).collect();
+        assert_eq!(pending, [(2, "a.y")]);
+        assert_eq!(schema.pending(0).count(), 2);
+        assert_eq!(schema.pending(2).count(), 0);
+        assert_eq!(
+            read_schema_version(Path::new("/nonexistent/x.db")).expect("absent"),
+            None
+        );
+    }
 
     #[test]
     fn migrates_once_and_refuses_a_newer_database() {

@@ -3,13 +3,16 @@
 //! commands that talk to a running daemon, `engram memory ...`: no `daemon.json` in the
 //! data directory, or nothing answering at its URL). `engram skills ...` exits 1 when
 //! any part failed (one id of several, one skill of an update, one doctor check);
-//! `engram skills doctor` exits 4 when only the registry cannot be reached.
+//! `engram skills doctor` exits 4 when only the registry cannot be reached. `engram db
+//! status` exits 4 when migrations are pending, 5 when a database is newer than this
+//! release (see `db.rs`).
 
 pub mod answers;
 mod backup;
 pub mod chat;
 pub mod client;
 mod config;
+mod db;
 mod kit;
 mod mcp;
 mod mcp_bridge;
@@ -102,6 +105,10 @@ pub enum Command {
     /// Show the configuration in force, or check a configuration file
     #[command(subcommand)]
     Config(config::ConfigCommand),
+    /// The databases' schema versions, and their pending migrations applied (no daemon
+    /// needed; `migrate` refuses while one runs)
+    #[command(subcommand)]
+    Db(db::DbCommand),
     /// A consistent copy of the data directory, taken by the running daemon
     Backup(backup::BackupArgs),
     /// Print a shell completion script (`engram completions bash > ~/.local/share/bash-completion/completions/engram`)
@@ -153,6 +160,7 @@ fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Service(command) => service::run(data.root(), command),
         Command::Config(command) => config::run(&data, command),
         Command::Backup(args) => backup::run(data.root(), args),
+        Command::Db(command) => db::run(data, command),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "engram", &mut std::io::stdout());

@@ -4,12 +4,16 @@
 
 use rusqlite::Connection;
 
+use crate::sqlite::{Migration, Schema};
+
 /// Every migration in order; index + 1 is the schema version it produces.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Migration] = &[
     // 1: one row per gate decision. `seq` orders rows as they were written (the clock
     // may be moved or step back; insertion order cannot), and pages and pruning key on
     // it; `at` is for the age limit and for people.
-    r#"
+    Migration {
+        description: "one row per gate decision",
+        sql: r#"
     CREATE TABLE decisions (
         seq          INTEGER PRIMARY KEY AUTOINCREMENT,
         at           INTEGER NOT NULL,
@@ -26,13 +30,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX decisions_by_at ON decisions (at);
     CREATE INDEX decisions_by_turn ON decisions (turn_id, seq);
     "#,
+    },
 ];
 
 pub use crate::sqlite::SchemaError;
 
+/// The audit log's schema (`engram db status` lists it).
+pub static SCHEMA: Schema = Schema::new("the audit log", MIGRATIONS);
+
 /// Brings the schema up to date.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
-    crate::sqlite::migrate(conn, MIGRATIONS, "the audit log")
+    SCHEMA.migrate(conn)
 }
 
 #[cfg(test)]

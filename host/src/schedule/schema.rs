@@ -4,10 +4,14 @@
 
 use rusqlite::Connection;
 
+use crate::sqlite::{Migration, Schema};
+
 /// Every migration in order; index + 1 is the schema version it produces.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Migration] = &[
     // 1: one row per schedule. Times are milliseconds since the epoch (UTC).
-    r#"
+    Migration {
+        description: "one row per schedule, run at an interval",
+        sql: r#"
     CREATE TABLE schedules (
         id           TEXT PRIMARY KEY,
         skill        TEXT NOT NULL,
@@ -23,10 +27,13 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX schedules_by_next_run ON schedules (enabled, next_run_at);
     "#,
+    },
     // 2: a schedule runs every `every_secs` or at the times of a `cron` expression,
     // exactly one of them. SQLite cannot relax a NOT NULL in place, so the table is
     // rebuilt (rows copied as they are: every existing schedule is an interval one).
-    r#"
+    Migration {
+        description: "schedules run at an interval or by a cron expression",
+        sql: r#"
     CREATE TABLE schedules_v2 (
         id           TEXT PRIMARY KEY,
         skill        TEXT NOT NULL,
@@ -51,13 +58,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE schedules_v2 RENAME TO schedules;
     CREATE INDEX schedules_by_next_run ON schedules (enabled, next_run_at);
     "#,
+    },
 ];
 
 pub use crate::sqlite::SchemaError;
 
+/// The schedules database's schema (`engram db status` lists it).
+pub static SCHEMA: Schema = Schema::new("the schedules database", MIGRATIONS);
+
 /// Brings the schema up to date.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
-    crate::sqlite::migrate(conn, MIGRATIONS, "the schedules database")
+    SCHEMA.migrate(conn)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub mod rescan;
 pub mod retrieve;
 mod row;
 mod schema;
-pub use schema::VERSION as SCHEMA_VERSION;
+pub use schema::{SCHEMA, VERSION as SCHEMA_VERSION};
 pub mod settle;
 pub mod snippet;
 pub mod store;

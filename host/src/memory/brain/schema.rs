@@ -4,14 +4,18 @@
 
 use rusqlite::Connection;
 
+use crate::sqlite::{Migration, Schema};
+
 /// The schema version this binary writes (`engram --version` prints it): a database
 /// of a higher version is refused.
 pub const VERSION: usize = MIGRATIONS.len();
 
 /// Every migration in order; index + 1 is the schema version it produces.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Migration] = &[
     // 1: memories with their full-text index, persons, history, meta, conversations.
-    r#"
+    Migration {
+        description: "memories, persons, history, meta, conversations",
+        sql: r#"
     CREATE TABLE memories (
         id                  TEXT PRIMARY KEY,
         user_id             TEXT NOT NULL,
@@ -118,13 +122,16 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX turns_by_conversation ON turns (conversation_id, seq);
     "#,
+    },
     // 2: the transcript tier. Messages outlive extraction (kept `transcriptDays`), carry
     // their speaker's name and are full-text indexed. They move from `turns` to
     // `messages`, whose INTEGER PRIMARY KEY keeps the rowids the external-content index
     // points at stable (VACUUM may renumber the implicit rowids of `turns`).
     // `extracted_seq` marks how far extraction has read a conversation, so that a
     // reopened conversation is not learned from twice.
-    r#"
+    Migration {
+        description: "the transcript: messages kept after extraction, full-text indexed",
+        sql: r#"
     CREATE TABLE messages (
         n               INTEGER PRIMARY KEY,
         id              TEXT NOT NULL UNIQUE,
@@ -161,20 +168,26 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO messages_fts (rowid, content, name) VALUES (new.n, new.content, new.name);
     END;
     "#,
+    },
     // 3: memory search ranks with an in-memory index of the memories' text
     // (`text_index.rs`, rebuilt from this table at each start). Nothing reads
     // `memories_fts` any more, and its triggers cost every write of a memory.
-    r#"
+    Migration {
+        description: "memory search through the in-memory index: the memories' FTS table dropped",
+        sql: r#"
     DROP TRIGGER memories_fts_insert;
     DROP TRIGGER memories_fts_delete;
     DROP TRIGGER memories_fts_update;
     DROP TABLE memories_fts;
     "#,
+    },
     // 4: what a memory is about (`engram_strategies::about`): its holder (NULL for the
     // user, else a person's name or relation) and the attribute it states, which the
     // store reads from every memory it writes and supersedes by. Rows written before
     // are read once when the store opens (`Store::open`, `about_backfilled` in meta).
-    r#"
+    Migration {
+        description: "what a memory is about: its holder and attribute",
+        sql: r#"
     ALTER TABLE memories ADD COLUMN holder TEXT;
     ALTER TABLE memories ADD COLUMN attribute TEXT;
     CREATE INDEX memories_by_attribute ON memories (user_id, attribute, holder) WHERE attribute IS NOT NULL;
@@ -225,6 +238,7 @@ const MIGRATIONS: &[&str] = &[
             SELECT value, new.id, new.user_id FROM json_each(new.source_turns) WHERE type = 'text';
     END;
     "#,
+    },
     // 5: a user's transcript ranking depends on that user's messages alone
     // (`transcript.rs`). Each user's messages take a block of the index's rowids,
     // `(number << 40) + n`, so that FTS5 reads one user's rows with a rowid range; the
@@ -233,7 +247,9 @@ const MIGRATIONS: &[&str] = &[
     // and the count and total tokens of their messages (bm25's N and average size),
     // which the triggers keep in the transaction of the change. `engram_tokens` counts
     // a text's tokens as FTS5 does; [`migrate`] registers it on the connection.
-    r#"
+    Migration {
+        description: "the transcript index in per-user rowid blocks",
+        sql: r#"
     CREATE TABLE transcript_users (
         user_id     TEXT PRIMARY KEY,
         number      INTEGER NOT NULL UNIQUE,
@@ -301,12 +317,15 @@ const MIGRATIONS: &[&str] = &[
             FROM transcript_users WHERE user_id = new.user_id;
     END;
     "#,
+    },
     // 6: the agent's deletes are undoable (`dismissal.rs`). A memory the agent deletes is
     // dismissed (`dismissed_at`, hidden as every dismissed memory is) and listed here
     // until the person restores it or the window ends and it is forgotten for good,
     // with the transcript text it came from unless `keep_messages`. The history gains
     // RESTORE (a table's CHECK cannot change in place, so the table is rebuilt).
-    r#"
+    Migration {
+        description: "the agent's deletes, undoable for a window",
+        sql: r#"
     CREATE TABLE agent_dismissals (
         memory_id     TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
         user_id       TEXT NOT NULL,
@@ -332,18 +351,24 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE history_v6 RENAME TO history;
     CREATE INDEX history_by_memory ON history (user_id, memory_id, id);
     "#,
+    },
     // 7: a message that names someone asks whether they hold any of the user's memories
     // (`focus.rs`) at every turn; without this index that question read every memory
     // of the user (retrieval p95 93 ms at 100k memories, against 10 ms before).
-    r#"
+    Migration {
+        description: "an index of memories by holder",
+        sql: r#"
     CREATE INDEX memories_by_holder ON memories (user_id, holder) WHERE holder IS NOT NULL;
     "#,
+    },
     // 8: the installed sentence encoder's vectors of memories and messages
     // (`vectors.rs`), written in the background after the text, each with the model
     // version it came from (a vector of another version counts as missing). A vector
     // goes with its text: deleted with the row, and when the text changes (an edit, a
     // redaction), so that nothing forgotten survives as a vector.
-    r#"
+    Migration {
+        description: "sentence-encoder vectors of memories and messages",
+        sql: r#"
     CREATE TABLE memory_vectors (
         user_id     TEXT NOT NULL,
         memory_id   TEXT NOT NULL,
@@ -373,6 +398,7 @@ const MIGRATIONS: &[&str] = &[
         DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
     END;
     "#,
+    },
     // 9: the vector tables become rowid tables. A WITHOUT ROWID table keeps a whole row
     // in its B-tree, where at most about 1,000 bytes of a row stay on the page: a vector
     // of 384 floats (1,536 bytes) spilled to an overflow page of its own, 4.7 KB a row
@@ -380,7 +406,9 @@ const MIGRATIONS: &[&str] = &[
     // primary key becomes an index beside it. Rows are copied: vectors cost hours of
     // CPU to make again. The triggers are dropped first so that no rename rewrites
     // them, then made again as in 8.
-    r#"
+    Migration {
+        description: "vector tables as rowid tables (half the size)",
+        sql: r#"
     DROP TRIGGER memory_vectors_delete;
     DROP TRIGGER memory_vectors_update;
     DROP TRIGGER message_vectors_delete;
@@ -422,6 +450,7 @@ const MIGRATIONS: &[&str] = &[
         DELETE FROM message_vectors WHERE user_id = old.user_id AND message_id = old.id;
     END;
     "#,
+    },
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -430,9 +459,16 @@ pub use crate::sqlite::SchemaError;
 /// date: registers `engram_tokens` (`tokenizer.rs`), which the transcript's triggers
 /// call (and the migration to version 5 too), then migrates.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
-    super::tokenizer::register_token_count(conn)?;
-    crate::sqlite::migrate(conn, MIGRATIONS, "the Second Brain database")
+    SCHEMA.migrate(conn)
 }
+
+/// The Second Brain's schema (`engram db status` lists it); its connections register
+/// `engram_tokens` before migrating.
+pub static SCHEMA: Schema = Schema {
+    what: "the Second Brain database",
+    migrations: MIGRATIONS,
+    prepare: super::tokenizer::register_token_count,
+};
 
 #[cfg(test)]
 mod tests {

@@ -9,9 +9,15 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::sqlite::{Migration, Schema};
 use crate::time::Clock;
 
-const MIGRATIONS: &[&str] = &[r#"
+/// The ledger's schema (`engram db status` lists it).
+pub static SCHEMA: Schema = Schema::new(
+    "the import ledger",
+    &[Migration {
+        description: "one row per imported conversation or memory",
+        sql: r#"
     CREATE TABLE imported (
         user_id     TEXT NOT NULL,
         key         TEXT NOT NULL,
@@ -19,7 +25,9 @@ const MIGRATIONS: &[&str] = &[r#"
         imported_at INTEGER NOT NULL,
         PRIMARY KEY (user_id, key)
     ) WITHOUT ROWID;
-"#];
+"#,
+    }],
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
@@ -39,7 +47,7 @@ pub struct Ledger {
 impl Ledger {
     pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(LedgerError::Open)?;
-        crate::sqlite::migrate(&mut conn, MIGRATIONS, "the import ledger")?;
+        SCHEMA.migrate(&mut conn)?;
         Ok(Ledger {
             conn: Mutex::new(conn),
         })

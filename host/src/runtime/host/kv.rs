@@ -9,10 +9,26 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::CallState;
 use crate::runtime::bindings::kv::{Host, KvError};
+use crate::sqlite::{Migration, Schema, SchemaError};
 
 pub const MAX_KEY_BYTES: usize = 256;
 pub const MAX_VALUE_BYTES: usize = 64 * 1024;
 pub const MAX_STORE_BYTES: i64 = 1024 * 1024;
+
+/// The store's schema (`engram db status` lists it). Version 1 is the table stores
+/// made before the store was versioned (at version 0) already have: `IF NOT EXISTS`.
+pub static SCHEMA: Schema = Schema::new(
+    "the plugins' key-value store",
+    &[Migration {
+        description: "one value per plugin and key",
+        sql: "CREATE TABLE IF NOT EXISTS kv (
+            plugin TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value BLOB NOT NULL,
+            PRIMARY KEY (plugin, key)
+        ) WITHOUT ROWID;",
+    }],
+);
 
 /// The persisted store shared by all plugins (one connection; calls are short).
 #[derive(Clone)]
@@ -21,7 +37,7 @@ pub struct KvStore {
 }
 
 impl KvStore {
-    pub fn open(path: &Path) -> rusqlite::Result<KvStore> {
+    pub fn open(path: &Path) -> Result<KvStore, SchemaError> {
         crate::sqlite::create_private(path).map_err(|e| {
             rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
@@ -32,21 +48,14 @@ impl KvStore {
     }
 
     /// A store that lives only as long as the process (tests, one-off CLI calls).
-    pub fn in_memory() -> rusqlite::Result<KvStore> {
+    pub fn in_memory() -> Result<KvStore, SchemaError> {
         KvStore::init(Connection::open_in_memory()?)
     }
 
-    fn init(conn: Connection) -> rusqlite::Result<KvStore> {
+    fn init(mut conn: Connection) -> Result<KvStore, SchemaError> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS kv (
-                plugin TEXT NOT NULL,
-                key TEXT NOT NULL,
-                value BLOB NOT NULL,
-                PRIMARY KEY (plugin, key)
-            ) WITHOUT ROWID;",
-        )?;
+        SCHEMA.migrate(&mut conn)?;
         Ok(KvStore {
             conn: Arc::new(Mutex::new(conn)),
         })
