@@ -1663,6 +1663,23 @@ struct Percentiles {
     p95: Duration,
 }
 
+impl Percentiles {
+    /// A row of `table`: these percentiles beside `baseline`'s (`what` names it), and
+    /// their ratios.
+    fn row(&self, table: &mut Table, label: &str, baseline: &Percentiles, what: &str) {
+        table.row(
+            label,
+            &format!("{} / {}", ms(self.p50), ms(self.p95)),
+            &format!("{} / {} {what}", ms(baseline.p50), ms(baseline.p95)),
+            &format!(
+                "p50 {}, p95 {}",
+                ratio(self.p50, baseline.p50),
+                ratio(self.p95, baseline.p95)
+            ),
+        );
+    }
+}
+
 /// Times `f` once per query per round, after one warm-up round.
 fn percentiles(queries: &[String], rounds: usize, mut f: impl FnMut(&str)) -> Percentiles {
     for query in queries {
@@ -1767,15 +1784,11 @@ fn latency(quick: bool, table: &mut Table) {
     // page cache, and the baseline's last scans left the brain's readers none (every
     // read of theirs went to the file: the transcript's searches took 5x as long).
     drop(baseline);
-    table.row(
+    engram.row(
+        table,
         "retrieval p50 / p95 (Brain::retrieve, both tiers, incl. its last_used_at commit)",
-        &format!("{} / {}", ms(engram.p50), ms(engram.p95)),
-        &format!("{} / {} FTS5 top 5", ms(plain.p50), ms(plain.p95)),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(engram.p50, plain.p50),
-            ratio(engram.p95, plain.p95)
-        ),
+        &plain,
+        "FTS5 top 5",
     );
     let said = percentiles(&queries, rounds, |text| {
         let found = subject.brain.search_hits(
@@ -1848,17 +1861,13 @@ fn latency(quick: bool, table: &mut Table) {
         );
         std::hint::black_box(found.expect("search"));
     });
-    table.row(
+    engram_shared.row(
+        table,
         &format!(
             "retrieval p50 / p95, the same user in a store shared with {OTHER_USERS} others (as many rows each)"
         ),
-        &format!("{} / {}", ms(engram_shared.p50), ms(engram_shared.p95)),
-        &format!("{} / {} alone", ms(engram.p50), ms(engram.p95)),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(engram_shared.p50, engram.p50),
-            ratio(engram_shared.p95, engram.p95)
-        ),
+        &engram,
+        "alone",
     );
     table.row(
         "  of which the transcript alone (search_hits, conversations, 5)",

@@ -263,25 +263,17 @@ pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
         messages / 1_000,
         queries.len()
     ));
-    table.row(
+    with.row(
+        table,
         "retrieval p50 / p95 with the model (Brain::retrieve, the message embedded in it)",
-        &format!("{} / {}", ms(with.p50), ms(with.p95)),
-        &format!("{} / {} without", ms(without.p50), ms(without.p95)),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(with.p50, without.p50),
-            ratio(with.p95, without.p95)
-        ),
+        &without,
+        "without",
     );
-    table.row(
+    embedded.row(
+        table,
         "  with the turn's vector (retrieve_embedded: no embedding)",
-        &format!("{} / {}", ms(embedded.p50), ms(embedded.p95)),
-        &format!("{} / {} without", ms(without.p50), ms(without.p95)),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(embedded.p50, without.p50),
-            ratio(embedded.p95, without.p95)
-        ),
+        &without,
+        "without",
     );
     table.row(
         "  the message's embedding alone p50 / p95",
@@ -497,29 +489,17 @@ pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
         messages / 1_000,
         queries.len()
     ));
-    table.row(
+    with.row(
+        table,
         "turn open p50 / p95 with the model (message embedded once, routing, retrieval)",
-        &format!("{} / {}", ms(with.p50), ms(with.p95)),
-        &format!("{} / {} static table", ms(without.p50), ms(without.p95)),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(with.p50, without.p50),
-            ratio(with.p95, without.p95)
-        ),
+        &without,
+        "static table",
     );
-    table.row(
+    with_cpu.row(
+        table,
         "  by CPU time (the process's) p50 / p95",
-        &format!("{} / {}", ms(with_cpu.p50), ms(with_cpu.p95)),
-        &format!(
-            "{} / {} static table",
-            ms(without_cpu.p50),
-            ms(without_cpu.p95)
-        ),
-        &format!(
-            "p50 {}, p95 {}",
-            ratio(with_cpu.p50, without_cpu.p50),
-            ratio(with_cpu.p95, without_cpu.p95)
-        ),
+        &without_cpu,
+        "static table",
     );
     table.row(
         "  the first turn (builds the router; with the model, embeds every skill)",
