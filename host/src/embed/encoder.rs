@@ -18,6 +18,8 @@
 //! the result does not depend on the batch beyond float rounding (within 1e-5), and
 //! the same call gives the same bits every time.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
@@ -28,6 +30,7 @@ use tokenizers::Tokenizer;
 use tokenizers::utils::truncation::TruncationParams;
 
 use super::bert::{Bert, BertConfig};
+use super::weights::{Weights, WeightsError};
 
 /// The files an encoder reads, relative to its directory: the first three are
 /// required. `engram models add` copies exactly these.
@@ -189,10 +192,18 @@ impl Encoder {
         tokenizer.with_padding(None);
 
         let weights_path = dir.join(WEIGHTS);
-        let weights = read(&weights_path, MAX_WEIGHTS_BYTES)?;
-        let bert = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .and_then(|vb| Bert::load(vb, &config))
-            .map_err(|e| invalid(&weights_path, e.to_string()))?;
+        let weights =
+            Weights::open(open(&weights_path, MAX_WEIGHTS_BYTES)?).map_err(|e| match e {
+                WeightsError::Read(source) => EncoderError::Read {
+                    path: weights_path.clone(),
+                    source,
+                },
+                e => invalid(&weights_path, e.to_string()),
+            })?;
+        // Each tensor is read as the model asks for it, and the file closed with the
+        // builder.
+        let vb = VarBuilder::from_backend(Box::new(weights), DType::F32, Device::Cpu);
+        let bert = Bert::load(vb, &config).map_err(|e| invalid(&weights_path, e.to_string()))?;
         let encoder = Encoder {
             bert,
             tokenizer,
@@ -318,20 +329,33 @@ fn invalid(path: &Path, reason: String) -> EncoderError {
     }
 }
 
-/// The file's bytes, if it is no larger than `limit`.
-fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
+/// The file, open, if it is no larger than `limit`.
+fn open(path: &Path, limit: u64) -> Result<File, EncoderError> {
     let error = |source| EncoderError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let size = std::fs::metadata(path).map_err(error)?.len();
+    let file = File::open(path).map_err(error)?;
+    let size = file.metadata().map_err(error)?.len();
     if size > limit {
         return Err(invalid(
             path,
             format!("{size} bytes, over the {limit}-byte limit"),
         ));
     }
-    std::fs::read(path).map_err(error)
+    Ok(file)
+}
+
+/// The file's bytes, if it is no larger than `limit`.
+fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
+    let mut bytes = Vec::new();
+    open(path, limit)?
+        .read_to_end(&mut bytes)
+        .map_err(|source| EncoderError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
 }
 
 fn json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EncoderError> {
@@ -593,11 +617,35 @@ mod tests {
             let bytes = std::fs::read(weights(dir)).unwrap();
             std::fs::write(weights(dir), &bytes[..bytes.len() - 1000]).unwrap();
         };
-        refused(truncate, WEIGHTS);
-        refused(
+        let error = refused(truncate, WEIGHTS);
+        assert!(error.contains("cut short"), "{error}");
+        let error = refused(
             |dir| std::fs::write(weights(dir), b"\x10\x00").unwrap(),
             WEIGHTS,
         );
+        assert!(error.contains("too short"), "{error}");
+        // A header whose offsets give a tensor another tensor's bytes.
+        let error = refused(
+            |dir| {
+                let bytes = std::fs::read(weights(dir)).unwrap();
+                let (length, rest) = bytes.split_at(8);
+                let header_len = u64::from_le_bytes(length.try_into().unwrap()) as usize;
+                let (header, data) = rest.split_at(header_len);
+                let mut header: serde_json::Value = serde_json::from_slice(header).unwrap();
+                let first = header["embeddings.word_embeddings.weight"]["data_offsets"].clone();
+                header["embeddings.position_embeddings.weight"]["data_offsets"] = first;
+                std::fs::write(weights(dir), {
+                    let header = header.to_string().into_bytes();
+                    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+                    file.extend_from_slice(&header);
+                    file.extend_from_slice(data);
+                    file
+                })
+                .unwrap();
+            },
+            WEIGHTS,
+        );
+        assert!(error.contains("data_offsets"), "{error}");
         // Weights of another shape than config.json says: the tensor is named.
         let error = refused(
             |dir| {
