@@ -51,6 +51,12 @@ pub const MAX_WEIGHTS_BYTES: u64 = 2 << 30;
 const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Texts run through the model together, at most.
 const BATCH: usize = 32;
+/// The most token pairs a batch attends over (texts × their padded length²): each
+/// head's attention scores hold that many floats while the batch runs. 32 texts of 64
+/// tokens; longer ones go fewer at a time (2 of 256), so that embedding a few long
+/// texts (a skill's body) does not add a third of the model's own size to the peak,
+/// where batching them gains little anyway.
+const MAX_BATCH_PAIRS: usize = BATCH * 64 * 64;
 /// Embedded to tell a model's versions apart ([`Encoder::version`]).
 const VERSION_PROBE: &str = "which version of the model is this";
 /// The fewest tokens a model must accept (`[CLS]`, `[SEP]` and a few words).
@@ -267,7 +273,9 @@ impl Encoder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
+        let lengths: Vec<usize> = order.iter().map(|&i| encodings[i].len()).collect();
+        for range in batches(&lengths) {
+            let chunk = &order[range];
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             for (&i, vector) in chunk.iter().zip(self.run(&batch)?) {
                 vectors[i] = vector;
@@ -320,6 +328,25 @@ impl Encoder {
         }
         Ok(vectors)
     }
+}
+
+/// Consecutive texts of `lengths` (in tokens, shortest first) run together: at most
+/// [`BATCH`], and at most [`MAX_BATCH_PAIRS`] token pairs (a text alone always runs).
+fn batches(lengths: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < lengths.len() {
+        let mut end = start + 1;
+        while end < lengths.len()
+            && end - start < BATCH
+            && (end + 1 - start) * lengths[end] * lengths[end] <= MAX_BATCH_PAIRS
+        {
+            end += 1;
+        }
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
 }
 
 fn invalid(path: &Path, reason: String) -> EncoderError {
@@ -589,6 +616,20 @@ mod tests {
             );
         }
         assert!(encoder.embed_batch::<&str>(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn long_texts_run_fewer_at_a_time() {
+        assert_eq!(batches(&[]), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(batches(&[10; 40]), [0..32, 32..40]);
+        assert_eq!(batches(&[64; 33]), [0..32, 32..33]);
+        assert_eq!(batches(&[256; 5]), [0..2, 2..4, 4..5]);
+        // Shortest first: the batch widens as it grows, and is cut where it would
+        // attend over too many pairs (4 × 100² fits, 5 × 200² does not).
+        assert_eq!(
+            batches(&[20, 20, 100, 100, 200, 200, 512]),
+            [0..4, 4..6, 6..7]
+        );
     }
 
     #[test]
