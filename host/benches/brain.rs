@@ -49,6 +49,8 @@
 //! at 100k memories and 1M messages with a vector each, size and resident memory, and
 //! messages/s embedded by the vector worker, each beside the same without the model;
 //! `-- turn-model`: `TurnService::open` at 1,000 skills over c's store with the model.
+//! `-- meaning-floor` (`brain_encoded/floor.rs`): the cosine a text found by meaning
+//! alone must reach with the model, chosen on LoCoMo's even questions.
 //! Run those on one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`.
 //!
 //! recall@5 of a question = |evidence turns among the turns behind the injected lines|
@@ -143,6 +145,13 @@ fn main() {
             }
             None => table.section("a/b. LoCoMo: skipped (data file missing, see above)"),
         }
+    }
+    if wanted("meaning-floor")
+        && let Some(samples) = bench_data("the meaning floor", "locomo/locomo-dev.json")
+            .and_then(|path| load_locomo(&path))
+        && let Some(model) = brain_encoded::Model::load()
+    {
+        brain_encoded::floor::calibrate(&samples, &model, &mut table);
     }
     if wanted("latency") {
         latency(quick, &mut table);

@@ -6,6 +6,7 @@
 //! table's figure on the same questions, each retrieval on a fresh copy of the store.
 
 pub mod cost;
+pub mod floor;
 
 use std::collections::BTreeSet;
 use std::path::Path;

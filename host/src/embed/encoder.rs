@@ -18,6 +18,8 @@
 //! the result does not depend on the batch beyond float rounding (within 1e-5), and
 //! the same call gives the same bits every time.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
@@ -28,6 +30,7 @@ use tokenizers::Tokenizer;
 use tokenizers::utils::truncation::TruncationParams;
 
 use super::bert::{Bert, BertConfig};
+use super::weights::{Weights, WeightsError};
 
 /// The files an encoder reads, relative to its directory: the first three are
 /// required. `engram models add` copies exactly these.
@@ -48,6 +51,12 @@ pub const MAX_WEIGHTS_BYTES: u64 = 2 << 30;
 const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Texts run through the model together, at most.
 const BATCH: usize = 32;
+/// The most token pairs a batch attends over (texts × their padded length²): each
+/// head's attention scores hold that many floats while the batch runs. 32 texts of 64
+/// tokens; longer ones go fewer at a time (2 of 256), so that embedding a few long
+/// texts (a skill's body) does not add a third of the model's own size to the peak,
+/// where batching them gains little anyway.
+const MAX_BATCH_PAIRS: usize = BATCH * 64 * 64;
 /// Embedded to tell a model's versions apart ([`Encoder::version`]).
 const VERSION_PROBE: &str = "which version of the model is this";
 /// The fewest tokens a model must accept (`[CLS]`, `[SEP]` and a few words).
@@ -189,10 +198,18 @@ impl Encoder {
         tokenizer.with_padding(None);
 
         let weights_path = dir.join(WEIGHTS);
-        let weights = read(&weights_path, MAX_WEIGHTS_BYTES)?;
-        let bert = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .and_then(|vb| Bert::load(vb, &config))
-            .map_err(|e| invalid(&weights_path, e.to_string()))?;
+        let weights =
+            Weights::open(open(&weights_path, MAX_WEIGHTS_BYTES)?).map_err(|e| match e {
+                WeightsError::Read(source) => EncoderError::Read {
+                    path: weights_path.clone(),
+                    source,
+                },
+                e => invalid(&weights_path, e.to_string()),
+            })?;
+        // Each tensor is read as the model asks for it, and the file closed with the
+        // builder.
+        let vb = VarBuilder::from_backend(Box::new(weights), DType::F32, Device::Cpu);
+        let bert = Bert::load(vb, &config).map_err(|e| invalid(&weights_path, e.to_string()))?;
         let encoder = Encoder {
             bert,
             tokenizer,
@@ -256,7 +273,9 @@ impl Encoder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
+        let lengths: Vec<usize> = order.iter().map(|&i| encodings[i].len()).collect();
+        for range in batches(&lengths) {
+            let chunk = &order[range];
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             for (&i, vector) in chunk.iter().zip(self.run(&batch)?) {
                 vectors[i] = vector;
@@ -311,6 +330,25 @@ impl Encoder {
     }
 }
 
+/// Consecutive texts of `lengths` (in tokens, shortest first) run together: at most
+/// [`BATCH`], and at most [`MAX_BATCH_PAIRS`] token pairs (a text alone always runs).
+fn batches(lengths: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < lengths.len() {
+        let mut end = start + 1;
+        while end < lengths.len()
+            && end - start < BATCH
+            && (end + 1 - start) * lengths[end] * lengths[end] <= MAX_BATCH_PAIRS
+        {
+            end += 1;
+        }
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
+}
+
 fn invalid(path: &Path, reason: String) -> EncoderError {
     EncoderError::Invalid {
         path: path.to_path_buf(),
@@ -318,20 +356,33 @@ fn invalid(path: &Path, reason: String) -> EncoderError {
     }
 }
 
-/// The file's bytes, if it is no larger than `limit`.
-fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
+/// The file, open, if it is no larger than `limit`.
+fn open(path: &Path, limit: u64) -> Result<File, EncoderError> {
     let error = |source| EncoderError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let size = std::fs::metadata(path).map_err(error)?.len();
+    let file = File::open(path).map_err(error)?;
+    let size = file.metadata().map_err(error)?.len();
     if size > limit {
         return Err(invalid(
             path,
             format!("{size} bytes, over the {limit}-byte limit"),
         ));
     }
-    std::fs::read(path).map_err(error)
+    Ok(file)
+}
+
+/// The file's bytes, if it is no larger than `limit`.
+fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
+    let mut bytes = Vec::new();
+    open(path, limit)?
+        .read_to_end(&mut bytes)
+        .map_err(|source| EncoderError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
 }
 
 fn json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EncoderError> {
@@ -568,6 +619,20 @@ mod tests {
     }
 
     #[test]
+    fn long_texts_run_fewer_at_a_time() {
+        assert_eq!(batches(&[]), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(batches(&[10; 40]), [0..32, 32..40]);
+        assert_eq!(batches(&[64; 33]), [0..32, 32..33]);
+        assert_eq!(batches(&[256; 5]), [0..2, 2..4, 4..5]);
+        // Shortest first: the batch widens as it grows, and is cut where it would
+        // attend over too many pairs (4 × 100² fits, 5 × 200² does not).
+        assert_eq!(
+            batches(&[20, 20, 100, 100, 200, 200, 512]),
+            [0..4, 4..6, 6..7]
+        );
+    }
+
+    #[test]
     fn the_same_input_gives_the_same_bits() {
         let (dir, _) = tiny(4);
         let first = Encoder::load(dir.path()).expect("loads");
@@ -593,11 +658,35 @@ mod tests {
             let bytes = std::fs::read(weights(dir)).unwrap();
             std::fs::write(weights(dir), &bytes[..bytes.len() - 1000]).unwrap();
         };
-        refused(truncate, WEIGHTS);
-        refused(
+        let error = refused(truncate, WEIGHTS);
+        assert!(error.contains("cut short"), "{error}");
+        let error = refused(
             |dir| std::fs::write(weights(dir), b"\x10\x00").unwrap(),
             WEIGHTS,
         );
+        assert!(error.contains("too short"), "{error}");
+        // A header whose offsets give a tensor another tensor's bytes.
+        let error = refused(
+            |dir| {
+                let bytes = std::fs::read(weights(dir)).unwrap();
+                let (length, rest) = bytes.split_at(8);
+                let header_len = u64::from_le_bytes(length.try_into().unwrap()) as usize;
+                let (header, data) = rest.split_at(header_len);
+                let mut header: serde_json::Value = serde_json::from_slice(header).unwrap();
+                let first = header["embeddings.word_embeddings.weight"]["data_offsets"].clone();
+                header["embeddings.position_embeddings.weight"]["data_offsets"] = first;
+                std::fs::write(weights(dir), {
+                    let header = header.to_string().into_bytes();
+                    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+                    file.extend_from_slice(&header);
+                    file.extend_from_slice(data);
+                    file
+                })
+                .unwrap();
+            },
+            WEIGHTS,
+        );
+        assert!(error.contains("data_offsets"), "{error}");
         // Weights of another shape than config.json says: the tensor is named.
         let error = refused(
             |dir| {

@@ -28,6 +28,7 @@ mod bert;
 pub mod encoder;
 pub mod hub;
 pub mod models;
+mod weights;
 pub mod wordpiece;
 
 #[cfg(test)]

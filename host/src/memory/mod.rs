@@ -54,7 +54,9 @@ pub use vocabulary::{
 #[doc(hidden)]
 pub mod bench {
     pub use super::brain::ingest::MAX_FACTS_PER_CONVERSATION;
-    pub use super::brain::retrieve::{Fusion, Tuning};
+    pub use super::brain::retrieve::{
+        ENCODED_MEANING_FLOOR, Fusion, MEANING_FLOOR, MEANING_WINDOW, Tuning,
+    };
     pub use super::brain::store::q;
 }
 
