@@ -27,6 +27,8 @@
 //! ENGRAM_LOAD_WRITE_PERCENT (default 20; 0 gives a read-only diagnostic run).
 //! `--quick` makes the defaults 3 s and 3 starts.
 
+// This bench uses only some of the helpers shared by the benches.
+#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};

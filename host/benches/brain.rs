@@ -1709,15 +1709,39 @@ fn percentiles(queries: &[String], rounds: usize, mut f: impl FnMut(&str)) -> Pe
     }
 }
 
+/// The store and the questions c and its runs with the model time: 100k memories and
+/// 1M messages for one user (quick: 10k and 100k), 50 of an agent's questions, 10
+/// rounds (quick: 2).
+struct Workload {
+    memories: usize,
+    messages: usize,
+    rounds: usize,
+    queries: Vec<String>,
+    /// The generator after the questions: the store is drawn from where it stands.
+    rng: Rng,
+}
+
+impl Workload {
+    fn new(quick: bool) -> Workload {
+        let mut rng = Rng(0x5EED);
+        Workload {
+            memories: if quick { 10_000 } else { 100_000 },
+            messages: if quick { 100_000 } else { 1_000_000 },
+            rounds: if quick { 2 } else { 10 },
+            queries: (0..50).map(|i| agent_question(&mut rng, i)).collect(),
+            rng,
+        }
+    }
+}
+
 fn latency(quick: bool, table: &mut Table) {
-    let (memories, messages) = if quick {
-        (10_000, 100_000)
-    } else {
-        (100_000, 1_000_000)
-    };
-    let rounds = if quick { 2 } else { 10 };
-    let mut rng = Rng(0x5EED);
-    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+    let Workload {
+        memories,
+        messages,
+        rounds,
+        queries,
+        mut rng,
+    } = Workload::new(quick);
     let subject = TestBrain::new(NOW);
     let dir = tempfile::tempdir().expect("temporary directory");
     let baseline_path = dir.path().join("plain-fts.db");

@@ -14,6 +14,8 @@
 //! in the same run (target: within 1.5x). ENGRAM_MCP_BENCH_ROUNDS overrides the rounds
 //! (default 300; `--quick` 60).
 
+// This bench uses only some of the helpers shared by the benches.
+#[allow(dead_code)]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};

@@ -52,7 +52,7 @@ use engram::routing::{RoutableSkill, Router, RouterConfig};
 use engram_strategies::analyser;
 use serde_json::Value;
 
-use common::{Rng, Table, bench_data, ms, ratio};
+use common::{Rng, Table, bench_data, cpu_time, ms, ratio};
 
 const TOP_K: usize = 5;
 /// Skills in the larger latency run.
@@ -727,14 +727,14 @@ fn speed(data: &Data, table: &mut Table) {
         let mut engram_cpu = Vec::with_capacity(data.queries.len());
         let mut plain_cpu = Vec::with_capacity(data.queries.len());
         for (q, _) in &data.queries {
-            let (t, c) = (Instant::now(), thread_cpu());
+            let (t, c) = (Instant::now(), cpu_time(libc::CLOCK_THREAD_CPUTIME_ID));
             std::hint::black_box(router.route(q));
             engram.push(t.elapsed());
-            engram_cpu.push(thread_cpu().saturating_sub(c));
-            let (t, c) = (Instant::now(), thread_cpu());
+            engram_cpu.push(cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(c));
+            let (t, c) = (Instant::now(), cpu_time(libc::CLOCK_THREAD_CPUTIME_ID));
             std::hint::black_box(baseline.top(q, TOP_K));
             plain.push(t.elapsed());
-            plain_cpu.push(thread_cpu().saturating_sub(c));
+            plain_cpu.push(cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(c));
         }
         for (label, p) in [("p50", 0.50), ("p95", 0.95)] {
             let (e, b) = (quantile(&mut engram, p), quantile(&mut plain, p));
@@ -763,19 +763,6 @@ fn speed(data: &Data, table: &mut Table) {
             ),
         );
     }
-}
-
-/// The CPU time this thread has used. On a shared machine a wall-clock sample also
-/// counts the time slices other processes got meanwhile; this one does not.
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a Linux constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {

@@ -29,10 +29,10 @@ use rusqlite::params;
 
 use super::Model;
 use crate::common::daemon::cpu_seconds;
-use crate::common::{Rng, Table, agent_question, ms, ratio};
+use crate::common::{Rng, Table, agent_question, cpu_time, ms, ratio};
 use crate::{
-    ACTOR, MESSAGES_PER_CONVERSATION, NOW, Percentiles, TestBrain, Vocabulary, bulk_messages,
-    database_bytes, synthetic_memory, synthetic_message,
+    ACTOR, MESSAGES_PER_CONVERSATION, NOW, Percentiles, TestBrain, Vocabulary, Workload,
+    bulk_messages, database_bytes, synthetic_memory, synthetic_message,
 };
 
 /// Bumped when the cached store's content changes, so an old cache is not reused.
@@ -53,20 +53,6 @@ fn status_bytes(key: &str) -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
-/// The CPU time of the whole process (every thread: the encoder's pool too). On a
-/// shared machine a wall-clock sample also counts the slices other processes got
-/// meanwhile; this does not (nor the waits on the disk).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a Linux constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 /// Wall-clock and CPU percentiles of `f`, once per query per round after one untimed
 /// round.
 fn both_percentiles(
@@ -80,10 +66,10 @@ fn both_percentiles(
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         for query in queries {
-            let (started, cpu_started) = (Instant::now(), process_cpu());
+            let (started, cpu_started) = (Instant::now(), cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID));
             f(query);
             wall.push(started.elapsed());
-            cpu.push(process_cpu() - cpu_started);
+            cpu.push(cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu_started);
         }
     }
     (of(wall), of(cpu))
@@ -205,14 +191,13 @@ fn copy_of(db: &Path) -> TestBrain {
 }
 
 pub fn latency(model_dir: &Path, quick: bool, table: &mut Table) {
-    let (memories, messages) = if quick {
-        (10_000, 100_000)
-    } else {
-        (100_000, 1_000_000)
-    };
-    let rounds = if quick { 2 } else { 10 };
-    let mut rng = Rng(0x5EED);
-    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+    let Workload {
+        memories,
+        messages,
+        rounds,
+        queries,
+        ..
+    } = Workload::new(quick);
 
     // What the model adds to the process: loaded, then run on a batch (its activations),
     // before the store is opened.
@@ -447,14 +432,13 @@ const SKILLS: usize = 1_000;
 /// synthetic (a name, a description and a paragraph drawn from the word lists): what
 /// they cost to route does not depend on what they say.
 pub fn turn(model_dir: &Path, quick: bool, table: &mut Table) {
-    let (memories, messages) = if quick {
-        (10_000, 100_000)
-    } else {
-        (100_000, 1_000_000)
-    };
-    let rounds = if quick { 2 } else { 10 };
-    let mut rng = Rng(0x5EED);
-    let queries: Vec<String> = (0..50).map(|i| agent_question(&mut rng, i)).collect();
+    let Workload {
+        memories,
+        messages,
+        rounds,
+        queries,
+        ..
+    } = Workload::new(quick);
     let encoder = Encoder::load(model_dir).expect("the model of ENGRAM_BENCH_MODEL");
     let cached = cached_store(memories, messages, &encoder.version(), encoder.dims());
     drop(encoder);
@@ -540,12 +524,15 @@ fn open_turn(app: &engram::app::App, text: &str) -> (Duration, Duration) {
         recall: true,
         opened_by: "agent".to_string(),
     };
-    let (started, cpu_started) = (Instant::now(), process_cpu());
+    let (started, cpu_started) = (Instant::now(), cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID));
     let opened = app
         .turns
         .open(message, Invoke::Routed)
         .expect("open a turn");
-    let took = (started.elapsed(), process_cpu() - cpu_started);
+    let took = (
+        started.elapsed(),
+        cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu_started,
+    );
     std::hint::black_box(&opened.memory_block);
     app.turns
         .end(&opened.turn_id, ACTOR, None)

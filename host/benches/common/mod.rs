@@ -380,3 +380,18 @@ pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The CPU time `clock` has counted (`libc::CLOCK_THREAD_CPUTIME_ID` for this thread,
+/// `CLOCK_PROCESS_CPUTIME_ID` for every thread of the process). On a shared machine a
+/// wall-clock sample also counts the slices other processes got meanwhile; this does
+/// not (nor the waits on the disk).
+pub fn cpu_time(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock ids passed are Linux's.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime({clock})");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

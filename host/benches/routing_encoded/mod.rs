@@ -287,13 +287,13 @@ fn speed(embedded: &Embedded, data: &Data, table: &mut Table) {
         .collect();
     let (mut with_model, mut with_table) = (Vec::new(), Vec::new());
     for (i, message) in messages.iter().enumerate() {
-        let c = super::thread_cpu();
+        let c = crate::common::cpu_time(libc::CLOCK_THREAD_CPUTIME_ID);
         let query = encoder.embed(message).expect("embed a message");
         std::hint::black_box(router.route_with(message, Some(&query)));
-        let spent = super::thread_cpu().saturating_sub(c);
-        let c = super::thread_cpu();
+        let spent = crate::common::cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(c);
+        let c = crate::common::cpu_time(libc::CLOCK_THREAD_CPUTIME_ID);
         std::hint::black_box(static_router.route(message));
-        let spent_static = super::thread_cpu().saturating_sub(c);
+        let spent_static = crate::common::cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(c);
         // The first messages warm the caches.
         if i >= 20 {
             with_model.push(spent);
