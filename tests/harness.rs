@@ -583,6 +583,17 @@ fn spawn_listening(command: &mut Command, stderr: Stdio) -> (Child, String) {
 }
 
 /// Asserts the status and returns the JSON body (`null` for an empty one).
+/// The entry of `value[list]` whose `key` is `wanted` ("the `items` entry whose `slug`
+/// is `weather`"), or a panic that shows what was listed.
+pub fn listed<'a>(value: &'a Value, list: &str, key: &str, wanted: &str) -> &'a Value {
+    value[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{list}` list in {value}"))
+        .iter()
+        .find(|entry| entry[key] == wanted)
+        .unwrap_or_else(|| panic!("no `{list}` entry with {key} {wanted:?} in {value}"))
+}
+
 pub fn ok(response: Response, status: u16) -> Value {
     assert_eq!(
         response.status,

@@ -8,7 +8,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use engram::sqlite::Schema;
-use engram_e2e::{Daemon, engram, ok, output_within};
+use engram_e2e::{Daemon, engram, listed, ok, output_within};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -33,12 +33,7 @@ fn db_json(data: &Path, args: &[&str]) -> (i32, Value) {
 }
 
 fn database<'a>(status: &'a Value, name: &str) -> &'a Value {
-    status["databases"]
-        .as_array()
-        .expect("databases")
-        .iter()
-        .find(|d| d["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {status}"))
+    listed(status, "databases", "name", name)
 }
 
 /// Writes the database of `schema` at `path` at `version`, as a release of that

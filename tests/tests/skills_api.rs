@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use engram_e2e::{Daemon, engram, next_event, ok, problem};
+use engram_e2e::{Daemon, engram, listed, next_event, ok, problem};
 use serde_json::{Value, json};
 
 const BUILTINS: [&str; 4] = ["screenshot", "tweet-notifier", "web-search", "word-stats"];
@@ -37,12 +37,7 @@ fn slugs(list: &Value) -> Vec<String> {
 }
 
 fn item<'a>(list: &'a Value, slug: &str) -> &'a Value {
-    list["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .find(|s| s["slug"] == slug)
-        .unwrap_or_else(|| panic!("{slug} not listed: {list}"))
+    listed(list, "items", "slug", slug)
 }
 
 /// Every file under `dir` with its bytes (the lock file aside).

@@ -2,19 +2,14 @@
 //! names are listed with their memory counts, a person's page shows their facts,
 //! related memories and linked persons, and an unknown id says so.
 
-use engram_e2e::ok;
+use engram_e2e::{listed, ok};
 use serde_json::{Value, json};
 
 use crate::brain_data::{end, import, link, memory, person, say};
 use crate::browser::Browser;
 
 fn person_named<'a>(persons: &'a Value, name: &str) -> &'a Value {
-    persons["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("no person named {name} in {persons}"))
+    listed(persons, "items", "name", name)
 }
 
 #[tokio::test]
