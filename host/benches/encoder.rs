@@ -96,7 +96,10 @@ fn main() {
         );
     }
 
-    table.section("d. batches of 32 (24 to 48 tokens)");
+    table.section(&format!(
+        "d. 32 texts in one call (24 to 48 tokens; the model runs {} at a time)",
+        engram::embed::encoder::BATCH
+    ));
     let batch: Vec<String> = (0..32)
         .map(|i| message_of(&encoder, 24 + (i * 24) / 31).0)
         .collect();

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engram::embed::encoder::Encoder;
+use engram::embed::encoder::{BATCH, Encoder};
 use engram_strategies::model::Role;
 use rusqlite::params;
 
@@ -338,10 +338,10 @@ pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
     let embedding = started.elapsed();
     let embedding_cpu = cpu_seconds("self") - cpu_recorded;
     let total_cpu = cpu_seconds("self") - cpu_started;
-    // The worker's batching against runs of 32 texts in the order they were written
-    // (each padded to the longest of 32 random lengths), on the same texts.
+    // The worker's batching against runs of a batch's worth of texts in the order they
+    // were written (each padded to the longest of as many random lengths), same texts.
     let cpu = cpu_seconds("self");
-    for chunk in texts.chunks(32) {
+    for chunk in texts.chunks(BATCH) {
         std::hint::black_box(model.encoder.embed_batch(chunk).expect("embed"));
     }
     let as_written_cpu = cpu_seconds("self") - cpu;
@@ -364,7 +364,7 @@ pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
         "",
     );
     table.row(
-        "  of which the worker's embedding (a pass's texts by length, 32 a batch)",
+        &format!("  of which the worker's embedding (a pass's texts by length, {BATCH} a batch)"),
         &format!("{:.0} msg/s", per_second(embedding)),
         "",
         &format!(
@@ -393,7 +393,7 @@ pub fn ingestion(model: &Model, quick: bool, table: &mut Table) {
         ),
     );
     table.row(
-        "  the same texts embedded 32 at a time as written, by CPU time",
+        &format!("  the same texts embedded {BATCH} at a time as written, by CPU time"),
         &format!("{:.0} msg/s", messages as f64 / as_written_cpu),
         &format!("{:.0} msg/s the worker's", messages as f64 / embedding_cpu),
         &format!(

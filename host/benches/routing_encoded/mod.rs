@@ -54,7 +54,7 @@ impl Embedded {
         let embedded = vectors.for_texts(&texts);
         let messages_time = started.elapsed();
         table.row(
-            "embedding: skills / messages (batches of 32; a cached run reads them)",
+            "embedding: skills / messages (the encoder's batches; a cached run reads them)",
             &format!(
                 "{} in {:.1} s / {} in {:.1} s",
                 data.tools.len(),

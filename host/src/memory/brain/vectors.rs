@@ -18,13 +18,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::StoreError;
 use super::{Brain, meaning};
-use crate::embed::encoder::Encoder;
+use crate::embed::encoder::{BATCH, Encoder};
 
-/// Texts embedded together: one run of the model.
-pub const BATCH: usize = 32;
-/// A pass of the worker embeds at most this many batches' worth of texts: a pass stays
-/// short, and the next one starts at once when this one was full.
-const BATCHES_PER_PASS: usize = 8;
+/// A pass of the worker embeds at most this many of the model's batches' worth of
+/// texts: a pass stays short, and the next one starts at once when this one was full.
+const BATCHES_PER_PASS: usize = 16;
 
 /// The encoder retrieval and the worker use, with its version key.
 pub struct Model {
@@ -259,8 +257,8 @@ impl Brain {
         let pass_at = self.now();
         // Texts this pass may still embed. A tier's texts are embedded in one call, which
         // runs them shortest first, [`BATCH`] at a time: each batch is padded only to the
-        // longest of texts of about its length, where a batch of 32 texts as written was
-        // padded to the longest of 32 random lengths.
+        // longest of texts of about its length, where a batch of texts as written was
+        // padded to the longest of as many random lengths.
         let mut room = BATCH * BATCHES_PER_PASS;
         for (index, tier) in [Tier::Memories, Tier::Messages].into_iter().enumerate() {
             if room == 0 {
