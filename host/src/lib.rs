@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod memory;
 pub mod net;
 pub mod paths;
+pub mod pg;
 pub mod routing;
 pub mod runtime;
 pub mod schedule;

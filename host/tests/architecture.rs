@@ -31,6 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "net",
             "sqlite",
+            "pg",
             "lock",
             "credentials",
             "described",

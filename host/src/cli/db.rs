@@ -5,6 +5,11 @@
 //! the databases) holds it. The migrations are the ones opening a database runs
 //! (`sqlite::Schema::migrate`), each in its own transaction.
 //!
+//! With `--url postgres://...` both run on a PostgreSQL database instead (issue 32, in
+//! progress: the daemon itself still serves from SQLite): each store in a schema of its
+//! own, versioned with the SQLite files' numbering; `migrate` creates what is absent,
+//! and a server reached by two `migrate`s at once applies each migration once.
+//!
 //! Exit codes of `status`: 0 every database is up to date (or not created yet: the
 //! first start creates it at the latest version), 4 migrations are pending (`engram db
 //! migrate` applies them), 5 a database was written by a newer release (this one
@@ -20,6 +25,7 @@ use serde::Serialize;
 
 use crate::lock::DataDirLock;
 use crate::paths::DataDir;
+use crate::pg::{PgSchema, Server};
 use crate::sqlite::Schema;
 
 #[derive(Debug, Subcommand)]
@@ -29,11 +35,18 @@ pub enum DbCommand {
     Status {
         #[arg(long)]
         json: bool,
+        /// A PostgreSQL database on this machine (postgres://user@127.0.0.1:5432/engram)
+        /// rather than the data directory's files
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
     },
-    /// Apply the pending migrations (refused while a daemon runs on the data directory)
+    /// Apply the pending migrations (refused while a daemon runs on the data directory);
+    /// with --url, create or migrate the stores on a PostgreSQL database
     Migrate {
         #[arg(long)]
         json: bool,
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
     },
 }
 
@@ -47,6 +60,8 @@ struct Database {
     name: &'static str,
     path: PathBuf,
     schema: &'static Schema,
+    /// The same store on PostgreSQL.
+    pg: &'static PgSchema,
 }
 
 /// Every SQLite database of a data directory, in the order they are reported.
@@ -56,26 +71,31 @@ fn databases(data: &DataDir) -> [Database; 5] {
             name: "second-brain",
             path: crate::memory::brain_db_path(data.root()),
             schema: &crate::memory::BRAIN_SCHEMA,
+            pg: &crate::memory::BRAIN_PG_SCHEMA,
         },
         Database {
             name: "audit",
             path: crate::gate::audit_path(data),
             schema: &crate::gate::AUDIT_SCHEMA,
+            pg: &crate::gate::AUDIT_PG_SCHEMA,
         },
         Database {
             name: "schedules",
             path: data.schedules_file(),
             schema: &crate::schedule::schema::SCHEMA,
+            pg: &crate::schedule::schema::PG_SCHEMA,
         },
         Database {
             name: "imports",
             path: data.imports_file(),
             schema: &crate::memory::import::ledger::SCHEMA,
+            pg: &crate::memory::import::ledger::PG_SCHEMA,
         },
         Database {
             name: "plugins-kv",
             path: data.plugin_kv_file(),
             schema: &crate::runtime::KV_SCHEMA,
+            pg: &crate::runtime::KV_PG_SCHEMA,
         },
     ]
 }
@@ -91,6 +111,29 @@ enum State {
     Newer,
 }
 
+/// Where a store is, as `--json` names it: `"file"` or `"schema"` (with the database's
+/// address, password left out).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+enum Place {
+    File {
+        file: String,
+    },
+    Schema {
+        database: String,
+        schema: &'static str,
+    },
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::File { file } => f.write_str(file),
+            Place::Schema { database, schema } => write!(f, "{database}, schema {schema}"),
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct PendingMigration {
     version: i64,
@@ -101,7 +144,9 @@ struct PendingMigration {
 #[derive(Debug, Serialize)]
 struct DatabaseStatus {
     name: &'static str,
-    file: String,
+    /// Where the store is: a file of the data directory, or a PostgreSQL schema.
+    #[serde(flatten)]
+    place: Place,
     state: State,
     /// `None` when the file does not exist.
     version: Option<i64>,
@@ -135,7 +180,9 @@ fn status_of(database: &Database) -> anyhow::Result<DatabaseStatus> {
     };
     Ok(DatabaseStatus {
         name: database.name,
-        file: database.path.display().to_string(),
+        place: Place::File {
+            file: database.path.display().to_string(),
+        },
         state,
         version,
         latest,
@@ -145,8 +192,16 @@ fn status_of(database: &Database) -> anyhow::Result<DatabaseStatus> {
 
 pub fn run(data: DataDir, command: DbCommand) -> anyhow::Result<ExitCode> {
     match command {
-        DbCommand::Status { json } => status(&data, json),
-        DbCommand::Migrate { json } => migrate(&data, json),
+        DbCommand::Status { json, url: None } => status(&data, json),
+        DbCommand::Migrate { json, url: None } => migrate(&data, json),
+        DbCommand::Status {
+            json,
+            url: Some(url),
+        } => status_on_server(&data, &url, json),
+        DbCommand::Migrate {
+            json,
+            url: Some(url),
+        } => migrate_on_server(&data, &url, json),
     }
 }
 
@@ -155,6 +210,51 @@ fn status(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
         .iter()
         .map(status_of)
         .collect::<anyhow::Result<Vec<_>>>()?;
+    report_status(&statuses, json)
+}
+
+/// Each store's state on the PostgreSQL database at `url`.
+fn status_on_server(data: &DataDir, url: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let mut server = crate::pg::connect(url)?;
+    let statuses = databases(data)
+        .iter()
+        .map(|database| server_status_of(&mut server, database))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    report_status(&statuses, json)
+}
+
+fn server_status_of(server: &mut Server, database: &Database) -> anyhow::Result<DatabaseStatus> {
+    let schema = database.pg;
+    let version = server.version(schema)?;
+    let latest = schema.latest();
+    let pending: Vec<PendingMigration> = schema
+        .pending(version)
+        .into_iter()
+        .map(|(version, description)| PendingMigration {
+            version,
+            description,
+        })
+        .collect();
+    let state = match version {
+        None => State::Absent,
+        Some(v) if v > latest => State::Newer,
+        Some(_) if pending.is_empty() => State::Current,
+        Some(_) => State::Pending,
+    };
+    Ok(DatabaseStatus {
+        name: database.name,
+        place: Place::Schema {
+            database: server.shown().to_string(),
+            schema: schema.namespace,
+        },
+        state,
+        version,
+        latest,
+        pending,
+    })
+}
+
+fn report_status(statuses: &[DatabaseStatus], json: bool) -> anyhow::Result<ExitCode> {
     let count = |state| statuses.iter().filter(|s| s.state == state).count();
     let (pending, newer) = (count(State::Pending), count(State::Newer));
     if json {
@@ -164,8 +264,8 @@ fn status(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
             "newer": newer,
         }))?;
     } else {
-        for status in &statuses {
-            println!("{}: {}", status.name, status.file);
+        for status in statuses {
+            println!("{}: {}", status.name, status.place);
             println!("  {}", describe(status));
             for migration in &status.pending {
                 println!("  {:>4}  {}", migration.version, migration.description);
@@ -189,9 +289,16 @@ fn describe(status: &DatabaseStatus) -> String {
     let latest = status.latest;
     let version = status.version.unwrap_or_default();
     match status.state {
-        State::Absent => {
-            format!("not created yet (the first start creates it at version {latest})")
-        }
+        State::Absent => match status.place {
+            Place::File { .. } => {
+                format!("not created yet (the first start creates it at version {latest})")
+            }
+            Place::Schema { .. } => {
+                format!(
+                    "not created yet (`engram db migrate --url` creates it at version {latest})"
+                )
+            }
+        },
         State::Current => format!("version {version}, up to date"),
         State::Pending => format!(
             "version {version} of {latest}: {} migration(s) pending",
@@ -207,8 +314,11 @@ fn describe(status: &DatabaseStatus) -> String {
 #[derive(Debug, Serialize)]
 struct Migrated {
     name: &'static str,
-    file: String,
-    from: i64,
+    #[serde(flatten)]
+    place: Place,
+    /// `None`: created by this migrate (PostgreSQL only: a file is created by the
+    /// daemon's first start).
+    from: Option<i64>,
     to: i64,
     applied: Vec<PendingMigration>,
 }
@@ -227,7 +337,7 @@ fn migrate(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
         anyhow::bail!(
             "{} ({}) has schema version {}, newer than this engram supports ({}): it was written by a newer release; upgrade engram. Nothing was migrated.",
             newer.name,
-            newer.file,
+            newer.place,
             newer.version.unwrap_or_default(),
             newer.latest
         );
@@ -256,19 +366,73 @@ fn migrate(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
         }
         migrated.push(Migrated {
             name: database.name,
-            file,
-            from,
+            place: Place::File { file },
+            from: Some(from),
             to: database.schema.latest(),
             applied: status.pending,
         });
     }
+    report_migrated(&migrated, json)
+}
+
+/// Creates or migrates every store on the PostgreSQL database at `url`. A store newer
+/// than this release stops it before anything is changed; a failed migration leaves
+/// its store at the version before it (each migration is one transaction).
+fn migrate_on_server(data: &DataDir, url: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let mut server = crate::pg::connect(url)?;
+    let databases = databases(data);
+    let statuses = databases
+        .iter()
+        .map(|database| server_status_of(&mut server, database))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(newer) = statuses.iter().find(|s| s.state == State::Newer) {
+        anyhow::bail!(
+            "{} ({}) has schema version {}, newer than this engram supports ({}): it was written by a newer release; upgrade engram. Nothing was migrated.",
+            newer.name,
+            newer.place,
+            newer.version.unwrap_or_default(),
+            newer.latest
+        );
+    }
+    let mut migrated = Vec::new();
+    for (database, status) in databases.iter().zip(statuses) {
+        if status.pending.is_empty() {
+            continue;
+        }
+        // Another migrate may apply some meanwhile: this one reports what it applied.
+        let applied = server.migrate(database.pg)?;
+        if applied.steps.is_empty() {
+            continue;
+        }
+        migrated.push(Migrated {
+            name: database.name,
+            place: status.place,
+            from: applied.from,
+            to: database.pg.latest(),
+            applied: applied
+                .steps
+                .into_iter()
+                .map(|(version, description)| PendingMigration {
+                    version,
+                    description,
+                })
+                .collect(),
+        });
+    }
+    report_migrated(&migrated, json)
+}
+
+fn report_migrated(migrated: &[Migrated], json: bool) -> anyhow::Result<ExitCode> {
     if json {
         print_json(&serde_json::json!({ "migrated": migrated }))?;
     } else if migrated.is_empty() {
         println!("nothing to migrate: every database is up to date");
     } else {
-        for m in &migrated {
-            println!("{}: {}: version {} -> {}", m.name, m.file, m.from, m.to);
+        for m in migrated {
+            match m.from {
+                Some(from) => println!("{}: {}: version {from} -> {}", m.name, m.place, m.to),
+                None => println!("{}: {}: created at version {}", m.name, m.place, m.to),
+            }
             for migration in &m.applied {
                 println!("  {:>4}  {}", migration.version, migration.description);
             }
@@ -280,4 +444,26 @@ fn migrate(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One numbering: a migration written for one backend only fails here.
+    #[test]
+    fn every_store_has_the_same_version_on_both_backends() {
+        let data = DataDir::new(PathBuf::from("/nonexistent"));
+        for database in databases(&data) {
+            assert_eq!(
+                database.pg.latest(),
+                database.schema.latest(),
+                "{}: PostgreSQL at {}, SQLite at {}",
+                database.name,
+                database.pg.latest(),
+                database.schema.latest()
+            );
+            assert_eq!(database.pg.what, database.schema.what, "{}", database.name);
+        }
+    }
 }

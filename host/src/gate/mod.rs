@@ -35,7 +35,7 @@ pub use audit::{AuditEntry, AuditLog, AuditPage, AuditQuery, Retention, summariz
 pub use catalog::{AGENT_TOOLS, ToolKind, ToolSpec, UnknownTool};
 pub use error::GateError;
 pub use policy::{Decision, Policy, ReasonCode, SkillGrant, Verdict};
-pub use schema::{SCHEMA as AUDIT_SCHEMA, SchemaError};
+pub use schema::{PG_SCHEMA as AUDIT_PG_SCHEMA, SCHEMA as AUDIT_SCHEMA, SchemaError};
 pub use turns::{Approval, MAX_CHANNEL_CHARS, MAX_CONVERSATION_CHARS, NewTurn, Turn, TurnState};
 
 use serde_json::Value;

@@ -41,7 +41,7 @@ pub use brain::maintenance::Report as MaintenanceReport;
 pub use brain::persons::{Graph, PersonDetail, PersonSummary};
 pub use brain::redact::Redaction;
 pub use brain::rescan::RedactionReport;
-pub use brain::{Brain, SCHEMA as BRAIN_SCHEMA, SCHEMA_VERSION};
+pub use brain::{Brain, PG_SCHEMA as BRAIN_PG_SCHEMA, SCHEMA as BRAIN_SCHEMA, SCHEMA_VERSION};
 pub use open::{ENV_VAR, brain_db_path, facts_path, open_memory};
 pub use vocabulary::{
     Counts, DEFAULT_TRANSCRIPT_DAYS, DEFAULT_USER, HistoryEntry, Injected, ListFilter,

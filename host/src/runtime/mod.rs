@@ -20,8 +20,8 @@ pub mod world;
 pub use cache::CacheOutcome;
 pub use error::PluginError;
 pub use host::{
-    DenyAllGate, FixedSettings, HostServices, KV_SCHEMA, KvStore, MemoryQuery, MemorySource,
-    NoMemories, PluginSettings, ToolCaller, ToolDenied, ToolGate,
+    DenyAllGate, FixedSettings, HostServices, KV_PG_SCHEMA, KV_SCHEMA, KvStore, MemoryQuery,
+    MemorySource, NoMemories, PluginSettings, ToolCaller, ToolDenied, ToolGate,
 };
 pub use manifest::{Manifest, ScriptManifest};
 pub use plugin::{

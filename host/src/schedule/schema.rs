@@ -4,6 +4,7 @@
 
 use rusqlite::Connection;
 
+use crate::pg::PgSchema;
 use crate::sqlite::{Migration, Schema};
 
 /// Every migration in order; index + 1 is the schema version it produces.
@@ -65,6 +66,33 @@ pub use crate::sqlite::SchemaError;
 
 /// The schedules database's schema (`engram db status` lists it).
 pub static SCHEMA: Schema = Schema::new("the schedules database", MIGRATIONS);
+
+/// The schedules on PostgreSQL, at version 2.
+pub static PG_SCHEMA: PgSchema = PgSchema {
+    what: "the schedules database",
+    namespace: "schedules",
+    created_at: 2,
+    create: r#"
+    CREATE TABLE schedules (
+        id           TEXT PRIMARY KEY,
+        skill        TEXT NOT NULL,
+        input        TEXT NOT NULL,
+        every_secs   BIGINT CHECK (every_secs >= 60),
+        cron         TEXT,
+        user_id      TEXT NOT NULL,
+        enabled      BIGINT NOT NULL DEFAULT 1,
+        created_at   BIGINT NOT NULL,
+        next_run_at  BIGINT NOT NULL,
+        last_run_at  BIGINT,
+        last_turn_id TEXT,
+        last_error   TEXT,
+        CHECK ((every_secs IS NULL) <> (cron IS NULL))
+    );
+    CREATE INDEX schedules_by_next_run ON schedules (enabled, next_run_at);
+    "#,
+    later: &[],
+    user_tables: &["schedules"],
+};
 
 /// Brings the schema up to date.
 pub fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {

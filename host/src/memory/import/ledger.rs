@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::pg::PgSchema;
 use crate::sqlite::{Migration, Schema};
 use crate::time::Clock;
 
@@ -28,6 +29,24 @@ pub static SCHEMA: Schema = Schema::new(
 "#,
     }],
 );
+
+/// The ledger on PostgreSQL, at version 1.
+pub static PG_SCHEMA: PgSchema = PgSchema {
+    what: "the import ledger",
+    namespace: "imports",
+    created_at: 1,
+    create: r#"
+    CREATE TABLE imported (
+        user_id     TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        became      TEXT NOT NULL,
+        imported_at BIGINT NOT NULL,
+        PRIMARY KEY (user_id, key)
+    );
+"#,
+    later: &[],
+    user_tables: &["imported"],
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {

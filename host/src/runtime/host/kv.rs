@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::CallState;
+use crate::pg::PgSchema;
 use crate::runtime::bindings::kv::{Host, KvError};
 use crate::sqlite::{Migration, Schema, SchemaError};
 
@@ -29,6 +30,22 @@ pub static SCHEMA: Schema = Schema::new(
         ) WITHOUT ROWID;",
     }],
 );
+
+/// The store on PostgreSQL, at version 1. Its rows are keyed by plugin, not by person:
+/// the host gives each plugin its own keys, so there is no row-level security here.
+pub static PG_SCHEMA: PgSchema = PgSchema {
+    what: "the plugins' key-value store",
+    namespace: "plugins_kv",
+    created_at: 1,
+    create: "CREATE TABLE kv (
+            plugin TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value BYTEA NOT NULL,
+            PRIMARY KEY (plugin, key)
+        );",
+    later: &[],
+    user_tables: &[],
+};
 
 /// The persisted store shared by all plugins (one connection; calls are short).
 #[derive(Clone)]

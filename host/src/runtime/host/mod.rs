@@ -24,7 +24,7 @@ use crate::config::PluginConfig;
 use crate::net::{Resolve, SystemResolver};
 
 pub use config::{FixedSettings, PluginSettings};
-pub use kv::{KvStore, SCHEMA as KV_SCHEMA};
+pub use kv::{KvStore, PG_SCHEMA as KV_PG_SCHEMA, SCHEMA as KV_SCHEMA};
 pub use memories::{MemoryQuery, MemorySource, NoMemories};
 pub use tools::{DenyAllGate, ToolCaller, ToolDenied, ToolGate};
 

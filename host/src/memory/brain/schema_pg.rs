@@ -1,0 +1,241 @@
+//! The Second Brain's tables on PostgreSQL (issue 32), at the SQLite file's version 9
+//! (`schema.rs`), in the `brain` schema. Each later migration is written for both.
+//!
+//! Where the two differ, and why:
+//! - INTEGER is BIGINT (every integer Engram binds is an i64), REAL is DOUBLE
+//!   PRECISION, BLOB is BYTEA; an INTEGER PRIMARY KEY that SQLite numbers by itself is
+//!   an identity column.
+//! - A person's name is unique per user case-insensitively by `lower(name)` (SQLite's
+//!   NOCASE folds ASCII letters only: "Élodie" and "élodie" are one person here).
+//! - Triggers are PL/pgSQL functions doing what SQLite's triggers do (the turns a
+//!   memory came from; a vector dropped when its text changes or goes).
+//! - The transcript's full-text index (FTS5 and `transcript_users`' counts, kept by
+//!   triggers that call Engram's tokenizer) has no trigger here: on PostgreSQL the
+//!   index is the backend's to keep. `transcript_users` is here for the numbering.
+
+use crate::pg::PgSchema;
+
+pub static PG_SCHEMA: PgSchema = PgSchema {
+    what: "the Second Brain database",
+    namespace: "brain",
+    created_at: 9,
+    create: CREATE,
+    later: &[],
+    user_tables: &[
+        "memories",
+        "persons",
+        "memory_persons",
+        "meta",
+        "conversations",
+        "messages",
+        "memory_turns",
+        "redactions",
+        "forget_log",
+        "transcript_users",
+        "agent_dismissals",
+        "history",
+        "memory_vectors",
+        "message_vectors",
+    ],
+};
+
+const CREATE: &str = r#"
+    CREATE TABLE memories (
+        id                  TEXT PRIMARY KEY,
+        user_id             TEXT NOT NULL,
+        memory_type         TEXT NOT NULL CHECK (memory_type IN ('identity','preference','goal','project','habit','decision','constraint','relationship','episode','reflection')),
+        summary             TEXT NOT NULL CHECK (length(summary) > 0),
+        detail              TEXT,
+        scope               TEXT NOT NULL CHECK (scope IN ('durable','active','subconscious')),
+        prior_scope         TEXT CHECK (prior_scope IN ('durable','active')),
+        confidence          DOUBLE PRECISION NOT NULL CHECK (confidence BETWEEN 0.0 AND 1.0),
+        importance          DOUBLE PRECISION NOT NULL CHECK (importance BETWEEN 0.0 AND 1.0),
+        durability          DOUBLE PRECISION NOT NULL CHECK (durability BETWEEN 0.0 AND 1.0),
+        evidence            TEXT NOT NULL CHECK (evidence IN ('direct','inferred','manual','system')),
+        negated             BIGINT NOT NULL DEFAULT 0,
+        validated           BIGINT NOT NULL DEFAULT 0,
+        reinforcements      BIGINT NOT NULL DEFAULT 0,
+        stale               BIGINT NOT NULL DEFAULT 0,
+        dismissed_at        BIGINT,
+        superseded_by       TEXT REFERENCES memories(id) ON DELETE SET NULL,
+        created_at          BIGINT NOT NULL,
+        updated_at          BIGINT NOT NULL,
+        last_seen_at        BIGINT NOT NULL,
+        last_used_at        BIGINT,
+        confidence_at       BIGINT NOT NULL,
+        source_conversation TEXT,
+        source_turns        TEXT NOT NULL DEFAULT '[]',
+        holder              TEXT,
+        attribute           TEXT
+    );
+    CREATE INDEX memories_by_user_scope ON memories (user_id, scope, updated_at);
+    CREATE INDEX memories_by_superseded ON memories (superseded_by);
+    CREATE INDEX memories_by_attribute ON memories (user_id, attribute, holder) WHERE attribute IS NOT NULL;
+    CREATE INDEX memories_by_holder ON memories (user_id, holder) WHERE holder IS NOT NULL;
+
+    CREATE TABLE persons (
+        id          TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        aliases     TEXT NOT NULL DEFAULT '[]',
+        created_at  BIGINT NOT NULL,
+        last_seen   BIGINT NOT NULL
+    );
+    CREATE UNIQUE INDEX persons_by_name ON persons (user_id, lower(name));
+
+    CREATE TABLE memory_persons (
+        memory_id   TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        person_id   TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+        user_id     TEXT NOT NULL,
+        relation    TEXT,
+        PRIMARY KEY (memory_id, person_id)
+    );
+    CREATE INDEX memory_persons_by_person ON memory_persons (person_id);
+
+    CREATE TABLE meta (
+        user_id     TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        value       TEXT NOT NULL,
+        PRIMARY KEY (user_id, key)
+    );
+
+    CREATE TABLE conversations (
+        id              TEXT PRIMARY KEY,
+        user_id         TEXT NOT NULL,
+        started_at      BIGINT NOT NULL,
+        last_message_at BIGINT NOT NULL,
+        ended_at        BIGINT,
+        extracted_seq   BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX conversations_open ON conversations (ended_at, last_message_at);
+    CREATE INDEX conversations_by_user ON conversations (user_id, last_message_at);
+
+    CREATE TABLE messages (
+        n               BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        id              TEXT NOT NULL UNIQUE,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        user_id         TEXT NOT NULL,
+        seq             BIGINT NOT NULL,
+        role            TEXT NOT NULL CHECK (role IN ('user','assistant','system')),
+        name            TEXT,
+        content         TEXT NOT NULL,
+        at              BIGINT NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages (conversation_id, seq);
+    CREATE INDEX messages_by_time ON messages (at);
+    CREATE INDEX messages_by_user_time ON messages (user_id, at);
+
+    CREATE TABLE memory_turns (
+        turn_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        user_id     TEXT NOT NULL,
+        PRIMARY KEY (turn_id, memory_id)
+    );
+    CREATE INDEX memory_turns_by_memory ON memory_turns (memory_id);
+
+    -- The turns a memory came from, as SQLite's memory_turns_insert/_update keep them:
+    -- the string elements of its source_turns.
+    CREATE FUNCTION memory_turns_follow() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' THEN
+            IF OLD.source_turns IS NOT DISTINCT FROM NEW.source_turns THEN
+                RETURN NULL;
+            END IF;
+            DELETE FROM memory_turns WHERE memory_id = OLD.id;
+        END IF;
+        INSERT INTO memory_turns (turn_id, memory_id, user_id)
+            SELECT turn #>> '{}', NEW.id, NEW.user_id
+            FROM jsonb_array_elements(NEW.source_turns::jsonb) AS turn
+            WHERE jsonb_typeof(turn) = 'string'
+            ON CONFLICT DO NOTHING;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memory_turns_follow AFTER INSERT OR UPDATE OF source_turns ON memories
+        FOR EACH ROW EXECUTE FUNCTION memory_turns_follow();
+
+    CREATE TABLE redactions (
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        count       BIGINT NOT NULL,
+        PRIMARY KEY (user_id, kind)
+    );
+
+    CREATE TABLE forget_log (
+        id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        at          BIGINT NOT NULL,
+        actor       TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        memories    TEXT NOT NULL,
+        messages    TEXT NOT NULL
+    );
+    CREATE INDEX forget_log_by_user ON forget_log (user_id, id);
+
+    CREATE TABLE transcript_users (
+        user_id     TEXT PRIMARY KEY,
+        number      BIGINT NOT NULL UNIQUE,
+        messages    BIGINT NOT NULL DEFAULT 0,
+        tokens      BIGINT NOT NULL DEFAULT 0
+    );
+
+    CREATE TABLE agent_dismissals (
+        memory_id     TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+        user_id       TEXT NOT NULL,
+        at            BIGINT NOT NULL,
+        keep_messages BIGINT NOT NULL CHECK (keep_messages IN (0, 1))
+    );
+    CREATE INDEX agent_dismissals_by_user ON agent_dismissals (user_id, at, memory_id);
+    CREATE INDEX agent_dismissals_by_time ON agent_dismissals (at);
+
+    CREATE TABLE history (
+        id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL,
+        event       TEXT NOT NULL CHECK (event IN ('ADD','UPDATE','REINFORCE','SUPERSEDE','DISMISS','DELETE','PROMOTE','DEMOTE','RESTORE')),
+        old_value   TEXT,
+        new_value   TEXT,
+        actor       TEXT NOT NULL,
+        at          BIGINT NOT NULL
+    );
+    CREATE INDEX history_by_memory ON history (user_id, memory_id, id);
+
+    CREATE TABLE memory_vectors (
+        user_id     TEXT NOT NULL,
+        memory_id   TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BYTEA NOT NULL,
+        PRIMARY KEY (user_id, memory_id)
+    );
+    CREATE TABLE message_vectors (
+        user_id     TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        vector      BYTEA NOT NULL,
+        PRIMARY KEY (user_id, message_id)
+    );
+
+    -- A vector goes with the text it was computed from.
+    CREATE FUNCTION memory_vectors_follow() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' OR OLD.summary IS DISTINCT FROM NEW.summary
+            OR OLD.user_id IS DISTINCT FROM NEW.user_id THEN
+            DELETE FROM memory_vectors WHERE user_id = OLD.user_id AND memory_id = OLD.id;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memory_vectors_follow AFTER DELETE OR UPDATE OF summary, user_id ON memories
+        FOR EACH ROW EXECUTE FUNCTION memory_vectors_follow();
+    CREATE FUNCTION message_vectors_follow() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' OR OLD.content IS DISTINCT FROM NEW.content
+            OR OLD.user_id IS DISTINCT FROM NEW.user_id THEN
+            DELETE FROM message_vectors WHERE user_id = OLD.user_id AND message_id = OLD.id;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER message_vectors_follow AFTER DELETE OR UPDATE OF content, user_id ON messages
+        FOR EACH ROW EXECUTE FUNCTION message_vectors_follow();
+"#;

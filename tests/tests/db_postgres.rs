@@ -1,0 +1,558 @@
+//! `engram db status | migrate --url` on a real PostgreSQL (the harness's throwaway
+//! cluster), and the proof that the database itself keeps each person's rows apart
+//! (issue 32): every table holding a `user_id` is under forced row-level security, so
+//! a query that forgets its user filter sees and changes one person's rows only.
+//!
+//! Each test migrates as a login role of its own that is not a superuser (a superuser
+//! bypasses row-level security, and an operator's application role is not one).
+//! Without PostgreSQL these print SKIPPED and pass; under CI they fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use engram::pg::PgSchema;
+use engram::sqlite::Schema;
+use engram_e2e::pg::{self, PgDatabase, SUPERUSER};
+use engram_e2e::{engram, listed, output_within};
+use postgres::error::SqlState;
+use postgres::{Client, NoTls};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Every store, on both backends (the order `engram db status` lists them in).
+fn stores() -> [(&'static str, &'static Schema, &'static PgSchema); 5] {
+    [
+        (
+            "second-brain",
+            &engram::memory::BRAIN_SCHEMA,
+            &engram::memory::BRAIN_PG_SCHEMA,
+        ),
+        (
+            "audit",
+            &engram::gate::AUDIT_SCHEMA,
+            &engram::gate::AUDIT_PG_SCHEMA,
+        ),
+        (
+            "schedules",
+            &engram::schedule::schema::SCHEMA,
+            &engram::schedule::schema::PG_SCHEMA,
+        ),
+        (
+            "imports",
+            &engram::memory::import::ledger::SCHEMA,
+            &engram::memory::import::ledger::PG_SCHEMA,
+        ),
+        (
+            "plugins-kv",
+            &engram::runtime::KV_SCHEMA,
+            &engram::runtime::KV_PG_SCHEMA,
+        ),
+    ]
+}
+
+/// A login role of the test's own, not a superuser, that may create roles (for the
+/// two roles `migrate` creates) and schemas in the test's database.
+struct Owner {
+    db: PgDatabase,
+    role: String,
+}
+
+impl Owner {
+    fn new(test: &str) -> Option<Owner> {
+        let db = pg::database(test)?;
+        let role = format!("owner_{}", db.name);
+        let mut admin = connect_as(&db, SUPERUSER);
+        admin
+            .batch_execute(&format!(
+                "CREATE ROLE {role} LOGIN CREATEROLE; GRANT CREATE ON DATABASE {0} TO {role}",
+                db.name
+            ))
+            .expect("create the owner role");
+        Some(Owner { db, role })
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "postgres://{}@127.0.0.1:{}/{}",
+            self.role, self.db.port, self.db.name
+        )
+    }
+
+    fn client(&self) -> Client {
+        connect_as(&self.db, &self.role)
+    }
+}
+
+fn connect_as(db: &PgDatabase, role: &str) -> Client {
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user={role} dbname={}",
+        db.port, db.name
+    );
+    Client::connect(&conninfo, NoTls).unwrap_or_else(|e| panic!("connect as {role}: {e}"))
+}
+
+fn db(data: &Path, args: &[&str]) -> Output {
+    output_within(engram(data).arg("db").args(args), LIMIT)
+}
+
+/// `engram db <args> --url <url> --json`: the exit code and the answer.
+fn db_json(data: &Path, url: &str, args: &[&str]) -> (i32, Value) {
+    let out = db(data, &[args, &["--url", url, "--json"]].concat());
+    let code = out.status.code().expect("exit code");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let answer = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, answer)
+}
+
+#[test]
+fn migrate_creates_every_store_at_the_sqlite_numbering_and_status_is_clean_after() {
+    let Some(owner) = Owner::new("migrate_creates_every_store") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let url = owner.url();
+
+    let (code, status) = db_json(data.path(), &url, &["status"]);
+    assert_eq!(code, 0, "nothing created is nothing pending: {status}");
+    for (name, schema, pg_schema) in stores() {
+        let entry = listed(&status, "databases", "name", name);
+        assert_eq!(entry["state"], "absent", "{name}: {entry}");
+        assert_eq!(entry["latest"], schema.latest(), "{name}");
+        assert_eq!(entry["schema"], pg_schema.namespace, "{name}");
+        assert!(entry.get("file").is_none(), "{name}: {entry}");
+    }
+
+    let (code, migrated) = db_json(data.path(), &url, &["migrate"]);
+    assert_eq!(code, 0, "{migrated}");
+    let created = migrated["migrated"].as_array().expect("migrated");
+    assert_eq!(created.len(), 5, "{migrated}");
+    for entry in created {
+        assert!(entry["from"].is_null(), "created, not migrated: {entry}");
+    }
+
+    let (code, status) = db_json(data.path(), &url, &["status"]);
+    assert_eq!(code, 0, "{status}");
+    for (name, schema, _) in stores() {
+        let entry = listed(&status, "databases", "name", name);
+        assert_eq!(entry["state"], "current", "{name}: {entry}");
+        assert_eq!(entry["version"], schema.latest(), "{name}");
+    }
+    assert_eq!(status["pending"], 0);
+
+    let (code, again) = db_json(data.path(), &url, &["migrate"]);
+    assert_eq!(code, 0, "{again}");
+    assert_eq!(again["migrated"], serde_json::json!([]), "nothing twice");
+
+    // The address is shown without the password a URL may carry (the cluster trusts
+    // loopback, so any password is let in).
+    let with_password = format!(
+        "postgres://{}:hunter2@127.0.0.1:{}/{}",
+        owner.role, owner.db.port, owner.db.name
+    );
+    let out = db(data.path(), &["status", "--url", &with_password]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("schema brain"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+/// The same tables and columns, of matching types and nullability, as a SQLite store
+/// at the same version (SQLite's full-text index tables and views aside: on
+/// PostgreSQL the index is the backend's).
+#[test]
+fn each_store_has_the_tables_and_columns_of_its_sqlite_file() {
+    let Some(owner) = Owner::new("each_store_has_the_tables_and_columns") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let (code, migrated) = db_json(data.path(), &owner.url(), &["migrate"]);
+    assert_eq!(code, 0, "{migrated}");
+    let mut client = owner.client();
+    for (name, schema, pg_schema) in stores() {
+        let mut sqlite = rusqlite::Connection::open_in_memory().expect("sqlite");
+        schema.migrate(&mut sqlite).expect("sqlite migrate");
+        let on_sqlite = sqlite_columns(&sqlite);
+        let on_server = server_columns(&mut client, pg_schema.namespace);
+        assert_eq!(
+            on_server.keys().collect::<Vec<_>>(),
+            on_sqlite.keys().collect::<Vec<_>>(),
+            "{name}: tables"
+        );
+        for (table, columns) in &on_sqlite {
+            assert_eq!(&on_server[table], columns, "{name}: {table}");
+        }
+    }
+}
+
+/// Column -> (type family, nullable) per table.
+type Columns = BTreeMap<String, BTreeMap<String, (&'static str, bool)>>;
+
+fn sqlite_columns(conn: &rusqlite::Connection) -> Columns {
+    let mut statement = conn
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table'
+             AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'",
+        )
+        .expect("tables");
+    let tables: Vec<String> = statement
+        .query_map([], |r| r.get(0))
+        .expect("tables")
+        .collect::<Result<_, _>>()
+        .expect("tables");
+    let mut columns = Columns::new();
+    for table in tables {
+        let mut info = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .expect("table_info");
+        let rows = info
+            .query_map([], |r| {
+                let name: String = r.get(1)?;
+                let declared: String = r.get(2)?;
+                let not_null: bool = r.get(3)?;
+                let primary: i64 = r.get(5)?;
+                Ok((name, declared, not_null || primary > 0))
+            })
+            .expect("columns");
+        for row in rows {
+            let (name, declared, required) = row.expect("column");
+            let family = match declared.to_ascii_uppercase().as_str() {
+                "INTEGER" => "integer",
+                "REAL" => "real",
+                "BLOB" => "bytes",
+                "TEXT" => "text",
+                other => panic!("{table}.{name}: type {other}"),
+            };
+            columns
+                .entry(table.clone())
+                .or_default()
+                .insert(name, (family, !required));
+        }
+    }
+    columns
+}
+
+fn server_columns(client: &mut Client, namespace: &str) -> Columns {
+    let rows = client
+        .query(
+            "SELECT c.table_name::text, c.column_name::text, c.data_type::text, c.is_nullable::text
+             FROM information_schema.columns c
+             JOIN information_schema.tables t
+               ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+             WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE'",
+            &[&namespace],
+        )
+        .expect("columns");
+    let mut columns = Columns::new();
+    for row in rows {
+        let (table, name, data_type, nullable): (String, String, String, String) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let family = match data_type.as_str() {
+            "bigint" => "integer",
+            "double precision" => "real",
+            "bytea" => "bytes",
+            "text" => "text",
+            other => panic!("{namespace}.{table}.{name}: type {other}"),
+        };
+        columns
+            .entry(table)
+            .or_default()
+            .insert(name, (family, nullable == "YES"));
+    }
+    columns
+}
+
+/// One row for `user` in every table that holds a `user_id`, written as that person
+/// (`n` tells the two people's unique numbers apart).
+fn rows_for(user: &str, n: i64) -> String {
+    format!(
+        "INSERT INTO brain.memories (id, user_id, memory_type, summary, scope, confidence,
+             importance, durability, evidence, created_at, updated_at, last_seen_at,
+             confidence_at, source_turns)
+         VALUES ('mem_{user}', '{user}', 'preference', 'likes green tea', 'active', 0.9,
+             0.5, 0.5, 'direct', 1, 1, 1, 1, '[\"turn_{user}\"]');
+         INSERT INTO brain.persons (id, user_id, name, created_at, last_seen)
+         VALUES ('per_{user}', '{user}', 'Sam', 1, 1);
+         INSERT INTO brain.memory_persons (memory_id, person_id, user_id)
+         VALUES ('mem_{user}', 'per_{user}', '{user}');
+         INSERT INTO brain.meta (user_id, key, value) VALUES ('{user}', 'k', 'v');
+         INSERT INTO brain.conversations (id, user_id, started_at, last_message_at)
+         VALUES ('conv_{user}', '{user}', 1, 1);
+         INSERT INTO brain.messages (id, conversation_id, user_id, seq, role, content, at)
+         VALUES ('msg_{user}', 'conv_{user}', '{user}', 1, 'user', 'I like green tea', 1);
+         INSERT INTO brain.redactions (user_id, kind, count) VALUES ('{user}', 'api-key', 1);
+         INSERT INTO brain.forget_log (user_id, at, actor, reason, memories, messages)
+         VALUES ('{user}', 1, 'person', 'asked', '[]', '[]');
+         INSERT INTO brain.transcript_users (user_id, number) VALUES ('{user}', {n});
+         INSERT INTO brain.agent_dismissals (memory_id, user_id, at, keep_messages)
+         VALUES ('mem_{user}', '{user}', 1, 0);
+         INSERT INTO brain.history (user_id, memory_id, event, actor, at)
+         VALUES ('{user}', 'mem_{user}', 'ADD', 'person', 1);
+         INSERT INTO brain.memory_vectors (user_id, memory_id, model, vector)
+         VALUES ('{user}', 'mem_{user}', 'm', '\\x00');
+         INSERT INTO brain.message_vectors (user_id, message_id, model, vector)
+         VALUES ('{user}', 'msg_{user}', 'm', '\\x00');
+         INSERT INTO audit.decisions (at, user_id, caller, tool, decision, reason_code, reason)
+         VALUES (1, '{user}', 'agent', 'save_memory', 'allow', 'policy', 'allowed');
+         INSERT INTO schedules.schedules (id, skill, input, every_secs, user_id, created_at,
+             next_run_at)
+         VALUES ('sch_{user}', 'daily', 'go', 60, '{user}', 1, 1);
+         INSERT INTO imports.imported (user_id, key, became, imported_at)
+         VALUES ('{user}', 'k', 'mem_{user}', 1);"
+    )
+}
+
+/// Runs `f` in a transaction acting for `user` (`None`: the role without a person).
+fn as_person<R>(
+    client: &mut Client,
+    user: Option<&str>,
+    f: impl FnOnce(&mut postgres::Transaction) -> R,
+) -> R {
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::USER_ROLE))
+        .expect("set role");
+    if let Some(user) = user {
+        tx.execute(
+            "SELECT set_config($1, $2, true)",
+            &[&engram::pg::USER_SETTING, &user],
+        )
+        .expect("set the person");
+    }
+    let out = f(&mut tx);
+    tx.commit().expect("commit");
+    out
+}
+
+/// Every table of the stores' schemas that holds a `user_id`, as `schema.table`.
+fn user_tables(client: &mut Client) -> BTreeSet<String> {
+    let namespaces: Vec<String> = stores()
+        .iter()
+        .map(|(_, _, s)| s.namespace.to_string())
+        .collect();
+    client
+        .query(
+            "SELECT table_schema::text || '.' || table_name::text FROM information_schema.columns
+             WHERE column_name = 'user_id' AND table_schema = ANY($1)",
+            &[&namespaces],
+        )
+        .expect("user tables")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+fn counts(
+    tx: &mut postgres::Transaction,
+    tables: &BTreeSet<String>,
+) -> BTreeMap<String, (i64, i64)> {
+    tables
+        .iter()
+        .map(|table| {
+            let row = tx
+                .query_one(
+                    &format!(
+                        "SELECT count(*) FILTER (WHERE user_id = 'alice'),
+                                count(*) FILTER (WHERE user_id IS DISTINCT FROM 'alice')
+                         FROM {table}"
+                    ),
+                    &[],
+                )
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+            (table.clone(), (row.get(0), row.get(1)))
+        })
+        .collect()
+}
+
+#[test]
+fn a_query_that_forgets_its_user_filter_sees_and_changes_one_persons_rows_only() {
+    let Some(owner) = Owner::new("row_level_security") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let (code, migrated) = db_json(data.path(), &owner.url(), &["migrate"]);
+    assert_eq!(code, 0, "{migrated}");
+    let mut client = owner.client();
+
+    // Every user table is protected, forced for the owner too, and this test writes a
+    // row in each (a table added later without protection or a row here fails).
+    let tables = user_tables(&mut client);
+    let unprotected: Vec<String> = client
+        .query(
+            "SELECT n.nspname::text || '.' || c.relname::text FROM pg_class c
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname::text || '.' || c.relname::text = ANY($1)
+               AND NOT (c.relrowsecurity AND c.relforcerowsecurity)",
+            &[&tables.iter().cloned().collect::<Vec<_>>()],
+        )
+        .expect("catalog")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(
+        unprotected.is_empty(),
+        "without forced RLS: {unprotected:?}"
+    );
+    assert_eq!(tables.len(), 17, "{tables:?}");
+
+    for (user, n) in [("alice", 1), ("bob", 2)] {
+        as_person(&mut client, Some(user), |tx| {
+            tx.batch_execute(&rows_for(user, n))
+                .unwrap_or_else(|e| panic!("{user}'s rows: {e}"))
+        });
+    }
+
+    // Alice's unfiltered reads: her rows in every table (the trigger-kept turns too),
+    // nothing of Bob's.
+    let seen = as_person(&mut client, Some("alice"), |tx| counts(tx, &tables));
+    for (table, (hers, others)) in &seen {
+        assert!(*hers >= 1, "{table}: alice sees none of her rows");
+        assert_eq!(*others, 0, "{table}: alice sees another person's rows");
+    }
+    assert_eq!(seen["brain.memory_turns"], (1, 0), "kept by the trigger");
+
+    // Her unfiltered writes touch her rows only; a row for Bob is refused.
+    for table in &tables {
+        let (updated, deleted_of_bob) = as_person(&mut client, Some("alice"), |tx| {
+            let updated = tx
+                .execute(&format!("UPDATE {table} SET user_id = user_id"), &[])
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+            let deleted = tx
+                .execute(&format!("DELETE FROM {table} WHERE user_id = 'bob'"), &[])
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+            (updated, deleted)
+        });
+        assert_eq!(
+            updated as i64, seen[table].0,
+            "{table}: updated beyond alice"
+        );
+        assert_eq!(deleted_of_bob, 0, "{table}: alice deleted bob's rows");
+    }
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::USER_ROLE))
+        .expect("role");
+    tx.execute("SELECT set_config('engram.user', 'alice', true)", &[])
+        .expect("person");
+    let error = tx
+        .batch_execute(
+            "INSERT INTO brain.meta (user_id, key, value) VALUES ('bob', 'planted', 'x')",
+        )
+        .expect_err("a row for another person is refused");
+    assert_eq!(
+        error.code(),
+        Some(&SqlState::INSUFFICIENT_PRIVILEGE),
+        "{error:?}"
+    );
+    drop(tx);
+    let error = as_person(&mut client, Some("alice"), |tx| {
+        tx.batch_execute("UPDATE brain.memories SET user_id = 'bob'")
+    })
+    .expect_err("handing a row to another person is refused");
+    assert_eq!(
+        error.code(),
+        Some(&SqlState::INSUFFICIENT_PRIVILEGE),
+        "{error:?}"
+    );
+
+    // Without a person, the user role sees nothing; the owner, forced, sees nothing.
+    let nobody = as_person(&mut client, None, |tx| counts(tx, &tables));
+    assert!(nobody.values().all(|c| *c == (0, 0)), "{nobody:?}");
+    let mut tx = client.transaction().expect("begin");
+    let owners = counts(&mut tx, &tables);
+    assert!(owners.values().all(|c| *c == (0, 0)), "{owners:?}");
+    drop(tx);
+
+    // The system role, for maintenance and the operator's export, sees everyone.
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
+        .expect("role");
+    let everyone = counts(&mut tx, &tables);
+    for (table, (hers, others)) in &everyone {
+        assert!(*hers >= 1 && *others >= 1, "{table}: {hers} / {others}");
+    }
+}
+
+#[test]
+fn two_migrates_at_once_create_each_store_once() {
+    let Some(owner) = Owner::new("two_migrates_at_once") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let url = owner.url();
+    let spawn = || {
+        let mut command: Command = engram(data.path());
+        command
+            .args(["db", "migrate", "--json", "--url", &url])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command.spawn().expect("spawn")
+    };
+    let (first, second) = (spawn(), spawn());
+    let mut created = 0;
+    for child in [first, second] {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+        created += answer["migrated"].as_array().expect("migrated").len();
+    }
+    assert_eq!(created, 5, "each store created by one of the two");
+    let (code, status) = db_json(data.path(), &url, &["status"]);
+    assert_eq!((code, &status["pending"]), (0, &Value::from(0)), "{status}");
+}
+
+#[test]
+fn a_store_newer_than_this_release_is_refused_and_nothing_is_migrated() {
+    let Some(owner) = Owner::new("a_store_newer_than_this_release") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let url = owner.url();
+    assert_eq!(db_json(data.path(), &url, &["migrate"]).0, 0);
+    owner
+        .client()
+        .batch_execute(
+            "UPDATE engram.schema_versions SET version = 99 WHERE store = 'audit';
+             DELETE FROM engram.schema_versions WHERE store = 'imports';
+             DROP SCHEMA imports CASCADE",
+        )
+        .expect("a newer audit store, the import ledger not created");
+
+    let (code, status) = db_json(data.path(), &url, &["status"]);
+    assert_eq!(code, 5, "{status}");
+    assert_eq!(
+        listed(&status, "databases", "name", "audit")["state"],
+        "newer"
+    );
+    assert_eq!(
+        listed(&status, "databases", "name", "imports")["state"],
+        "absent"
+    );
+
+    let out = db(data.path(), &["migrate", "--url", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("audit") && error.contains("99") && error.contains("upgrade engram"),
+        "{error}"
+    );
+    let created: bool = owner
+        .client()
+        .query_one("SELECT to_regclass('imports.imported') IS NOT NULL", &[])
+        .expect("catalog")
+        .get(0);
+    assert!(!created, "nothing is migrated while a store is too new");
+}
