@@ -15,10 +15,10 @@ use std::time::Duration;
 use engram::pg::PgSchema;
 use engram::sqlite::Schema;
 use engram_e2e::pg::{self, PgDatabase, SUPERUSER};
-use engram_e2e::{engram, listed, output_within};
+use engram_e2e::{Daemon, engram, listed, ok, output_within};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -555,4 +555,240 @@ fn a_store_newer_than_this_release_is_refused_and_nothing_is_migrated() {
         .expect("catalog")
         .get(0);
     assert!(!created, "nothing is migrated while a store is too new");
+}
+
+/// Writes through the daemon's REST API what a lived-in install holds: two people's
+/// conversations (learned memories, persons, the turns they came from), a changed fact
+/// (a memory superseding another), a deleted one, a schedule.
+fn lived_in(daemon: &Daemon) {
+    for user in ["default", "alice"] {
+        let conversation = format!("/api/brain/conversations/trip-{user}/messages?user={user}");
+        for content in [
+            "My sister Maria lives in Lisbon and she is a doctor.",
+            "I am learning to play the cello. My goal is to join an orchestra next year.",
+        ] {
+            ok(
+                daemon.call(
+                    "POST",
+                    &conversation,
+                    &json!({"role": "user", "content": content}).to_string(),
+                ),
+                201,
+            );
+        }
+        ok(
+            daemon.call(
+                "POST",
+                &format!("/api/brain/conversations/trip-{user}/end?user={user}"),
+                "",
+            ),
+            200,
+        );
+        let add = |summary: &str| {
+            ok(
+                daemon.call(
+                    "POST",
+                    &format!("/api/brain/memory?user={user}"),
+                    &json!({"type": "identity", "summary": summary}).to_string(),
+                ),
+                201,
+            )
+        };
+        add("User's phone number is 555-0140");
+        let changed = add("User's new phone number is 555-0161");
+        assert_eq!(
+            changed["superseded"].as_array().map(Vec::len),
+            Some(1),
+            "{changed}"
+        );
+        let forgotten = add("User collects stamps");
+        let id = forgotten["id"].as_str().expect("id");
+        let deleted = daemon.call("DELETE", &format!("/api/brain/memory/{id}?user={user}"), "");
+        assert_eq!(deleted.status, 204, "{}", deleted.text());
+    }
+    ok(
+        daemon.call(
+            "POST",
+            "/api/schedules",
+            &json!({"skill": "web-search", "every": 3600, "input": "rust release notes"})
+                .to_string(),
+        ),
+        201,
+    );
+}
+
+/// One number the system role reads.
+fn stored(client: &mut Client, sql: &str) -> i64 {
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
+        .expect("role");
+    tx.query_one(sql, &[]).expect(sql).get(0)
+}
+
+/// Each table's rows, in a canonical text form, per store: on SQLite from the files,
+/// on the server as the system role.
+fn sqlite_rows(path: &Path, table: &str, columns: &[String]) -> Vec<String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open");
+    let mut statement = conn
+        .prepare(&format!("SELECT {} FROM {table}", columns.join(", ")))
+        .expect("select");
+    let mut rows: Vec<String> = statement
+        .query_map([], |row| {
+            let mut text = String::new();
+            for i in 0..columns.len() {
+                text.push_str(&match row.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                    rusqlite::types::ValueRef::Real(f) => format!("{f:.6}"),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    rusqlite::types::ValueRef::Blob(b) => format!("{b:?}"),
+                });
+                text.push('|');
+            }
+            Ok(text)
+        })
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    rows.sort();
+    rows
+}
+
+fn server_rows(
+    client: &mut Client,
+    namespace: &str,
+    table: &str,
+    columns: &Columns,
+) -> Vec<String> {
+    let names: Vec<&String> = columns[table].keys().collect();
+    let list = names
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
+        .expect("role");
+    let mut rows: Vec<String> = tx
+        .query(&format!("SELECT {list} FROM {namespace}.{table}"), &[])
+        .expect("select")
+        .iter()
+        .map(|row| {
+            let mut text = String::new();
+            for (i, name) in names.iter().enumerate() {
+                text.push_str(&match columns[table][*name].0 {
+                    "integer" => row
+                        .get::<_, Option<i64>>(i)
+                        .map_or("NULL".into(), |n| n.to_string()),
+                    "real" => row
+                        .get::<_, Option<f64>>(i)
+                        .map_or("NULL".into(), |f| format!("{f:.6}")),
+                    "bytes" => row
+                        .get::<_, Option<Vec<u8>>>(i)
+                        .map_or("NULL".into(), |b| format!("{b:?}")),
+                    _ => row
+                        .get::<_, Option<String>>(i)
+                        .unwrap_or_else(|| "NULL".into()),
+                });
+                text.push('|');
+            }
+            text
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn copy_moves_every_row_of_an_install_and_refuses_to_merge_into_a_filled_database() {
+    let Some(owner) = Owner::new("copy_moves_every_row") else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    std::fs::write(data.path().join("config.yaml"), engram_e2e::AGENT_FOR_THREE).expect("config");
+    let daemon = Daemon::start(&mut engram(data.path()));
+    lived_in(&daemon);
+    let url = owner.url();
+    // Not while a daemon holds the data directory: its writes would be half in.
+    let out = db(data.path(), &["copy", "--to", &url]);
+    assert_eq!(out.status.code(), Some(1), "refused while serving");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("in use by `engram serve`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    daemon.stop();
+
+    let out = db(data.path(), &["copy", "--to", &url, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let copied = answer["copied"].as_array().expect("copied");
+    assert!(copied.len() >= 3, "{answer}");
+
+    // Every table of every store holds the same rows, value for value.
+    let paths: BTreeMap<&str, std::path::PathBuf> = [
+        ("brain", engram::memory::brain_db_path(data.path())),
+        ("audit", data.path().join("gate").join("audit.db")),
+        (
+            "schedules",
+            data.path().join("schedule").join("schedules.db"),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let mut client = owner.client();
+    let mut compared = 0;
+    for (namespace, path) in &paths {
+        assert!(path.is_file(), "{}", path.display());
+        let columns = server_columns(&mut client, namespace);
+        for table in columns.keys() {
+            let names: Vec<String> = columns[table].keys().cloned().collect();
+            let on_sqlite = sqlite_rows(path, table, &names);
+            let on_server = server_rows(&mut client, namespace, table, &columns);
+            assert_eq!(on_server, on_sqlite, "{namespace}.{table}");
+            compared += on_sqlite.len();
+        }
+    }
+    assert!(compared > 20, "{compared} rows compared");
+    assert_eq!(
+        stored(
+            &mut client,
+            "SELECT count(*) FROM brain.memories WHERE superseded_by IS NOT NULL"
+        ),
+        2,
+        "the changed facts still point at what replaced them"
+    );
+    assert!(stored(&mut client, "SELECT count(*) FROM brain.memory_turns") >= 2);
+    // The next row numbered by the server comes after the copied ones.
+    let highest = stored(&mut client, "SELECT max(id) FROM brain.history");
+    let mut tx = client.transaction().expect("begin");
+    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
+        .expect("role");
+    let next: i64 = tx
+        .query_one(
+            "INSERT INTO brain.history (user_id, memory_id, event, actor, at)
+             VALUES ('default', 'm', 'ADD', 'test', 1) RETURNING id",
+            &[],
+        )
+        .expect("a new row")
+        .get(0);
+    assert!(next > highest, "{next} after {highest}");
+    drop(tx);
+
+    // A second copy would merge two installs: refused, nothing written.
+    let before = stored(&mut client, "SELECT count(*) FROM brain.memories");
+    let out = db(data.path(), &["copy", "--to", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(error.contains("already holds rows"), "{error}");
+    assert_eq!(
+        stored(&mut client, "SELECT count(*) FROM brain.memories"),
+        before
+    );
 }

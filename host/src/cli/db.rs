@@ -48,6 +48,18 @@ pub enum DbCommand {
         #[arg(long, value_name = "URL")]
         url: Option<String>,
     },
+    /// Copy an install's SQLite stores into an empty PostgreSQL database, every row,
+    /// compared table by table before it commits (refused while a daemon runs on it)
+    Copy {
+        /// The data directory to copy (default: this one)
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The PostgreSQL database on this machine (postgres://user@127.0.0.1/engram)
+        #[arg(long, value_name = "URL")]
+        to: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Exit code of `status` when migrations are pending.
@@ -202,6 +214,9 @@ pub fn run(data: DataDir, command: DbCommand) -> anyhow::Result<ExitCode> {
             json,
             url: Some(url),
         } => migrate_on_server(&data, &url, json),
+        DbCommand::Copy { from, to, json } => {
+            copy(&from.map(DataDir::new).unwrap_or(data), &to, json)
+        }
     }
 }
 
@@ -436,6 +451,85 @@ fn report_migrated(migrated: &[Migrated], json: bool) -> anyhow::Result<ExitCode
             for migration in &m.applied {
                 println!("  {:>4}  {}", migration.version, migration.description);
             }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `copy --json` prints for each store it copied.
+#[derive(Debug, Serialize)]
+struct StoreCopied {
+    name: &'static str,
+    file: String,
+    schema: &'static str,
+    tables: Vec<crate::pg::TableCopied>,
+}
+
+/// Copies every store of `data` into the empty stores of the database at `to`, after
+/// migrating (creating) them there; all of it in one transaction on the server.
+fn copy(data: &DataDir, to: &str, json: bool) -> anyhow::Result<ExitCode> {
+    // No daemon writes while the rows are read: the copy is one moment of the install.
+    let _lock = DataDirLock::acquire(data.root(), "db copy")?;
+    let databases = databases(data);
+    let mut sources = Vec::new();
+    for database in &databases {
+        let status = status_of(database)?;
+        match status.state {
+            State::Absent => continue,
+            State::Current => {}
+            // The tables on both sides are the same at the same version only.
+            State::Pending => anyhow::bail!(
+                "{} ({}) is at version {} of {}: run `engram db migrate` first. Nothing was copied.",
+                database.name,
+                status.place,
+                status.version.unwrap_or_default(),
+                status.latest
+            ),
+            State::Newer => anyhow::bail!(
+                "{} ({}) has schema version {}, newer than this engram supports ({}); upgrade engram. Nothing was copied.",
+                database.name,
+                status.place,
+                status.version.unwrap_or_default(),
+                status.latest
+            ),
+        }
+        let conn = rusqlite::Connection::open_with_flags(
+            &database.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .with_context(|| format!("cannot open {}", database.path.display()))?;
+        sources.push((database, conn));
+    }
+    let mut server = crate::pg::connect(to)?;
+    for database in &databases {
+        server.migrate(database.pg)?;
+    }
+    let stores: Vec<(&PgSchema, &rusqlite::Connection)> =
+        sources.iter().map(|(d, conn)| (d.pg, conn)).collect();
+    let copied = server.copy_from_sqlite(&stores)?;
+    let report: Vec<StoreCopied> = sources
+        .iter()
+        .zip(copied)
+        .map(|((database, _), tables)| StoreCopied {
+            name: database.name,
+            file: database.path.display().to_string(),
+            schema: database.pg.namespace,
+            tables,
+        })
+        .collect();
+    if json {
+        print_json(&serde_json::json!({ "to": server.shown(), "copied": report }))?;
+    } else {
+        for store in &report {
+            let rows: u64 = store.tables.iter().map(|t| t.rows).sum();
+            println!(
+                "{}: {} -> {}, schema {}: {rows} rows in {} tables, each compared",
+                store.name,
+                store.file,
+                server.shown(),
+                store.schema,
+                store.tables.len()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -21,6 +21,9 @@ use std::net::IpAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod copy;
+
+pub use copy::TableCopied;
 use postgres::config::{Host, SslMode};
 use postgres::{Client, Config, NoTls, Transaction};
 
@@ -60,6 +63,8 @@ pub enum PgError {
         what: String,
         error: postgres::Error,
     },
+    #[error("copy: {0}")]
+    Copy(String),
 }
 
 /// The server's own message (and its hint) rather than the client's "db error".
