@@ -325,6 +325,20 @@ fn describe(status: &DatabaseStatus) -> String {
     }
 }
 
+/// All or nothing: no store is touched while one was written by a newer release.
+fn refuse_newer(statuses: &[DatabaseStatus], done: &str) -> anyhow::Result<()> {
+    match statuses.iter().find(|s| s.state == State::Newer) {
+        Some(newer) => anyhow::bail!(
+            "{} ({}) has schema version {}, newer than this engram supports ({}): it was written by a newer release; upgrade engram. Nothing was {done}.",
+            newer.name,
+            newer.place,
+            newer.version.unwrap_or_default(),
+            newer.latest
+        ),
+        None => Ok(()),
+    }
+}
+
 /// What `migrate --json` prints for each database it changed.
 #[derive(Debug, Serialize)]
 struct Migrated {
@@ -348,15 +362,7 @@ fn migrate(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
         .map(status_of)
         .collect::<anyhow::Result<Vec<_>>>()?;
     // All or nothing on this count: no database is touched when one cannot be opened.
-    if let Some(newer) = statuses.iter().find(|s| s.state == State::Newer) {
-        anyhow::bail!(
-            "{} ({}) has schema version {}, newer than this engram supports ({}): it was written by a newer release; upgrade engram. Nothing was migrated.",
-            newer.name,
-            newer.place,
-            newer.version.unwrap_or_default(),
-            newer.latest
-        );
-    }
+    refuse_newer(&statuses, "migrated")?;
     let mut migrated = Vec::new();
     for (database, status) in databases.iter().zip(statuses) {
         let (State::Pending, Some(from)) = (status.state, status.version) else {
@@ -400,15 +406,7 @@ fn migrate_on_server(data: &DataDir, url: &str, json: bool) -> anyhow::Result<Ex
         .iter()
         .map(|database| server_status_of(&mut server, database))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    if let Some(newer) = statuses.iter().find(|s| s.state == State::Newer) {
-        anyhow::bail!(
-            "{} ({}) has schema version {}, newer than this engram supports ({}): it was written by a newer release; upgrade engram. Nothing was migrated.",
-            newer.name,
-            newer.place,
-            newer.version.unwrap_or_default(),
-            newer.latest
-        );
-    }
+    refuse_newer(&statuses, "migrated")?;
     let mut migrated = Vec::new();
     for (database, status) in databases.iter().zip(statuses) {
         if status.pending.is_empty() {
@@ -485,13 +483,7 @@ fn copy(data: &DataDir, to: &str, json: bool) -> anyhow::Result<ExitCode> {
                 status.version.unwrap_or_default(),
                 status.latest
             ),
-            State::Newer => anyhow::bail!(
-                "{} ({}) has schema version {}, newer than this engram supports ({}); upgrade engram. Nothing was copied.",
-                database.name,
-                status.place,
-                status.version.unwrap_or_default(),
-                status.latest
-            ),
+            State::Newer => refuse_newer(std::slice::from_ref(&status), "copied")?,
         }
         let conn = rusqlite::Connection::open_with_flags(
             &database.path,
