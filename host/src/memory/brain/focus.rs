@@ -24,6 +24,8 @@ pub struct Focus {
     pub holders: Vec<Option<String>>,
     /// Whether the message named someone other than the user.
     pub named: bool,
+    /// The names as the message writes them, of the known persons it names.
+    pub names: Vec<String>,
     /// The attributes asked for, with the attributes of their groups ("how do I get
     /// around": the vehicle and the commute).
     pub attributes: BTreeSet<String>,
@@ -63,6 +65,36 @@ impl Focus {
         } else {
             strength
         }
+    }
+
+    /// `message` without the names of the known persons it names, for the encoder:
+    /// a name pulls the message's vector toward text that mentions that person (what
+    /// others say to them), while who said or holds what is read otherwise (the
+    /// speaker's name in the transcript's index, the speaker's bonus, the holder).
+    /// `None` when it names none.
+    pub fn without_names(&self, message: &str) -> Option<String> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let named: HashSet<String> = self
+            .names
+            .iter()
+            .flat_map(|n| n.split_whitespace())
+            .map(str::to_lowercase)
+            .collect();
+        let kept: Vec<&str> = message
+            .split_whitespace()
+            .filter(|token| {
+                let bare = token
+                    .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
+                let bare = bare
+                    .strip_suffix("'s")
+                    .or_else(|| bare.strip_suffix("\u{2019}s"))
+                    .unwrap_or(bare);
+                !named.contains(&bare.to_lowercase())
+            })
+            .collect();
+        Some(kept.join(" "))
     }
 
     /// Whether `record` is a fact of an asked holder.
@@ -105,6 +137,10 @@ pub fn focus(conn: &Connection, user: &str, message: &str) -> Result<Focus, Stor
         AskedHolder::Names(names) => {
             let keys: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
             let holders = known(keys)?;
+            focus.names = names
+                .into_iter()
+                .filter(|n| holders.contains(&Some(n.to_lowercase())))
+                .collect();
             if holders.is_empty() {
                 // Nobody the store knows ("What did I do in Paris?"): the user's, when
                 // the message speaks in the first person.
@@ -328,6 +364,34 @@ pub fn stale_turns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_encoder_reads_a_message_without_the_names_of_known_persons_only() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        super::super::schema::migrate(&mut conn).expect("migrate");
+        conn.execute(
+            "INSERT INTO persons (id, user_id, name, created_at, last_seen) VALUES ('p1', 'u', 'Anna', 0, 0)",
+            [],
+        )
+        .expect("a person");
+        let read = |message: &str| {
+            focus(&conn, "u", message)
+                .expect("focus")
+                .without_names(message)
+        };
+        assert_eq!(
+            read("What did Anna's brother say about Lisbon?").as_deref(),
+            Some("What did brother say about Lisbon?")
+        );
+        assert_eq!(
+            read("Where does ANNA live, Anna?").as_deref(),
+            Some("Where does live,")
+        );
+        // A name the store does not know (a place, a title, another user's person) is
+        // part of what the message means.
+        assert_eq!(read("What did I do in Paris?"), None);
+        assert_eq!(read("What does Ben do?"), None);
+    }
 
     /// Retrieval asks [`HOLDS`] for every name in a message: a plan that scans the
     /// user's memories made a turn 10x slower at 100k memories.

@@ -4,7 +4,8 @@
 //! 1. The query's terms are its content words (`meaning::query_words`, from `engram_strategies::analyser`,
 //!    the analyser extraction and routing share); its meaning is the static MiniLM
 //!    vector of those words (`meaning.rs`) and, with an installed encoder, the model's
-//!    vector of the whole message, embedded once per retrieval.
+//!    vector of the message without the names of the known persons it asks about
+//!    (`Focus::without_names`), embedded once per retrieval.
 //! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
 //!    detail) and the user's transcript (bm25 over each message and its speaker's
 //!    name), both porter-stemmed; words common in an index are left out of its query
@@ -85,9 +86,12 @@ pub struct Tuning {
     /// vector against the message's): the model's cosines are spread otherwise than
     /// the table's (unrelated sentences score around 0.1 rather than 0), so they
     /// have their own weight. 1.0: with all-MiniLM-L6-v2 on LoCoMo's even questions
-    /// (`cargo bench --bench brain -- e2e` with `ENGRAM_BENCH_MODEL`), the mean of
-    /// facts-only and both replays' recall was 55.4% at 1 and at 2, 54.8% at 0.5,
-    /// 54.4% at 4; 2 and 4 help with names and cost the replay without them.
+    /// (`cargo bench --bench brain -- e2e` with `ENGRAM_BENCH_MODEL`), the message
+    /// embedded without the names of the known persons it asks about, the mean of
+    /// facts-only and both replays' recall was 55.8% at 1 and at 2, 54.5% at 4: 2 and
+    /// 4 help where the store knows the persons a question names (facts 57.7% at 4,
+    /// the replay with names 61.5% at 2) and cost the replay without names, whose
+    /// store knows none (52.1% at 1, 44.6% at 4).
     pub encoded_meaning_weight: f64,
     /// Weight of the query's coverage (the share of its stems a candidate holds):
     /// unlike bm25 relative to its tier's best, it compares across tiers.
@@ -194,17 +198,39 @@ impl Query {
     /// routing), else one run of the model. An encoder that fails leaves the static
     /// table's meaning, with a warning.
     pub fn encoded(text: &str, model: Option<&Model>, given: Option<&[f32]>) -> Query {
-        let mut query = Query::new(text);
+        Query::new(text).reading(text, model, given)
+    }
+
+    /// The query retrieval ranks with: the encoder reads the message without the
+    /// names of the known persons it asks about (`Focus::without_names`). `given`,
+    /// the turn's vector of the whole message, serves only when it names none: a
+    /// message that names one is embedded again.
+    pub(super) fn asking(
+        message: &str,
+        focus: &Focus,
+        model: Option<&Model>,
+        given: Option<&[f32]>,
+    ) -> Query {
+        match focus.without_names(message) {
+            Some(unnamed) => Query::new(message).reading(&unnamed, model, None),
+            None => Query::new(message).reading(message, model, given),
+        }
+    }
+
+    /// The query of `text` with the encoder's vector of `read` (the message without
+    /// the names of the persons it asks about, `Focus::without_names`); `given`, the
+    /// caller's vector of `read`, spares a run of the model.
+    fn reading(mut self, read: &str, model: Option<&Model>, given: Option<&[f32]>) -> Query {
         if let Some(model) = model {
             match given.filter(|v| v.len() == model.encoder.dims()) {
-                Some(vector) => query.encoded = Some(vector.to_vec()),
-                None => match model.encoder.embed(text) {
-                    Ok(vector) => query.encoded = Some(vector),
+                Some(vector) => self.encoded = Some(vector.to_vec()),
+                None => match model.encoder.embed(read) {
+                    Ok(vector) => self.encoded = Some(vector),
                     Err(e) => tracing::warn!("retrieval's meaning from the static table: {e}"),
                 },
             }
         }
-        query
+        self
     }
 
     /// A candidate's closeness in meaning to the query and the weight it has: the dot
@@ -1048,11 +1074,11 @@ impl Brain {
     ) -> Result<Retrieval, StoreError> {
         let now = self.now();
         let model = self.model();
-        let query = Query::encoded(message, model.as_deref(), vector);
+        let focus = self.store.read(|c| focus::focus(c, user, message))?;
+        let query = Query::asking(message, &focus, model.as_deref(), vector);
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
         let (candidates, focused) = self.store.read(|c| {
-            let focus = focus::focus(c, user, message)?;
             // A memory's attribute was read when it was written: the asked holder's
             // facts on the asked attribute join below whatever their words, and the
             // rest are ranked by the message's own words. A transcript message has no

@@ -344,6 +344,34 @@ mod tests {
         assert_eq!(query.encoded, None);
     }
 
+    #[test]
+    fn retrieval_embeds_a_message_that_names_a_known_person_without_the_name() {
+        use super::super::focus::Focus;
+        use super::super::retrieve::Query;
+        let (_dir, encoder) = tiny(5);
+        let model = Model {
+            version: encoder.version(),
+            encoder: encoder.clone(),
+        };
+        let message = "What does Anna drive?";
+        let given = encoder.embed(message).expect("embed");
+        let naming = Focus {
+            names: vec!["Anna".into()],
+            ..Focus::default()
+        };
+        let query = Query::asking(message, &naming, Some(&model), Some(&given));
+        assert_eq!(
+            query.encoded,
+            Some(encoder.embed("What does drive?").expect("embed"))
+        );
+        assert_ne!(query.encoded.as_deref(), Some(given.as_slice()));
+        // The words still hold the name: bm25 and the focus read it.
+        assert!(query.terms.contains("anna"), "{}", query.terms);
+        // A message that names no known person is read whole, from the turn's vector.
+        let query = Query::asking(message, &Focus::default(), Some(&model), Some(&given));
+        assert_eq!(query.encoded.as_deref(), Some(given.as_slice()));
+    }
+
     fn count(f: &Fixture, table: &str) -> i64 {
         f.brain
             .store()
