@@ -24,7 +24,8 @@ pub struct Focus {
     pub holders: Vec<Option<String>>,
     /// Whether the message named someone other than the user.
     pub named: bool,
-    /// The names as the message writes them, of the known persons it names.
+    /// The names the message asks about, as it writes them, whether the store knows
+    /// those persons or not.
     pub names: Vec<String>,
     /// The attributes asked for, with the attributes of their groups ("how do I get
     /// around": the vehicle and the commute).
@@ -67,11 +68,12 @@ impl Focus {
         }
     }
 
-    /// `message` without the names of the known persons it names, for the encoder:
-    /// a name pulls the message's vector toward text that mentions that person (what
-    /// others say to them), while who said or holds what is read otherwise (the
-    /// speaker's name in the transcript's index, the speaker's bonus, the holder).
-    /// `None` when it names none.
+    /// `message` without the names it asks about, for the encoder: a name pulls the
+    /// message's vector toward text that mentions it (what others say to a person),
+    /// while who said or holds what, and the name itself, are read otherwise (bm25
+    /// keeps every word, the speaker's name in the transcript's index, the speaker's
+    /// bonus, the holder). A person the store does not know yet counts too: the
+    /// transcript may name them where no fact does. `None` when it names none.
     pub fn without_names(&self, message: &str) -> Option<String> {
         if self.names.is_empty() {
             return None;
@@ -137,10 +139,7 @@ pub fn focus(conn: &Connection, user: &str, message: &str) -> Result<Focus, Stor
         AskedHolder::Names(names) => {
             let keys: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
             let holders = known(keys)?;
-            focus.names = names
-                .into_iter()
-                .filter(|n| holders.contains(&Some(n.to_lowercase())))
-                .collect();
+            focus.names = names;
             if holders.is_empty() {
                 // Nobody the store knows ("What did I do in Paris?"): the user's, when
                 // the message speaks in the first person.
@@ -366,7 +365,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_encoder_reads_a_message_without_the_names_of_known_persons_only() {
+    fn the_encoder_reads_a_message_without_the_names_it_asks_about() {
         let mut conn = Connection::open_in_memory().expect("open");
         super::super::schema::migrate(&mut conn).expect("migrate");
         conn.execute(
@@ -379,18 +378,20 @@ mod tests {
                 .expect("focus")
                 .without_names(message)
         };
+        // A place is a name too: bm25 still reads "Lisbon", the encoder reads what is
+        // asked about it.
         assert_eq!(
             read("What did Anna's brother say about Lisbon?").as_deref(),
-            Some("What did brother say about Lisbon?")
+            Some("What did brother say about")
         );
         assert_eq!(
             read("Where does ANNA live, Anna?").as_deref(),
             Some("Where does live,")
         );
-        // A name the store does not know (a place, a title, another user's person) is
-        // part of what the message means.
-        assert_eq!(read("What did I do in Paris?"), None);
-        assert_eq!(read("What does Ben do?"), None);
+        // A person the store does not know yet is a name all the same.
+        assert_eq!(read("What does Ben do?").as_deref(), Some("What does do?"));
+        // Only names: a message that asks about nobody reads as it is.
+        assert_eq!(read("what do I drive?"), None);
     }
 
     /// Retrieval asks [`HOLDS`] for every name in a message: a plan that scans the

@@ -4,8 +4,8 @@
 //! 1. The query's terms are its content words (`meaning::query_words`, from `engram_strategies::analyser`,
 //!    the analyser extraction and routing share); its meaning is the static MiniLM
 //!    vector of those words (`meaning.rs`) and, with an installed encoder, the model's
-//!    vector of the message without the names of the known persons it asks about
-//!    (`Focus::without_names`), embedded once per retrieval.
+//!    vector of the message without the names it asks about (`Focus::without_names`),
+//!    embedded once per retrieval.
 //! 2. Full-text candidates from both tiers: live memories (FTS5 bm25 over summary and
 //!    detail) and the user's transcript (bm25 over each message and its speaker's
 //!    name), both porter-stemmed; words common in an index are left out of its query
@@ -85,13 +85,12 @@ pub struct Tuning {
     /// The same for a candidate whose meaning is the installed encoder's (its stored
     /// vector against the message's): the model's cosines are spread otherwise than
     /// the table's (unrelated sentences score around 0.1 rather than 0), so they
-    /// have their own weight. 1.0: with all-MiniLM-L6-v2 on LoCoMo's even questions
+    /// have their own weight. 4.0: with all-MiniLM-L6-v2 on LoCoMo's even questions
     /// (`cargo bench --bench brain -- e2e` with `ENGRAM_BENCH_MODEL`), the message
-    /// embedded without the names of the known persons it asks about, the mean of
-    /// facts-only and both replays' recall was 55.8% at 1 and at 2, 54.5% at 4: 2 and
-    /// 4 help where the store knows the persons a question names (facts 57.7% at 4,
-    /// the replay with names 61.5% at 2) and cost the replay without names, whose
-    /// store knows none (52.1% at 1, 44.6% at 4).
+    /// embedded without the names it asks about, the mean of facts-only and both
+    /// replays' recall was 55.9% at 1, 57.2% at 2 and at 4, 56.1% at 8; of 2 and 4, 4
+    /// gains most where it gains least (over the static table: facts +2.1 points at
+    /// 4, +1.8 at 2; the replay without names +2.4 and +1.9; with names +3.6 and +4.4).
     pub encoded_meaning_weight: f64,
     /// Weight of the query's coverage (the share of its stems a candidate holds):
     /// unlike bm25 relative to its tier's best, it compares across tiers.
@@ -133,7 +132,7 @@ impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
             meaning_weight: 1.0,
-            encoded_meaning_weight: 1.0,
+            encoded_meaning_weight: 4.0,
             coverage_weight: 1.0,
             transcript_importance: 0.4,
             fusion: Fusion::Blend,
@@ -202,7 +201,7 @@ impl Query {
     }
 
     /// The query retrieval ranks with: the encoder reads the message without the
-    /// names of the known persons it asks about (`Focus::without_names`). `given`,
+    /// names it asks about (`Focus::without_names`). `given`,
     /// the turn's vector of the whole message, serves only when it names none: a
     /// message that names one is embedded again.
     pub(super) fn asking(

@@ -345,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn retrieval_embeds_a_message_that_names_a_known_person_without_the_name() {
+    fn retrieval_embeds_a_message_that_names_someone_without_the_name() {
         use super::super::focus::Focus;
         use super::super::retrieve::Query;
         let (_dir, encoder) = tiny(5);
@@ -367,7 +367,7 @@ mod tests {
         assert_ne!(query.encoded.as_deref(), Some(given.as_slice()));
         // The words still hold the name: bm25 and the focus read it.
         assert!(query.terms.contains("anna"), "{}", query.terms);
-        // A message that names no known person is read whole, from the turn's vector.
+        // A message that names nobody is read whole, from the turn's vector.
         let query = Query::asking(message, &Focus::default(), Some(&model), Some(&given));
         assert_eq!(query.encoded.as_deref(), Some(given.as_slice()));
     }
