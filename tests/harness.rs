@@ -522,6 +522,18 @@ pub fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
     }
 }
 
+/// A command's standard output read as JSON; fails naming what it printed instead
+/// (and its standard error) when it is not.
+pub fn stdout_json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 /// Runs `command` to its end and returns what it printed; kills it and fails if it is
 /// still running after `limit` (a command that should refuse to start must not hang a
 /// test by serving instead).

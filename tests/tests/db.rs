@@ -8,7 +8,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use engram::sqlite::Schema;
-use engram_e2e::{Daemon, engram, listed, ok, output_within};
+use engram_e2e::{Daemon, engram, listed, ok, output_within, stdout_json};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -21,15 +21,7 @@ fn db(data: &Path, args: &[&str]) -> Output {
 /// `engram db <args> --json`: the exit code and the answer.
 fn db_json(data: &Path, args: &[&str]) -> (i32, Value) {
     let out = db(data, &[args, &["--json"]].concat());
-    let code = out.status.code().expect("exit code");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let answer = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (code, answer)
+    (out.status.code().expect("exit code"), stdout_json(&out))
 }
 
 fn database<'a>(status: &'a Value, name: &str) -> &'a Value {

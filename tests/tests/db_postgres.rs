@@ -15,7 +15,7 @@ use std::time::Duration;
 use engram::pg::PgSchema;
 use engram::sqlite::Schema;
 use engram_e2e::pg::{self, PgDatabase, SUPERUSER};
-use engram_e2e::{Daemon, engram, listed, ok, output_within};
+use engram_e2e::{Daemon, engram, listed, ok, output_within, stdout_json};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 use serde_json::{Value, json};
@@ -101,15 +101,7 @@ fn db(data: &Path, args: &[&str]) -> Output {
 /// `engram db <args> --url <url> --json`: the exit code and the answer.
 fn db_json(data: &Path, url: &str, args: &[&str]) -> (i32, Value) {
     let out = db(data, &[args, &["--url", url, "--json"]].concat());
-    let code = out.status.code().expect("exit code");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let answer = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (code, answer)
+    (out.status.code().expect("exit code"), stdout_json(&out))
 }
 
 #[test]
@@ -506,7 +498,7 @@ fn two_migrates_at_once_create_each_store_once() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let answer = stdout_json(&out);
         created += answer["migrated"].as_array().expect("migrated").len();
     }
     assert_eq!(created, 5, "each store created by one of the two");
@@ -727,7 +719,7 @@ fn copy_moves_every_row_of_an_install_and_refuses_to_merge_into_a_filled_databas
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let answer = stdout_json(&out);
     let copied = answer["copied"].as_array().expect("copied");
     assert!(copied.len() >= 3, "{answer}");
 

@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use engram_e2e::{Listening, engram, fixtures};
+use engram_e2e::{Listening, engram, fixtures, stdout_json};
 use serde_json::{Value, json};
 
 const ID: &str = "ai-ml/agent-audit-logging";
@@ -64,16 +64,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn parse(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            stderr(o)
-        )
-    })
-}
-
 /// Runs with `--json`, asserts success, parses stdout.
 fn ok(data: &Path, registry: &str, args: &[&str]) -> Value {
     let mut args = args.to_vec();
@@ -85,7 +75,7 @@ fn ok(data: &Path, registry: &str, args: &[&str]) -> Value {
         o.status,
         stderr(&o)
     );
-    parse(&o)
+    stdout_json(&o)
 }
 
 /// Runs with `--json`, asserts exit code 1, and returns (stdout JSON if any, stderr).
@@ -502,7 +492,7 @@ fn registry_offline_uses_the_stale_cache_with_a_notice() {
 
     let o = skills(d, &r, &["search", "audit", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let offline = parse(&o);
+    let offline = stdout_json(&o);
     assert_eq!(offline["feed"]["from"], "stale-cache");
     assert_eq!(offline["items"], online["items"]);
     let notice = offline["feed"]["notice"].as_str().unwrap();
@@ -521,7 +511,7 @@ fn registry_offline_uses_the_stale_cache_with_a_notice() {
     // The doctor says so, and that nothing else is wrong: exit 4, not 1.
     let o = skills(d, &r, &["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    let doctor = parse(&o);
+    let doctor = stdout_json(&o);
     assert_eq!(doctor["ok"], true);
     assert_eq!(doctor["offline"], true);
     assert_eq!(doctor["registry"]["reachable"], false);
