@@ -305,14 +305,11 @@ fn rows_for(user: &str, n: i64) -> String {
     )
 }
 
-/// Runs `f` in a transaction acting for `user` (`None`: the role without a person).
-fn as_person<R>(
-    client: &mut Client,
-    user: Option<&str>,
-    f: impl FnOnce(&mut postgres::Transaction) -> R,
-) -> R {
+/// A transaction as `role`, for `user` when given (`engram.user`), as the daemon's
+/// transactions will act.
+fn acting<'a>(client: &'a mut Client, role: &str, user: Option<&str>) -> postgres::Transaction<'a> {
     let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::USER_ROLE))
+    tx.batch_execute(&format!("SET LOCAL ROLE {role}"))
         .expect("set role");
     if let Some(user) = user {
         tx.execute(
@@ -321,6 +318,16 @@ fn as_person<R>(
         )
         .expect("set the person");
     }
+    tx
+}
+
+/// Runs `f` in a transaction acting for `user` (`None`: the role without a person).
+fn as_person<R>(
+    client: &mut Client,
+    user: Option<&str>,
+    f: impl FnOnce(&mut postgres::Transaction) -> R,
+) -> R {
+    let mut tx = acting(client, engram::pg::USER_ROLE, user);
     let out = f(&mut tx);
     tx.commit().expect("commit");
     out
@@ -430,11 +437,7 @@ fn a_query_that_forgets_its_user_filter_sees_and_changes_one_persons_rows_only()
         );
         assert_eq!(deleted_of_bob, 0, "{table}: alice deleted bob's rows");
     }
-    let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::USER_ROLE))
-        .expect("role");
-    tx.execute("SELECT set_config('engram.user', 'alice', true)", &[])
-        .expect("person");
+    let mut tx = acting(&mut client, engram::pg::USER_ROLE, Some("alice"));
     let error = tx
         .batch_execute(
             "INSERT INTO brain.meta (user_id, key, value) VALUES ('bob', 'planted', 'x')",
@@ -465,9 +468,7 @@ fn a_query_that_forgets_its_user_filter_sees_and_changes_one_persons_rows_only()
     drop(tx);
 
     // The system role, for maintenance and the operator's export, sees everyone.
-    let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
-        .expect("role");
+    let mut tx = acting(&mut client, engram::pg::SYSTEM_ROLE, None);
     let everyone = counts(&mut tx, &tables);
     for (table, (hers, others)) in &everyone {
         assert!(*hers >= 1 && *others >= 1, "{table}: {hers} / {others}");
@@ -611,9 +612,7 @@ fn lived_in(daemon: &Daemon) {
 
 /// One number the system role reads.
 fn stored(client: &mut Client, sql: &str) -> i64 {
-    let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
-        .expect("role");
+    let mut tx = acting(client, engram::pg::SYSTEM_ROLE, None);
     tx.query_one(sql, &[]).expect(sql).get(0)
 }
 
@@ -660,9 +659,7 @@ fn server_rows(
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
-        .expect("role");
+    let mut tx = acting(client, engram::pg::SYSTEM_ROLE, None);
     let mut rows: Vec<String> = tx
         .query(&format!("SELECT {list} FROM {namespace}.{table}"), &[])
         .expect("select")
@@ -759,9 +756,7 @@ fn copy_moves_every_row_of_an_install_and_refuses_to_merge_into_a_filled_databas
     assert!(stored(&mut client, "SELECT count(*) FROM brain.memory_turns") >= 2);
     // The next row numbered by the server comes after the copied ones.
     let highest = stored(&mut client, "SELECT max(id) FROM brain.history");
-    let mut tx = client.transaction().expect("begin");
-    tx.batch_execute(&format!("SET LOCAL ROLE {}", engram::pg::SYSTEM_ROLE))
-        .expect("role");
+    let mut tx = acting(&mut client, engram::pg::SYSTEM_ROLE, None);
     let next: i64 = tx
         .query_one(
             "INSERT INTO brain.history (user_id, memory_id, event, actor, at)

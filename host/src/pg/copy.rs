@@ -7,7 +7,7 @@
 //! the tables that reference it) are read from the server's catalog; SQLite's
 //! full-text index tables have no counterpart there and are not copied.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use postgres::Transaction;
 use postgres::types::ToSql;
@@ -45,6 +45,8 @@ struct Table {
     name: String,
     columns: Vec<Column>,
     primary_key: Vec<String>,
+    /// Where each primary key column stands in `columns`.
+    key_columns: Vec<usize>,
     /// Columns referencing the table itself: filled once every row is in.
     self_references: Vec<String>,
 }
@@ -74,11 +76,11 @@ impl Server {
         for ((schema, source), tables) in stores.iter().zip(&tables) {
             let mut store = Vec::new();
             for table in tables {
-                let rows = copy_table(&mut tx, schema.namespace, table, source)?;
-                verify(&mut tx, schema.namespace, table, source, rows)?;
+                let mut keys = copy_table(&mut tx, schema.namespace, table, source)?;
+                verify(&mut tx, schema.namespace, table, &mut keys)?;
                 store.push(TableCopied {
                     table: table.name.clone(),
-                    rows,
+                    rows: keys.len() as u64,
                 });
             }
             copied.push(store);
@@ -195,6 +197,16 @@ fn describe_table(
         .iter()
         .map(|r| r.get(0))
         .collect();
+    let key_columns = primary_key
+        .iter()
+        .map(|k| {
+            columns.iter().position(|c| c.name == *k).ok_or_else(|| {
+                failed(format!(
+                    "{qualified}: key column {k} is not among its columns"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     if primary_key.is_empty() {
         return Err(failed(format!("{qualified} has no primary key to compare")));
     }
@@ -217,6 +229,7 @@ fn describe_table(
         name,
         columns,
         primary_key,
+        key_columns,
         self_references,
     })
 }
@@ -254,7 +267,7 @@ fn copy_table(
     namespace: &str,
     table: &Table,
     source: &rusqlite::Connection,
-) -> Result<u64, PgError> {
+) -> Result<Vec<String>, PgError> {
     let qualified = format!("{namespace}.{}", table.name);
     let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
     let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
@@ -274,6 +287,8 @@ fn copy_table(
         .map_err(read_error)?;
     let mut rows = select.query([]).map_err(read_error)?;
     let mut count = 0u64;
+    // Each source row's key, for the comparison after the copy.
+    let mut keys: Vec<String> = Vec::new();
     // (primary key, self-referencing values) of the rows to link once all are in.
     let mut later: Vec<(Params, Params)> = Vec::new();
     while let Some(row) = rows.next().map_err(read_error)? {
@@ -289,22 +304,18 @@ fn copy_table(
                 params.push(value(column.kind, raw, at)?);
             }
         }
+        let key: Vec<ValueRef> = table
+            .key_columns
+            .iter()
+            .map(|&i| row.get_ref(i).map_err(read_error))
+            .collect::<Result<_, _>>()?;
+        keys.push(key_text(key.iter().map(key_part)));
         if !deferred.is_empty() {
             let key = table
-                .primary_key
+                .key_columns
                 .iter()
-                .map(|k| {
-                    let i = names.iter().position(|n| n == k).ok_or_else(|| {
-                        failed(format!(
-                            "{qualified}: key column {k} is not among its columns"
-                        ))
-                    })?;
-                    value(
-                        table.columns[i].kind,
-                        row.get_ref(i).map_err(read_error)?,
-                        || qualified.clone(),
-                    )
-                })
+                .zip(key)
+                .map(|(&i, raw)| value(table.columns[i].kind, raw, || qualified.clone()))
                 .collect::<Result<Vec<_>, _>>()?;
             later.push((key, deferred));
         }
@@ -356,7 +367,7 @@ fn copy_table(
             "cannot move {qualified}'s numbering past the copy"
         )))?;
     }
-    Ok(count)
+    Ok(keys)
 }
 
 /// Copy moves an install into empty stores: it never merges two.
@@ -374,59 +385,53 @@ fn refuse_rows(tx: &mut Transaction, namespace: &str, table: &Table) -> Result<(
     Ok(())
 }
 
+/// One row's primary key as text, the same from either side: its values, each
+/// followed by a unit separator.
+fn key_text(parts: impl IntoIterator<Item = String>) -> String {
+    parts.into_iter().fold(String::new(), |mut key, part| {
+        key.push_str(&part);
+        key.push('\u{1f}');
+        key
+    })
+}
+
+/// A SQLite key value as [`key_text`] writes it.
+fn key_part(value: &ValueRef) -> String {
+    match value {
+        ValueRef::Integer(n) => n.to_string(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
 /// The server's table holds exactly the source's rows: the same count and the same
-/// primary keys (compared as a digest of the sorted keys).
+/// primary keys (`on_sqlite`, read while copying; compared as a digest of the sorted
+/// keys).
 fn verify(
     tx: &mut Transaction,
     namespace: &str,
     table: &Table,
-    source: &rusqlite::Connection,
-    copied: u64,
+    on_sqlite: &mut [String],
 ) -> Result<(), PgError> {
     let qualified = format!("{namespace}.{}", table.name);
-    let keys = table.primary_key.join(", ");
-    let read_error =
-        |e: rusqlite::Error| failed(format!("cannot read {} from SQLite: {e}", table.name));
-    let mut on_sqlite: Vec<String> = Vec::new();
-    let mut select = source
-        .prepare(&format!("SELECT {keys} FROM {}", table.name))
-        .map_err(read_error)?;
-    let mut rows = select.query([]).map_err(read_error)?;
-    while let Some(row) = rows.next().map_err(read_error)? {
-        let mut key = String::new();
-        for i in 0..table.primary_key.len() {
-            match row.get_ref(i).map_err(read_error)? {
-                ValueRef::Integer(n) => key.push_str(&n.to_string()),
-                ValueRef::Text(t) => key.push_str(&String::from_utf8_lossy(t)),
-                other => key.push_str(&format!("{other:?}")),
-            }
-            key.push('\u{1f}');
-        }
-        on_sqlite.push(key);
-    }
-    let kinds: BTreeMap<&str, Kind> = table
-        .columns
-        .iter()
-        .map(|c| (c.name.as_str(), c.kind))
-        .collect();
     let mut on_server: Vec<String> = Vec::new();
     for row in tx
-        .query(&format!("SELECT {keys} FROM {qualified}"), &[])
+        .query(
+            &format!("SELECT {} FROM {qualified}", table.primary_key.join(", ")),
+            &[],
+        )
         .map_err(sql(format!("cannot read {qualified} back")))?
     {
-        let mut key = String::new();
-        for (i, column) in table.primary_key.iter().enumerate() {
-            match kinds.get(column.as_str()) {
-                Some(Kind::Integer) => key.push_str(&row.get::<_, i64>(i).to_string()),
-                _ => key.push_str(&row.get::<_, String>(i)),
-            }
-            key.push('\u{1f}');
-        }
-        on_server.push(key);
+        on_server.push(key_text(table.key_columns.iter().enumerate().map(
+            |(i, &column)| match table.columns[column].kind {
+                Kind::Integer => row.get::<_, i64>(i).to_string(),
+                _ => row.get::<_, String>(i),
+            },
+        )));
     }
-    if on_sqlite.len() != on_server.len() || digest(&mut on_sqlite) != digest(&mut on_server) {
+    if on_sqlite.len() != on_server.len() || digest(on_sqlite) != digest(&mut on_server) {
         return Err(failed(format!(
-            "{qualified}: {} rows in SQLite ({copied} copied), {} on the server, or other keys; nothing was copied",
+            "{qualified}: {} rows in SQLite, {} on the server, or other keys; nothing was copied",
             on_sqlite.len(),
             on_server.len()
         )));
