@@ -61,6 +61,38 @@ impl PgDatabase {
     }
 }
 
+/// A login role of the test's own, not a superuser (a superuser bypasses row-level
+/// security), that may create roles (the two `migrate` creates) and schemas in its own
+/// new database.
+pub struct Owner {
+    pub db: PgDatabase,
+    pub role: String,
+}
+
+impl Owner {
+    /// `None` as [`database`] is.
+    pub fn new(test: &str) -> Option<Owner> {
+        let db = database(test)?;
+        let role = format!("owner_{}", db.name);
+        cluster()
+            .ok()?
+            .psql(&format!(
+                "CREATE ROLE {role} LOGIN CREATEROLE; GRANT CREATE ON DATABASE {0} TO {role}",
+                db.name
+            ))
+            .unwrap_or_else(|e| panic!("{test}: create the owner role: {e}"));
+        Some(Owner { db, role })
+    }
+
+    /// `postgres://<role>@127.0.0.1:<port>/<database>`.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://{}@127.0.0.1:{}/{}",
+            self.role, self.db.port, self.db.name
+        )
+    }
+}
+
 /// A new database for the test `test`, empty but for what the template holds; `None`
 /// (after printing `SKIPPED: <test>: ...`) where PostgreSQL is not installed, except
 /// under CI, where that fails the test.

@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod schedule;
 pub mod server;
 pub mod skills;
+pub mod sql;
 pub mod sqlite;
 pub mod strict_json;
 pub mod term_text;

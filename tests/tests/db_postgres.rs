@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use engram::pg::PgSchema;
 use engram::sqlite::Schema;
-use engram_e2e::pg::{self, PgDatabase, SUPERUSER};
+use engram_e2e::pg::{Owner, PgDatabase};
 use engram_e2e::{Daemon, engram, listed, ok, output_within, stdout_json};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
@@ -53,37 +53,10 @@ fn stores() -> [(&'static str, &'static Schema, &'static PgSchema); 5] {
     ]
 }
 
-/// A login role of the test's own, not a superuser, that may create roles (for the
-/// two roles `migrate` creates) and schemas in the test's database.
-struct Owner {
-    db: PgDatabase,
-    role: String,
-}
-
-impl Owner {
-    fn new(test: &str) -> Option<Owner> {
-        let db = pg::database(test)?;
-        let role = format!("owner_{}", db.name);
-        let mut admin = connect_as(&db, SUPERUSER);
-        admin
-            .batch_execute(&format!(
-                "CREATE ROLE {role} LOGIN CREATEROLE; GRANT CREATE ON DATABASE {0} TO {role}",
-                db.name
-            ))
-            .expect("create the owner role");
-        Some(Owner { db, role })
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "postgres://{}@127.0.0.1:{}/{}",
-            self.role, self.db.port, self.db.name
-        )
-    }
-
-    fn client(&self) -> Client {
-        connect_as(&self.db, &self.role)
-    }
+/// The owner's own client: it owns the tables and, row-level security forced, sees
+/// none of their rows as itself.
+fn owner_client(owner: &Owner) -> Client {
+    connect_as(&owner.db, &owner.role)
 }
 
 fn connect_as(db: &PgDatabase, role: &str) -> Client {
@@ -171,7 +144,7 @@ fn each_store_has_the_tables_and_columns_of_its_sqlite_file() {
     let data = tempfile::tempdir().expect("tempdir");
     let (code, migrated) = db_json(data.path(), &owner.url(), &["migrate"]);
     assert_eq!(code, 0, "{migrated}");
-    let mut client = owner.client();
+    let mut client = owner_client(&owner);
     for (name, schema, pg_schema) in stores() {
         let mut sqlite = rusqlite::Connection::open_in_memory().expect("sqlite");
         schema.migrate(&mut sqlite).expect("sqlite migrate");
@@ -381,7 +354,7 @@ fn a_query_that_forgets_its_user_filter_sees_and_changes_one_persons_rows_only()
     let data = tempfile::tempdir().expect("tempdir");
     let (code, migrated) = db_json(data.path(), &owner.url(), &["migrate"]);
     assert_eq!(code, 0, "{migrated}");
-    let mut client = owner.client();
+    let mut client = owner_client(&owner);
 
     // Every user table is protected, forced for the owner too, and this test writes a
     // row in each (a table added later without protection or a row here fails).
@@ -515,8 +488,7 @@ fn a_store_newer_than_this_release_is_refused_and_nothing_is_migrated() {
     let data = tempfile::tempdir().expect("tempdir");
     let url = owner.url();
     assert_eq!(db_json(data.path(), &url, &["migrate"]).0, 0);
-    owner
-        .client()
+    owner_client(&owner)
         .batch_execute(
             "UPDATE engram.schema_versions SET version = 99 WHERE store = 'audit';
              DELETE FROM engram.schema_versions WHERE store = 'imports';
@@ -542,8 +514,7 @@ fn a_store_newer_than_this_release_is_refused_and_nothing_is_migrated() {
         error.contains("audit") && error.contains("99") && error.contains("upgrade engram"),
         "{error}"
     );
-    let created: bool = owner
-        .client()
+    let created: bool = owner_client(&owner)
         .query_one("SELECT to_regclass('imports.imported') IS NOT NULL", &[])
         .expect("catalog")
         .get(0);
@@ -731,7 +702,7 @@ fn copy_moves_every_row_of_an_install_and_refuses_to_merge_into_a_filled_databas
     ]
     .into_iter()
     .collect();
-    let mut client = owner.client();
+    let mut client = owner_client(&owner);
     let mut compared = 0;
     for (namespace, path) in &paths {
         assert!(path.is_file(), "{}", path.display());

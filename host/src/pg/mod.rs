@@ -146,8 +146,15 @@ pub struct Server {
 /// to PostgreSQL without TLS, and would otherwise send the password and every memory
 /// in clear across the network.
 pub fn connect(url: &str) -> Result<Server, PgError> {
-    let mut config = Config::from_str(url)
+    let config = Config::from_str(url)
         .map_err(|e| PgError::Url(format!("not a PostgreSQL address: {e}")))?;
+    let shown = shown(&config);
+    let client = connect_with(config)?;
+    Ok(Server { client, shown })
+}
+
+/// Connects as `config` says, to a server on this machine only (see [`connect`]).
+pub fn connect_with(mut config: Config) -> Result<Client, PgError> {
     let shown = shown(&config);
     if config.get_ssl_mode() == SslMode::Require {
         return Err(PgError::Url(format!(
@@ -174,11 +181,9 @@ pub fn connect(url: &str) -> Result<Server, PgError> {
         )));
     }
     config.connect_timeout(CONNECT_TIMEOUT);
-    let client = config.connect(NoTls).map_err(|error| PgError::Connect {
-        url: shown.clone(),
-        error,
-    })?;
-    Ok(Server { client, shown })
+    config
+        .connect(NoTls)
+        .map_err(|error| PgError::Connect { url: shown, error })
 }
 
 fn is_loopback(host: &str) -> bool {

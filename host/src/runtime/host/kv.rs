@@ -3,13 +3,14 @@
 //! read another's keys; a plugin without `kv = true` in its manifest gets `denied`.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 use super::CallState;
 use crate::pg::PgSchema;
 use crate::runtime::bindings::kv::{Host, KvError};
+use crate::sql::{Actor, Database, PgStore, SqlError, Tx};
 use crate::sqlite::{Migration, Schema, SchemaError};
 
 pub const MAX_KEY_BYTES: usize = 256;
@@ -50,7 +51,7 @@ pub static PG_SCHEMA: PgSchema = PgSchema {
 /// The persisted store shared by all plugins (one connection; calls are short).
 #[derive(Clone)]
 pub struct KvStore {
-    conn: Arc<Mutex<Connection>>,
+    db: Arc<Database>,
 }
 
 impl KvStore {
@@ -69,34 +70,36 @@ impl KvStore {
         KvStore::init(Connection::open_in_memory()?)
     }
 
+    /// The store on PostgreSQL, migrated to this release's version.
+    pub fn postgres(url: &str) -> Result<KvStore, SqlError> {
+        let store = PgStore::open(url, &PG_SCHEMA)?;
+        Ok(KvStore {
+            db: Arc::new(Database::postgres(store, 2)?),
+        })
+    }
+
     fn init(mut conn: Connection) -> Result<KvStore, SchemaError> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         SCHEMA.migrate(&mut conn)?;
         Ok(KvStore {
-            conn: Arc::new(Mutex::new(conn)),
+            db: Arc::new(Database::sqlite(conn)),
         })
     }
 
-    fn with_conn<R>(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<R>,
-    ) -> Result<R, KvError> {
-        let conn = self
-            .conn
-            .lock()
-            .map_err(|_| KvError::Storage("kv store lock poisoned".into()))?;
-        f(&conn).map_err(|e| KvError::Storage(e.to_string()))
+    /// Runs `f` in one transaction: a plugin's keys belong to no person, so the host
+    /// acts for itself.
+    fn with_tx<R>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<R, KvError>) -> Result<R, KvError> {
+        self.db.write(Actor::System, f)
     }
 
     pub fn get(&self, plugin: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        self.with_conn(|c| {
-            c.query_row(
+        self.with_tx(|tx| {
+            Ok(tx.query_opt(
                 "SELECT value FROM kv WHERE plugin = ?1 AND key = ?2",
-                params![plugin, key],
+                &[plugin.into(), key.into()],
                 |row| row.get(0),
-            )
-            .optional()
+            )?)
         })
     }
 
@@ -113,61 +116,62 @@ impl KvStore {
                 value.len()
             )));
         }
-        let conn = self
-            .conn
-            .lock()
-            .map_err(|_| KvError::Storage("kv store lock poisoned".into()))?;
-        let storage = |e: rusqlite::Error| KvError::Storage(e.to_string());
-        let used: i64 = conn
-            .query_row(
-                "SELECT COALESCE(SUM(LENGTH(key) + LENGTH(value)), 0) FROM kv WHERE plugin = ?1 AND key <> ?2",
-                params![plugin, key],
+        self.with_tx(|tx| {
+            // `octet_length` counts bytes on both backends (`length` counts a text's
+            // characters).
+            let used: i64 = tx.query_one(
+                "SELECT COALESCE(SUM(octet_length(key) + octet_length(value)), 0) FROM kv
+                 WHERE plugin = ?1 AND key <> ?2",
+                &[plugin.into(), key.into()],
                 |row| row.get(0),
-            )
-            .map_err(storage)?;
-        let total = used + (key.len() + value.len()) as i64;
-        if total > MAX_STORE_BYTES {
-            return Err(KvError::TooLarge(format!(
-                "the plugin's store would hold {total} bytes, over {MAX_STORE_BYTES}"
-            )));
-        }
-        conn.execute(
-            "INSERT INTO kv (plugin, key, value) VALUES (?1, ?2, ?3)
-             ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value",
-            params![plugin, key, value],
-        )
-        .map_err(storage)?;
-        Ok(())
+            )?;
+            let total = used + (key.len() + value.len()) as i64;
+            if total > MAX_STORE_BYTES {
+                return Err(KvError::TooLarge(format!(
+                    "the plugin's store would hold {total} bytes, over {MAX_STORE_BYTES}"
+                )));
+            }
+            tx.execute(
+                "INSERT INTO kv (plugin, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value",
+                &[plugin.into(), key.into(), value.into()],
+            )?;
+            Ok(())
+        })
     }
 
     pub fn delete(&self, plugin: &str, key: &str) -> Result<(), KvError> {
-        self.with_conn(|c| {
-            c.execute(
+        self.with_tx(|tx| {
+            tx.execute(
                 "DELETE FROM kv WHERE plugin = ?1 AND key = ?2",
-                params![plugin, key],
-            )
-            .map(|_| ())
+                &[plugin.into(), key.into()],
+            )?;
+            Ok(())
         })
     }
 
     pub fn list_keys(&self, plugin: &str, prefix: &str) -> Result<Vec<String>, KvError> {
-        self.with_conn(|c| {
-            let mut stmt = c.prepare(
+        self.with_tx(|tx| {
+            Ok(tx.query(
                 "SELECT key FROM kv WHERE plugin = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
-            )?;
-            let keys = stmt
-                .query_map(params![plugin, prefix], |row| row.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            Ok(keys)
+                &[plugin.into(), prefix.into()],
+                |row| row.get(0),
+            )?)
         })
     }
 
     /// Drops every key of a plugin (when it is removed).
     pub fn clear_plugin(&self, plugin: &str) -> Result<(), KvError> {
-        self.with_conn(|c| {
-            c.execute("DELETE FROM kv WHERE plugin = ?1", params![plugin])
-                .map(|_| ())
+        self.with_tx(|tx| {
+            tx.execute("DELETE FROM kv WHERE plugin = ?1", &[plugin.into()])?;
+            Ok(())
         })
+    }
+}
+
+impl From<SqlError> for KvError {
+    fn from(e: SqlError) -> Self {
+        KvError::Storage(e.to_string())
     }
 }
 
