@@ -224,3 +224,29 @@ fn a_dropped_connection_fails_one_call_as_unavailable_and_the_next_reconnects() 
     assert!(error.is_unavailable(), "{error:?}");
     assert_eq!(count(&db).expect("reconnected"), 0);
 }
+
+/// The daemon calls its stores from its async workers as well as from blocking
+/// threads; the PostgreSQL client, which blocks on a runtime of its own, must work
+/// from either kind of runtime.
+#[test]
+fn a_store_on_postgresql_answers_from_inside_an_async_runtime() {
+    let Some(owner) = Owner::new("seam_inside_async") else {
+        return;
+    };
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let single = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    for (i, runtime) in [multi, single].into_iter().enumerate() {
+        let url = owner.url();
+        let value = runtime.block_on(async move {
+            let kv = KvStore::postgres(&url).expect("open inside the runtime");
+            kv.set("a", "k", format!("{i}").as_bytes()).expect("set");
+            kv.get("a", "k").expect("get")
+        });
+        assert_eq!(value, Some(format!("{i}").into_bytes()));
+    }
+}

@@ -7,11 +7,12 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::{Access, Actor, Conn, PgStore, SqlError, Tx};
+use super::{Access, Actor, Backend, Conn, PgStore, SqlError, Tx, outside_async};
 
 type Open = Box<dyn Fn() -> Result<Conn, SqlError> + Send + Sync>;
 
 pub struct Database {
+    backend: Backend,
     writer: Mutex<Option<Conn>>,
     /// Opens the write connection again after the server dropped it (PostgreSQL
     /// only: a SQLite connection does not break).
@@ -31,6 +32,7 @@ impl Database {
     /// A SQLite database read and written through one connection.
     pub fn sqlite(conn: rusqlite::Connection) -> Database {
         Database {
+            backend: Backend::Sqlite,
             writer: Mutex::new(Some(Conn::sqlite(conn))),
             reopen: None,
             readers: None,
@@ -43,6 +45,7 @@ impl Database {
         let writer = store.connect()?;
         let reader = store.clone();
         Ok(Database {
+            backend: Backend::Postgres,
             writer: Mutex::new(Some(writer)),
             reopen: Some(Box::new(move || store.connect())),
             readers: Some(Readers {
@@ -53,9 +56,24 @@ impl Database {
         })
     }
 
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     /// Runs `f` in a write transaction acting for `actor`, committed when `f` returns
-    /// `Ok`, rolled back otherwise.
-    pub fn write<R, E: From<SqlError>>(
+    /// `Ok`, rolled back otherwise. Callable from anywhere, an async worker included.
+    pub fn write<R: Send, E: From<SqlError> + Send>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E> + Send,
+    ) -> Result<R, E> {
+        match self.backend {
+            Backend::Sqlite => self.write_here(actor, f),
+            Backend::Postgres => outside_async(|| self.write_here(actor, f)),
+        }
+    }
+
+    fn write_here<R, E: From<SqlError>>(
         &self,
         actor: Actor<'_>,
         f: impl FnOnce(&mut Tx<'_>) -> Result<R, E>,
@@ -79,13 +97,24 @@ impl Database {
 
     /// Runs `f` in a read transaction acting for `actor`: it sees every write
     /// committed before the call, and one snapshot throughout.
-    pub fn read<R, E: From<SqlError>>(
+    pub fn read<R: Send, E: From<SqlError> + Send>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E> + Send,
+    ) -> Result<R, E> {
+        match self.backend {
+            Backend::Sqlite => self.read_here(actor, f),
+            Backend::Postgres => outside_async(|| self.read_here(actor, f)),
+        }
+    }
+
+    fn read_here<R, E: From<SqlError>>(
         &self,
         actor: Actor<'_>,
         f: impl FnOnce(&mut Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let Some(readers) = &self.readers else {
-            return self.write(actor, f);
+            return self.write_here(actor, f);
         };
         let idle = readers.idle().pop();
         let mut conn = match idle {

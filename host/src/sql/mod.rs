@@ -128,7 +128,7 @@ impl PgStore {
     /// Connects once to migrate the store to this release's version (under the
     /// migration lock, so daemons starting together migrate it once).
     pub fn open(url: &str, schema: &'static PgSchema) -> Result<PgStore, SqlError> {
-        crate::pg::connect(url)?.migrate(schema)?;
+        outside_async(|| crate::pg::connect(url)?.migrate(schema))?;
         Ok(PgStore {
             url: url.to_string(),
             namespace: schema.namespace,
@@ -136,6 +136,10 @@ impl PgStore {
     }
 
     pub fn connect(&self) -> Result<Conn, SqlError> {
+        outside_async(|| self.open_connection())
+    }
+
+    fn open_connection(&self) -> Result<Conn, SqlError> {
         let mut config = ::postgres::Config::from_str(&self.url)
             .map_err(|e| SqlError::Open(PgError::Url(format!("not a PostgreSQL address: {e}"))))?;
         config.application_name("engram");
@@ -147,11 +151,31 @@ impl PgStore {
         ))?;
         Ok(Conn {
             inner: Inner::Postgres {
-                client: Box::new(client),
+                client: PgClient(Some(Box::new(client))),
                 statements: postgres::Statements::default(),
                 broken: false,
             },
         })
+    }
+}
+
+/// Runs `f`, which may use the PostgreSQL client, from wherever the caller is. That
+/// client blocks on a runtime of its own, which tokio refuses on one of its async
+/// workers: there `f` runs with the worker handed back to the runtime
+/// (`block_in_place`), or, on a single-threaded runtime, on a thread of its own.
+pub(crate) fn outside_async<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Err(_) => f(),
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        Ok(_) => std::thread::scope(|scope| {
+            scope
+                .spawn(f)
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }),
     }
 }
 
@@ -163,8 +187,7 @@ pub struct Conn {
 enum Inner {
     Sqlite(rusqlite::Connection),
     Postgres {
-        /// Boxed: the client is large beside a SQLite handle.
-        client: Box<::postgres::Client>,
+        client: PgClient,
         statements: postgres::Statements,
         /// Set when a statement found the server gone: the client may not know yet.
         broken: bool,
@@ -190,7 +213,9 @@ impl Conn {
     pub fn is_closed(&self) -> bool {
         match &self.inner {
             Inner::Sqlite(_) => false,
-            Inner::Postgres { client, broken, .. } => *broken || client.is_closed(),
+            Inner::Postgres { client, broken, .. } => {
+                *broken || client.0.as_ref().is_none_or(|c| c.is_closed())
+            }
         }
     }
 
@@ -208,6 +233,10 @@ impl Conn {
                 statements,
                 broken,
             } => {
+                let client = client
+                    .0
+                    .as_mut()
+                    .ok_or_else(|| SqlError::Unavailable("the connection was closed".into()))?;
                 let mut tx = noting(broken, client.transaction())?;
                 let acting = match actor {
                     Actor::User(user) => tx
@@ -227,6 +256,19 @@ impl Conn {
             }
         };
         Ok(Tx { inner })
+    }
+}
+
+/// The PostgreSQL client of a [`Conn`]. Boxed, as it is large beside a SQLite handle;
+/// an `Option` only so that dropping it, which also blocks on the client's runtime,
+/// can be moved out of an async worker.
+struct PgClient(Option<Box<::postgres::Client>>);
+
+impl Drop for PgClient {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            outside_async(move || drop(client));
+        }
     }
 }
 

@@ -89,7 +89,10 @@ impl KvStore {
 
     /// Runs `f` in one transaction: a plugin's keys belong to no person, so the host
     /// acts for itself.
-    fn with_tx<R>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<R, KvError>) -> Result<R, KvError> {
+    fn with_tx<R: Send>(
+        &self,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<R, KvError> + Send,
+    ) -> Result<R, KvError> {
         self.db.write(Actor::System, f)
     }
 
