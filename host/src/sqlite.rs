@@ -150,20 +150,29 @@ impl ReaderPool {
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        statement_settings(&conn)?;
-        (self.setup)(&conn)?;
-        Ok(conn)
+        open_reader(&self.path, self.setup)
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
         // The vector is only pushed to and popped from: a panic cannot leave it torn.
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A read-only connection to the database at `path`, with `setup` run on it (the
+/// functions its reads call).
+pub fn open_reader(
+    path: &Path,
+    setup: fn(&Connection) -> rusqlite::Result<()>,
+) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    statement_settings(&conn)?;
+    setup(&conn)?;
+    Ok(conn)
 }
 
 /// One step of a database's schema. Its number, the version it produces, is its place

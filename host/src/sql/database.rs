@@ -5,6 +5,7 @@
 //! daemon's help; the call that met the broken connection fails as unavailable and
 //! leaves nothing half-written (its transaction never committed).
 
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{Access, Actor, Backend, Conn, PgStore, SqlError, Tx, outside_async};
@@ -39,6 +40,24 @@ impl Database {
         }
     }
 
+    /// A SQLite file written through `writer` and read, in parallel with it, on
+    /// read-only connections of its own, at most `max_idle` kept between reads.
+    pub fn sqlite_file(writer: rusqlite::Connection, path: &Path, max_idle: usize) -> Database {
+        let path = path.to_path_buf();
+        Database {
+            backend: Backend::Sqlite,
+            writer: Mutex::new(Some(Conn::sqlite(writer))),
+            reopen: None,
+            readers: Some(Readers {
+                idle: Mutex::new(Vec::new()),
+                max_idle,
+                open: Box::new(move || {
+                    Ok(Conn::sqlite(crate::sqlite::open_reader(&path, |_| Ok(()))?))
+                }),
+            }),
+        }
+    }
+
     /// A store on PostgreSQL: connections opened as needed, at most `max_idle` kept
     /// for reads between calls.
     pub fn postgres(store: PgStore, max_idle: usize) -> Result<Database, SqlError> {
@@ -65,7 +84,7 @@ impl Database {
     pub fn write<R: Send, E: From<SqlError> + Send>(
         &self,
         actor: Actor<'_>,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E> + Send,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E> + Send,
     ) -> Result<R, E> {
         match self.backend {
             Backend::Sqlite => self.write_here(actor, f),
@@ -76,7 +95,7 @@ impl Database {
     fn write_here<R, E: From<SqlError>>(
         &self,
         actor: Actor<'_>,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E>,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let mut writer = self.writer();
         let conn = match writer.as_mut().filter(|c| !c.is_closed()) {
@@ -100,7 +119,7 @@ impl Database {
     pub fn read<R: Send, E: From<SqlError> + Send>(
         &self,
         actor: Actor<'_>,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E> + Send,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E> + Send,
     ) -> Result<R, E> {
         match self.backend {
             Backend::Sqlite => self.read_here(actor, f),
@@ -111,7 +130,7 @@ impl Database {
     fn read_here<R, E: From<SqlError>>(
         &self,
         actor: Actor<'_>,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<R, E>,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let Some(readers) = &self.readers else {
             return self.write_here(actor, f);
@@ -146,10 +165,45 @@ fn run<R, E: From<SqlError>>(
     conn: &mut Conn,
     actor: Actor<'_>,
     access: Access,
-    f: impl FnOnce(&mut Tx<'_>) -> Result<R, E>,
+    f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
 ) -> Result<R, E> {
-    let mut tx = conn.transaction(actor, access)?;
-    let out = f(&mut tx)?;
+    let tx = conn.transaction(actor, access)?;
+    let out = f(&tx)?;
     tx.commit()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_run_on_their_own_connections_and_see_each_committed_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("d.sqlite3");
+        let writer = crate::sqlite::open_wal(&path, "FULL").expect("open");
+        writer
+            .execute_batch("CREATE TABLE t (x TEXT NOT NULL)")
+            .expect("schema");
+        let db = Database::sqlite_file(writer, &path, 2);
+        let count = || {
+            db.read(Actor::System, |tx| {
+                tx.query_one("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0))
+            })
+            .expect("read")
+        };
+        assert_eq!(count(), 0);
+        db.write(Actor::System, |tx| {
+            tx.execute("INSERT INTO t VALUES (?1)", &["a".into()])?;
+            // A read while the write is open sees what was committed before it.
+            assert_eq!(count(), 0);
+            Ok::<_, SqlError>(())
+        })
+        .expect("write");
+        assert_eq!(count(), 1);
+        let refused = db.read(Actor::System, |tx| {
+            tx.execute("INSERT INTO t VALUES ('b')", &[])
+        });
+        assert!(refused.is_err(), "a reader's connection is read-only");
+    }
 }

@@ -18,6 +18,7 @@ mod database;
 mod postgres;
 mod value;
 
+use std::cell::RefCell;
 use std::str::FromStr;
 
 pub use database::Database;
@@ -248,11 +249,11 @@ impl Conn {
                     Actor::System => tx.batch_execute(&format!("SET LOCAL ROLE {SYSTEM_ROLE}")),
                 };
                 noting(broken, acting)?;
-                TxInner::Postgres {
+                TxInner::Postgres(RefCell::new(PgTx {
                     tx,
                     statements,
                     broken,
-                }
+                }))
             }
         };
         Ok(Tx { inner })
@@ -279,11 +280,27 @@ pub struct Tx<'c> {
 
 enum TxInner<'c> {
     Sqlite(rusqlite::Transaction<'c>),
-    Postgres {
-        tx: ::postgres::Transaction<'c>,
-        statements: &'c mut postgres::Statements,
-        broken: &'c mut bool,
-    },
+    /// In a cell, so that a statement can run while the rows of another are read, as
+    /// SQLite allows: the cell is held only for each round trip to the server.
+    Postgres(RefCell<PgTx<'c>>),
+}
+
+struct PgTx<'c> {
+    tx: ::postgres::Transaction<'c>,
+    statements: &'c mut postgres::Statements,
+    broken: &'c mut bool,
+}
+
+impl PgTx<'_> {
+    fn execute(&mut self, sql: &str, args: &[Value<'_>]) -> Result<u64, SqlError> {
+        let statement = noting(self.broken, self.statements.get(&mut self.tx, sql))?;
+        noting(self.broken, self.tx.execute(&statement, &pg_params(args)))
+    }
+
+    fn query(&mut self, sql: &str, args: &[Value<'_>]) -> Result<Vec<::postgres::Row>, SqlError> {
+        let statement = noting(self.broken, self.statements.get(&mut self.tx, sql))?;
+        noting(self.broken, self.tx.query(&statement, &pg_params(args)))
+    }
 }
 
 /// `result`'s error as a [`SqlError`], marking the connection broken when it says
@@ -339,39 +356,32 @@ impl Tx<'_> {
     pub fn backend(&self) -> Backend {
         match self.inner {
             TxInner::Sqlite(_) => Backend::Sqlite,
-            TxInner::Postgres { .. } => Backend::Postgres,
+            TxInner::Postgres(_) => Backend::Postgres,
         }
     }
 
     /// Runs one statement; the rows it changed.
-    pub fn execute(&mut self, sql: &str, args: &[Value<'_>]) -> Result<u64, SqlError> {
-        match &mut self.inner {
+    pub fn execute(&self, sql: &str, args: &[Value<'_>]) -> Result<u64, SqlError> {
+        match &self.inner {
             TxInner::Sqlite(tx) => {
                 let changed = tx
                     .prepare_cached(sql)?
                     .execute(rusqlite::params_from_iter(args.iter()))?;
                 Ok(changed as u64)
             }
-            TxInner::Postgres {
-                tx,
-                statements,
-                broken,
-            } => {
-                let statement = noting(broken, statements.get(tx, sql))?;
-                noting(broken, tx.execute(&statement, &pg_params(args)))
-            }
+            TxInner::Postgres(pg) => pg.borrow_mut().execute(sql, args),
         }
     }
 
     /// Every row of a query, each read by `read`.
     pub fn query<T>(
-        &mut self,
+        &self,
         sql: &str,
         args: &[Value<'_>],
         mut read: impl FnMut(&Row<'_>) -> Result<T, SqlError>,
     ) -> Result<Vec<T>, SqlError> {
         let mut out = Vec::new();
-        match &mut self.inner {
+        match &self.inner {
             TxInner::Sqlite(tx) => {
                 let mut statement = tx.prepare_cached(sql)?;
                 let mut rows = statement.query(rusqlite::params_from_iter(args.iter()))?;
@@ -381,15 +391,11 @@ impl Tx<'_> {
                     })?);
                 }
             }
-            TxInner::Postgres {
-                tx,
-                statements,
-                broken,
-            } => {
-                let statement = noting(broken, statements.get(tx, sql))?;
-                for row in noting(broken, tx.query(&statement, &pg_params(args)))? {
+            TxInner::Postgres(pg) => {
+                let rows = pg.borrow_mut().query(sql, args)?;
+                for row in &rows {
                     out.push(read(&Row {
-                        inner: RowInner::Postgres(&row),
+                        inner: RowInner::Postgres(row),
                     })?);
                 }
             }
@@ -399,7 +405,7 @@ impl Tx<'_> {
 
     /// The first row of a query, if any.
     pub fn query_opt<T>(
-        &mut self,
+        &self,
         sql: &str,
         args: &[Value<'_>],
         read: impl FnOnce(&Row<'_>) -> Result<T, SqlError>,
@@ -418,7 +424,7 @@ impl Tx<'_> {
 
     /// The first row of a query that always returns one (an aggregate, `RETURNING`).
     pub fn query_one<T>(
-        &mut self,
+        &self,
         sql: &str,
         args: &[Value<'_>],
         read: impl FnOnce(&Row<'_>) -> Result<T, SqlError>,
@@ -429,7 +435,10 @@ impl Tx<'_> {
     pub fn commit(self) -> Result<(), SqlError> {
         match self.inner {
             TxInner::Sqlite(tx) => Ok(tx.commit()?),
-            TxInner::Postgres { tx, broken, .. } => noting(broken, tx.commit()),
+            TxInner::Postgres(pg) => {
+                let PgTx { tx, broken, .. } = pg.into_inner();
+                noting(broken, tx.commit())
+            }
         }
     }
 }
@@ -450,19 +459,19 @@ mod tests {
     #[test]
     fn a_transaction_commits_or_rolls_back_as_a_whole() {
         let mut conn = memory();
-        let mut tx = conn
+        let tx = conn
             .transaction(Actor::System, Access::Write)
             .expect("begin");
         tx.execute("INSERT INTO t (name) VALUES (?1)", &["kept".into()])
             .expect("insert");
         tx.commit().expect("commit");
-        let mut tx = conn
+        let tx = conn
             .transaction(Actor::System, Access::Write)
             .expect("begin");
         tx.execute("INSERT INTO t (name) VALUES (?1)", &["dropped".into()])
             .expect("insert");
         drop(tx);
-        let mut tx = conn
+        let tx = conn
             .transaction(Actor::System, Access::Read)
             .expect("begin");
         let names = tx
@@ -476,7 +485,7 @@ mod tests {
     #[test]
     fn values_go_in_and_come_out_as_they_were() {
         let mut conn = memory();
-        let mut tx = conn
+        let tx = conn
             .transaction(Actor::System, Access::Write)
             .expect("begin");
         let id = tx

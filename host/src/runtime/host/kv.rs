@@ -91,7 +91,7 @@ impl KvStore {
     /// acts for itself.
     fn with_tx<R: Send>(
         &self,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<R, KvError> + Send,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, KvError> + Send,
     ) -> Result<R, KvError> {
         self.db.write(Actor::System, f)
     }
