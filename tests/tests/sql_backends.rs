@@ -5,7 +5,7 @@
 
 use engram::pg::PgSchema;
 use engram::runtime::KvStore;
-use engram::sql::{Actor, Database, PgStore, SqlError};
+use engram::sql::{Access, Actor, Database, PgStore, SqlError};
 use engram_e2e::pg::{Owner, SUPERUSER};
 use postgres::{Client, NoTls};
 
@@ -153,7 +153,8 @@ fn a_transaction_acting_for_one_person_sees_and_changes_only_their_rows() {
     };
     let db =
         Database::postgres(PgStore::open(&owner.url(), &NOTES).expect("open"), 2).expect("connect");
-    for user in ["alice", "bob"] {
+    // A name with a quote and a backslash is data, not SQL, in the setting too.
+    for user in ["alice", "bob", "o'brien\\"] {
         db.write(Actor::User(user), |tx| {
             tx.execute(
                 "INSERT INTO notes (user_id, body) VALUES (?1, ?2)",
@@ -173,7 +174,12 @@ fn a_transaction_acting_for_one_person_sees_and_changes_only_their_rows() {
     };
     assert_eq!(seen(Actor::User("alice")), ["alice's note"]);
     assert_eq!(seen(Actor::User("bob")), ["bob's note"]);
-    assert_eq!(seen(Actor::System), ["alice's note", "bob's note"]);
+    assert_eq!(seen(Actor::User("o'brien\\")), ["o'brien\\'s note"]);
+    assert_eq!(seen(Actor::User("o'brien")), Vec::<String>::new());
+    assert_eq!(
+        seen(Actor::System),
+        ["alice's note", "bob's note", "o'brien\\'s note"]
+    );
     let deleted = db
         .write(Actor::User("alice"), |tx| {
             tx.execute("DELETE FROM notes", &[])
@@ -187,7 +193,7 @@ fn a_transaction_acting_for_one_person_sees_and_changes_only_their_rows() {
         )
     });
     assert!(refused.is_err(), "a row for bob written as alice");
-    assert_eq!(seen(Actor::System), ["bob's note"]);
+    assert_eq!(seen(Actor::System), ["bob's note", "o'brien\\'s note"]);
 }
 
 #[test]
@@ -249,4 +255,62 @@ fn a_store_on_postgresql_answers_from_inside_an_async_runtime() {
         });
         assert_eq!(value, Some(format!("{i}").into_bytes()));
     }
+}
+
+/// The Second Brain's group commit carries several people's writes in one
+/// transaction, each in a savepoint, acting for its own person.
+#[test]
+fn one_transaction_may_act_for_several_people_in_turn() {
+    let Some(owner) = Owner::new("seam_act_for") else {
+        return;
+    };
+    let store = PgStore::open(&owner.url(), &NOTES).expect("open");
+    let mut conn = store.connect().expect("connect");
+    conn.begin(Actor::User("alice"), Access::Write)
+        .expect("begin");
+    for user in ["alice", "bob"] {
+        conn.act_for(Actor::User(user)).expect("act for");
+        let tx = conn.tx();
+        tx.execute(
+            "INSERT INTO notes (user_id, body) VALUES (?1, 'mine')",
+            &[user.into()],
+        )
+        .expect("insert");
+        tx.batch("SAVEPOINT member").expect("savepoint");
+        let forged = tx.execute(
+            "INSERT INTO notes (user_id, body) VALUES ('carol', 'forged')",
+            &[],
+        );
+        assert!(forged.is_err(), "{user} wrote carol's row");
+        // The failed statement spoiled what followed the savepoint only.
+        tx.batch("ROLLBACK TO member; RELEASE member")
+            .expect("roll back");
+        tx.execute(
+            "INSERT INTO notes (user_id, body) VALUES (?1, 'again')",
+            &[user.into()],
+        )
+        .expect("insert after the rollback");
+    }
+    assert!(conn.in_transaction());
+    conn.commit().expect("commit");
+    assert!(!conn.in_transaction());
+    let rows = conn
+        .transaction(Actor::System, Access::Read)
+        .expect("begin")
+        .query(
+            "SELECT user_id, body FROM notes ORDER BY user_id, body",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+        )
+        .expect("read");
+    let rows: Vec<(&str, &str)> = rows.iter().map(|(u, b)| (u.as_str(), b.as_str())).collect();
+    assert_eq!(
+        rows,
+        [
+            ("alice", "again"),
+            ("alice", "mine"),
+            ("bob", "again"),
+            ("bob", "mine")
+        ]
+    );
 }

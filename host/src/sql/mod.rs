@@ -14,17 +14,18 @@
 //! ids come back with `RETURNING`, and SQLite-only functions (`ifnull`, scalar
 //! `max(a, b)`, `json_each`, `rowid`) stay out of shared statements.
 
+mod conn;
 mod database;
 mod postgres;
 mod value;
 
-use std::cell::RefCell;
 use std::str::FromStr;
 
+pub use conn::{Conn, Row, Transaction, Tx};
 pub use database::Database;
 pub use value::{Cell, FromColumn, Value};
 
-use crate::pg::{PgError, PgSchema, SYSTEM_ROLE, USER_ROLE, USER_SETTING};
+use crate::pg::{PgError, PgSchema};
 
 /// Longest a statement may run on PostgreSQL before the server cancels it: a store's
 /// statements take milliseconds, so this only ends one that went wrong.
@@ -150,13 +151,7 @@ impl PgStore {
             "SET search_path TO {}; SET statement_timeout = {STATEMENT_TIMEOUT_MS}",
             self.namespace
         ))?;
-        Ok(Conn {
-            inner: Inner::Postgres {
-                client: PgClient(Some(Box::new(client))),
-                statements: postgres::Statements::default(),
-                broken: false,
-            },
-        })
+        Ok(Conn::postgres(client))
     }
 }
 
@@ -177,269 +172,6 @@ pub(crate) fn outside_async<T: Send>(f: impl FnOnce() -> T + Send) -> T {
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         }),
-    }
-}
-
-/// One connection to either backend.
-pub struct Conn {
-    inner: Inner,
-}
-
-enum Inner {
-    Sqlite(rusqlite::Connection),
-    Postgres {
-        client: PgClient,
-        statements: postgres::Statements,
-        /// Set when a statement found the server gone: the client may not know yet.
-        broken: bool,
-    },
-}
-
-impl Conn {
-    pub fn sqlite(conn: rusqlite::Connection) -> Conn {
-        Conn {
-            inner: Inner::Sqlite(conn),
-        }
-    }
-
-    pub fn backend(&self) -> Backend {
-        match self.inner {
-            Inner::Sqlite(_) => Backend::Sqlite,
-            Inner::Postgres { .. } => Backend::Postgres,
-        }
-    }
-
-    /// A PostgreSQL connection the server closed (restarted, or the connection was
-    /// cut): of no further use, a new one must be opened.
-    pub fn is_closed(&self) -> bool {
-        match &self.inner {
-            Inner::Sqlite(_) => false,
-            Inner::Postgres { client, broken, .. } => {
-                *broken || client.0.as_ref().is_none_or(|c| c.is_closed())
-            }
-        }
-    }
-
-    pub fn transaction(&mut self, actor: Actor<'_>, access: Access) -> Result<Tx<'_>, SqlError> {
-        let inner = match &mut self.inner {
-            Inner::Sqlite(conn) => {
-                let behavior = match access {
-                    Access::Read => rusqlite::TransactionBehavior::Deferred,
-                    Access::Write => rusqlite::TransactionBehavior::Immediate,
-                };
-                TxInner::Sqlite(conn.transaction_with_behavior(behavior)?)
-            }
-            Inner::Postgres {
-                client,
-                statements,
-                broken,
-            } => {
-                let client = client
-                    .0
-                    .as_mut()
-                    .ok_or_else(|| SqlError::Unavailable("the connection was closed".into()))?;
-                let mut tx = noting(broken, client.transaction())?;
-                let acting = match actor {
-                    Actor::User(user) => tx
-                        .batch_execute(&format!("SET LOCAL ROLE {USER_ROLE}"))
-                        .and_then(|()| {
-                            tx.execute("SELECT set_config($1, $2, true)", &[&USER_SETTING, &user])
-                        })
-                        .map(drop),
-                    Actor::System => tx.batch_execute(&format!("SET LOCAL ROLE {SYSTEM_ROLE}")),
-                };
-                noting(broken, acting)?;
-                TxInner::Postgres(RefCell::new(PgTx {
-                    tx,
-                    statements,
-                    broken,
-                }))
-            }
-        };
-        Ok(Tx { inner })
-    }
-}
-
-/// The PostgreSQL client of a [`Conn`]. Boxed, as it is large beside a SQLite handle;
-/// an `Option` only so that dropping it, which also blocks on the client's runtime,
-/// can be moved out of an async worker.
-struct PgClient(Option<Box<::postgres::Client>>);
-
-impl Drop for PgClient {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            outside_async(move || drop(client));
-        }
-    }
-}
-
-/// A transaction on either backend; dropped without [`Tx::commit`], it rolls back.
-pub struct Tx<'c> {
-    inner: TxInner<'c>,
-}
-
-enum TxInner<'c> {
-    Sqlite(rusqlite::Transaction<'c>),
-    /// In a cell, so that a statement can run while the rows of another are read, as
-    /// SQLite allows: the cell is held only for each round trip to the server.
-    Postgres(RefCell<PgTx<'c>>),
-}
-
-struct PgTx<'c> {
-    tx: ::postgres::Transaction<'c>,
-    statements: &'c mut postgres::Statements,
-    broken: &'c mut bool,
-}
-
-impl PgTx<'_> {
-    fn execute(&mut self, sql: &str, args: &[Value<'_>]) -> Result<u64, SqlError> {
-        let statement = noting(self.broken, self.statements.get(&mut self.tx, sql))?;
-        noting(self.broken, self.tx.execute(&statement, &pg_params(args)))
-    }
-
-    fn query(&mut self, sql: &str, args: &[Value<'_>]) -> Result<Vec<::postgres::Row>, SqlError> {
-        let statement = noting(self.broken, self.statements.get(&mut self.tx, sql))?;
-        noting(self.broken, self.tx.query(&statement, &pg_params(args)))
-    }
-}
-
-/// `result`'s error as a [`SqlError`], marking the connection broken when it says
-/// the server is gone.
-fn noting<T>(broken: &mut bool, result: Result<T, ::postgres::Error>) -> Result<T, SqlError> {
-    result.map_err(|e| {
-        let error = SqlError::from(e);
-        *broken |= error.is_unavailable();
-        error
-    })
-}
-
-/// One row of a result, read by column index.
-pub struct Row<'r> {
-    inner: RowInner<'r>,
-}
-
-enum RowInner<'r> {
-    Sqlite(&'r rusqlite::Row<'r>),
-    Postgres(&'r ::postgres::Row),
-}
-
-impl Row<'_> {
-    pub fn get<T: FromColumn>(&self, column: usize) -> Result<T, SqlError> {
-        let cell = match &self.inner {
-            RowInner::Sqlite(row) => sqlite_cell(row, column)?,
-            RowInner::Postgres(row) => postgres::cell(row, column)?,
-        };
-        value::convert(column, cell)
-    }
-}
-
-fn sqlite_cell<'r>(row: &'r rusqlite::Row<'_>, column: usize) -> Result<Cell<'r>, SqlError> {
-    use rusqlite::types::ValueRef;
-    Ok(match row.get_ref(column)? {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(v) => Cell::Integer(v),
-        ValueRef::Real(v) => Cell::Real(v),
-        ValueRef::Text(v) => Cell::Text(
-            std::str::from_utf8(v).map_err(|e| SqlError::Sqlite(rusqlite::Error::Utf8Error(e)))?,
-        ),
-        ValueRef::Blob(v) => Cell::Blob(v),
-    })
-}
-
-fn pg_params<'a>(args: &'a [Value<'_>]) -> Vec<&'a (dyn ::postgres::types::ToSql + Sync)> {
-    args.iter()
-        .map(|v| v as &(dyn ::postgres::types::ToSql + Sync))
-        .collect()
-}
-
-impl Tx<'_> {
-    pub fn backend(&self) -> Backend {
-        match self.inner {
-            TxInner::Sqlite(_) => Backend::Sqlite,
-            TxInner::Postgres(_) => Backend::Postgres,
-        }
-    }
-
-    /// Runs one statement; the rows it changed.
-    pub fn execute(&self, sql: &str, args: &[Value<'_>]) -> Result<u64, SqlError> {
-        match &self.inner {
-            TxInner::Sqlite(tx) => {
-                let changed = tx
-                    .prepare_cached(sql)?
-                    .execute(rusqlite::params_from_iter(args.iter()))?;
-                Ok(changed as u64)
-            }
-            TxInner::Postgres(pg) => pg.borrow_mut().execute(sql, args),
-        }
-    }
-
-    /// Every row of a query, each read by `read`.
-    pub fn query<T>(
-        &self,
-        sql: &str,
-        args: &[Value<'_>],
-        mut read: impl FnMut(&Row<'_>) -> Result<T, SqlError>,
-    ) -> Result<Vec<T>, SqlError> {
-        let mut out = Vec::new();
-        match &self.inner {
-            TxInner::Sqlite(tx) => {
-                let mut statement = tx.prepare_cached(sql)?;
-                let mut rows = statement.query(rusqlite::params_from_iter(args.iter()))?;
-                while let Some(row) = rows.next()? {
-                    out.push(read(&Row {
-                        inner: RowInner::Sqlite(row),
-                    })?);
-                }
-            }
-            TxInner::Postgres(pg) => {
-                let rows = pg.borrow_mut().query(sql, args)?;
-                for row in &rows {
-                    out.push(read(&Row {
-                        inner: RowInner::Postgres(row),
-                    })?);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// The first row of a query, if any.
-    pub fn query_opt<T>(
-        &self,
-        sql: &str,
-        args: &[Value<'_>],
-        read: impl FnOnce(&Row<'_>) -> Result<T, SqlError>,
-    ) -> Result<Option<T>, SqlError> {
-        let mut read = Some(read);
-        let mut first = None;
-        // Reads the first row only; a second is not converted.
-        self.query(sql, args, |row| {
-            if let Some(read) = read.take() {
-                first = Some(read(row)?);
-            }
-            Ok(())
-        })?;
-        Ok(first)
-    }
-
-    /// The first row of a query that always returns one (an aggregate, `RETURNING`).
-    pub fn query_one<T>(
-        &self,
-        sql: &str,
-        args: &[Value<'_>],
-        read: impl FnOnce(&Row<'_>) -> Result<T, SqlError>,
-    ) -> Result<T, SqlError> {
-        self.query_opt(sql, args, read)?.ok_or(SqlError::NoRow)
-    }
-
-    pub fn commit(self) -> Result<(), SqlError> {
-        match self.inner {
-            TxInner::Sqlite(tx) => Ok(tx.commit()?),
-            TxInner::Postgres(pg) => {
-                let PgTx { tx, broken, .. } = pg.into_inner();
-                noting(broken, tx.commit())
-            }
-        }
     }
 }
 

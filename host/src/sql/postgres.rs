@@ -139,6 +139,11 @@ fn mismatch(what: &str, ty: &Type) -> Box<dyn Error + Sync + Send> {
     format!("{what} cannot be sent as PostgreSQL type {ty}").into()
 }
 
+/// The values as the client sends them.
+pub(super) fn params<'a>(args: &'a [Value<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    args.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
+}
+
 /// Column `i` of a PostgreSQL row, by the type the server sent.
 pub(super) fn cell(row: &postgres::Row, i: usize) -> Result<Cell<'_>, SqlError> {
     let ty = row
