@@ -57,6 +57,7 @@ macro_rules! variants {
 variants!(store: StoreError {
     NotFound(_), NoConversation(_), OtherUsers { .. }, Invalid { .. }, SecretRefused(_),
     Import { .. }, Dangling(_), Open { .. }, Schema(_), Index(_), Encoder(_), Sqlite(_),
+    Sql(_), SqliteOnly {}, GroupFailed(_),
 });
 variants!(facts: FactsError { NotFound(_), Invalid { .. }, SecretRefused(_), Io { .. } });
 variants!(memory: MemoryError { BrainDisabled { .. }, Brain(_), Facts(_), Lane(_) });
@@ -343,6 +344,16 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
     );
     t.store(|| StoreError::Sqlite(disk_full()), DISK_FULL);
     t.store(|| StoreError::Sqlite(sql_failure()), INTERNAL);
+    t.store(
+        || StoreError::Sql(crate::sql::SqlError::Sqlite(disk_full())),
+        DISK_FULL,
+    );
+    t.store(
+        || StoreError::Sql(crate::sql::SqlError::Unavailable(PRIVATE.into())),
+        INTERNAL,
+    );
+    t.store(|| StoreError::SqliteOnly, INTERNAL);
+    t.store(|| StoreError::GroupFailed(PRIVATE.into()), INTERNAL);
 
     t.facts(
         || FactsError::NotFound("mem_x".into()),

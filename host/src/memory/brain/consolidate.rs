@@ -6,7 +6,7 @@
 
 use engram_strategies::model::{Evidence, MemoryType, Reflection, Scope, Snapshot};
 use engram_strategies::text;
-use rusqlite::Transaction;
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -183,7 +183,7 @@ enum Stored {
 /// The live reflection a new one restates, if any: the plugin's choice first, else the
 /// same fact in other words.
 fn existing_reflection(
-    tx: &Transaction,
+    tx: &Connection,
     text: &TextIndex,
     user: &str,
     r: &Reflection,
@@ -204,7 +204,7 @@ fn existing_reflection(
 }
 
 fn store_reflection(
-    tx: &Transaction,
+    tx: &Connection,
     text: &TextIndex,
     user: &str,
     r: &Reflection,

@@ -38,6 +38,15 @@ pub enum StoreError {
     Encoder(#[from] crate::embed::encoder::EncoderError),
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database: {0}")]
+    Sql(#[from] crate::sql::SqlError),
+    /// A Second Brain statement asked of a backend it is not yet written for (its
+    /// move from SQLite onto `sql::Tx` is under way, issue 32).
+    #[error("the Second Brain runs on SQLite only in this release")]
+    SqliteOnly,
+    /// The commit this write shared with others failed (`writer.rs`).
+    #[error("database: the commit failed: {0}")]
+    GroupFailed(String),
 }
 
 #[cfg(test)]
@@ -83,11 +92,15 @@ impl crate::described::Described for StoreError {
             StoreError::Sqlite(e) if crate::sqlite::is_disk_full(e) => {
                 Description::disk_full("Second Brain")
             }
+            StoreError::Sql(e) if e.is_disk_full() => Description::disk_full("Second Brain"),
             StoreError::Open { .. }
             | StoreError::Schema(_)
             | StoreError::Index(_)
             | StoreError::Encoder(_)
-            | StoreError::Sqlite(_) => Description::internal("Second Brain"),
+            | StoreError::Sqlite(_)
+            | StoreError::Sql(_)
+            | StoreError::SqliteOnly
+            | StoreError::GroupFailed(_) => Description::internal("Second Brain"),
         }
     }
 }

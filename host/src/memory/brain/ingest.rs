@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use engram_strategies::model::{Candidate, Conversation, Message, Resolution, Role};
 use engram_strategies::text;
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -231,7 +231,7 @@ impl Brain {
 
 /// The messages of a conversation extraction has not read yet, the latest
 /// [`MAX_TURNS`] of them, in order.
-fn unread(tx: &Transaction, user: &str, conversation_id: &str) -> Result<Conversation, StoreError> {
+fn unread(tx: &Connection, user: &str, conversation_id: &str) -> Result<Conversation, StoreError> {
     let mut stmt = tx.prepare(
         "SELECT id, role, content, at FROM (
             SELECT m.id, m.role, m.content, m.at, m.seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -261,7 +261,7 @@ fn unread(tx: &Transaction, user: &str, conversation_id: &str) -> Result<Convers
 /// or more speakers (a group chat): there "I" is whoever speaks, and each keeps their
 /// own facts. With one speaker or none, "I" is the user, whatever the name.
 fn speakers(
-    tx: &Transaction,
+    tx: &Connection,
     user: &str,
     conversation_id: &str,
 ) -> Result<HashMap<String, String>, StoreError> {
@@ -314,7 +314,7 @@ fn attribute_to_speaker(candidate: &mut Candidate, speakers: &HashMap<String, St
 /// Applies one decision under a savepoint; any failure rolls back that decision only.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn apply_one(
-    tx: &Transaction,
+    tx: &Connection,
     text: &TextIndex,
     user: &str,
     conversation_id: &str,
@@ -377,7 +377,7 @@ fn known<'a>(related: &'a [MemoryRecord], id: &str) -> Result<&'a MemoryRecord, 
 
 #[allow(clippy::too_many_arguments)]
 fn apply(
-    tx: &Transaction,
+    tx: &Connection,
     text: &TextIndex,
     user: &str,
     conversation_id: &str,
@@ -507,7 +507,7 @@ fn new_record(user: &str, conversation_id: &str, c: &Candidate, now: i64) -> Mem
 
 /// Reinforces memory `id` with what `candidate` says again.
 fn reinforce_with(
-    tx: &Transaction,
+    tx: &Connection,
     user: &str,
     id: &str,
     candidate: &Candidate,
@@ -531,7 +531,7 @@ fn reinforce_with(
 
 /// Creates or refreshes the persons a fact names and links them to the memory.
 fn link_persons(
-    tx: &Transaction,
+    tx: &Connection,
     user: &str,
     memory_id: &str,
     candidate: &Candidate,

@@ -1145,7 +1145,7 @@ impl Brain {
             .iter()
             .any(|i| matches!(i.source, Source::Memory { recalled: true, .. }));
         let mut gone: Vec<String> = Vec::new();
-        let apply = |tx: &rusqlite::Transaction| {
+        let apply = |tx: &rusqlite::Connection| {
             for injected in chosen.iter_mut() {
                 let Source::Memory { record, recalled } = &mut injected.source else {
                     continue;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use engram_strategies::model::{PersonRef, Scope};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
@@ -23,6 +23,7 @@ use super::writer::Writer;
 use crate::events::EventBus;
 use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord};
 use crate::memory::{Counts, HistoryEntry, ListFilter, MAX_MESSAGE_BYTES, Page};
+use crate::sql::{Actor, Conn, Tx};
 use crate::sqlite::ReaderPool;
 
 /// Read connections kept open between reads; more may be open during a burst. A
@@ -49,6 +50,17 @@ pub struct Store {
     path: PathBuf,
     /// Set when forgotten text may still be in the file (`forget.rs`).
     purge_requested: std::sync::atomic::AtomicBool,
+}
+
+/// The SQLite connection under the writer's transaction. The Second Brain's
+/// statements are still written for SQLite (issue 32 moves them onto `sql::Tx` one
+/// module at a time), so on any other backend they refuse to run.
+fn sqlite_tx<'t>(tx: &'t Tx) -> Result<&'t Connection, StoreError> {
+    tx.as_sqlite().ok_or(StoreError::SqliteOnly)
+}
+
+fn sqlite_conn(conn: &Conn) -> Result<&Connection, StoreError> {
+    conn.as_sqlite().ok_or(StoreError::SqliteOnly)
 }
 
 /// SQL of the memory ids waiting in `agent_dismissals`, for `id NOT IN (...)`.
@@ -199,7 +211,7 @@ impl Store {
         read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
-            writer: Writer::new(conn, events, text.clone()),
+            writer: Writer::new(Conn::sqlite(conn), events, text.clone()),
             readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
@@ -224,6 +236,7 @@ impl Store {
             return Ok(());
         }
         let complete = self.writer.exclusive(|conn| -> Result<bool, StoreError> {
+            let conn = sqlite_conn(conn)?;
             conn.execute_batch("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');")?;
             let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
             Ok(busy == 0)
@@ -259,9 +272,10 @@ impl Store {
     /// exactly what to announce once it is committed, whichever code path made them.
     pub fn write<R>(
         &self,
-        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.writer.transaction(f)
+        self.writer
+            .transaction(Actor::System, |tx| f(sqlite_tx(tx)?))
     }
 
     /// A small write that may share its commit with concurrent ones (group commit, see
@@ -272,7 +286,7 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.writer.grouped(f)
+        self.writer.grouped(Actor::System, |tx| f(sqlite_tx(tx)?))
     }
 
     /// As [`Store::write`], for bookkeeping whose loss in a power cut costs nothing
@@ -281,14 +295,16 @@ impl Store {
     /// power cut may forget the last such commits. Saves an fsync on every message.
     pub fn write_relaxed<R>(
         &self,
-        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.writer.exclusive(|conn| {
-            conn.pragma_update(None, "synchronous", "NORMAL")?;
-            let out = self.writer.transaction_on(conn, f);
+            sqlite_conn(conn)?.pragma_update(None, "synchronous", "NORMAL")?;
+            let out = self
+                .writer
+                .transaction_on(conn, Actor::System, |tx| f(sqlite_tx(tx)?));
             // FULL again before anyone else writes; if even that fails, later writes
             // would silently lose their durability, so the error wins.
-            conn.pragma_update(None, "synchronous", "FULL")?;
+            sqlite_conn(conn)?.pragma_update(None, "synchronous", "FULL")?;
             out
         })
     }
@@ -311,7 +327,8 @@ impl Store {
     /// the index taking over). Not from inside a write: use [`Store::text`] there.
     pub fn text_built(&self) -> Result<&TextIndex, StoreError> {
         if !self.text.is_built() {
-            self.writer.exclusive(|conn| self.text.build(conn))?;
+            self.writer
+                .exclusive(|conn| self.text.build(sqlite_conn(conn)?))?;
         }
         Ok(&self.text)
     }
@@ -324,9 +341,9 @@ impl Store {
 
     /// Flushes the WAL into the main file (at shutdown).
     pub fn checkpoint(&self) -> Result<(), StoreError> {
-        self.writer
-            .exclusive(|conn| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
-            .map_err(StoreError::from)
+        self.writer.exclusive(|conn| {
+            Ok(sqlite_conn(conn)?.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+        })
     }
 }
 
@@ -391,7 +408,7 @@ pub mod q {
     }
 
     /// Records that retrieval used a memory (`last_used_at`, stale mark cleared).
-    pub fn touch(tx: &Transaction, r: &MemoryRecord) -> Result<(), StoreError> {
+    pub fn touch(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
         tx.execute(
             "UPDATE memories SET last_used_at = ?3, stale = 0 WHERE user_id = ?1 AND id = ?2",
             params![r.user_id, r.id, r.last_used_at],
@@ -601,12 +618,7 @@ pub mod q {
             .optional()?)
     }
 
-    pub fn set_meta(
-        tx: &Transaction,
-        user: &str,
-        key: &str,
-        value: &str,
-    ) -> Result<(), StoreError> {
+    pub fn set_meta(tx: &Connection, user: &str, key: &str, value: &str) -> Result<(), StoreError> {
         tx.execute(
             "INSERT INTO meta (user_id, key, value) VALUES (?1, ?2, ?3)
              ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value",
@@ -694,7 +706,7 @@ pub mod q {
     /// another user's memory or person fails the whole import. Returns the lines
     /// imported and the ids of the memories among them.
     pub fn import(
-        tx: &Transaction,
+        tx: &Connection,
         user: &str,
         input: &mut dyn BufRead,
         actor: &str,

@@ -21,11 +21,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
-
 use super::error::StoreError;
 use super::text_index::TextIndex;
 use crate::events::{Event, EventBus, EventKind};
+use crate::sql::{Access, Actor, Conn, SqlError, Tx};
 
 /// The most writes one commit carries: past this a group commits even with writers
 /// queued, so that a steady stream of writes cannot keep one transaction open.
@@ -51,7 +50,7 @@ pub struct Writer {
 }
 
 struct State {
-    conn: Connection,
+    conn: Conn,
     open: Option<Group>,
 }
 
@@ -96,45 +95,61 @@ impl Done {
 }
 
 /// A commit's error, given to every member of the group: SQLite's code (so that a
-/// full disk stays recognisable) and message.
+/// full disk stays recognisable), or whether the server was unreachable, and the
+/// message.
 #[derive(Debug, Clone)]
-struct SharedError {
-    code: rusqlite::ffi::Error,
-    message: Option<String>,
+enum SharedError {
+    Sqlite {
+        code: rusqlite::ffi::Error,
+        message: Option<String>,
+    },
+    Unavailable(String),
+    Other(String),
 }
 
 impl SharedError {
-    fn of(error: &rusqlite::Error) -> SharedError {
+    fn of(error: &SqlError) -> SharedError {
         match error {
-            rusqlite::Error::SqliteFailure(code, message) => SharedError {
+            SqlError::Sqlite(e) => SharedError::of_sqlite(e),
+            e if e.is_unavailable() => SharedError::Unavailable(e.to_string()),
+            other => SharedError::Other(other.to_string()),
+        }
+    }
+
+    fn of_sqlite(error: &rusqlite::Error) -> SharedError {
+        match error {
+            rusqlite::Error::SqliteFailure(code, message) => SharedError::Sqlite {
                 code: *code,
                 message: message.clone(),
             },
-            other => SharedError {
-                code: rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
-                message: Some(other.to_string()),
-            },
+            other => SharedError::Other(other.to_string()),
         }
     }
 
     fn of_store(error: &StoreError) -> SharedError {
         match error {
-            StoreError::Sqlite(e) => SharedError::of(e),
-            other => SharedError {
-                code: rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
-                message: Some(other.to_string()),
-            },
+            StoreError::Sql(e) => SharedError::of(e),
+            StoreError::Sqlite(e) => SharedError::of_sqlite(e),
+            other => SharedError::Other(other.to_string()),
         }
     }
 
     fn into_error(self) -> StoreError {
-        StoreError::Sqlite(rusqlite::Error::SqliteFailure(self.code, self.message))
+        match self {
+            SharedError::Sqlite { code, message } => {
+                StoreError::Sqlite(rusqlite::Error::SqliteFailure(code, message))
+            }
+            SharedError::Unavailable(message) => StoreError::Sql(SqlError::Unavailable(message)),
+            SharedError::Other(message) => StoreError::GroupFailed(message),
+        }
     }
 }
 
 impl Writer {
-    pub fn new(conn: Connection, events: EventBus, text: Arc<TextIndex>) -> Writer {
-        text.watch(&conn);
+    pub fn new(conn: Conn, events: EventBus, text: Arc<TextIndex>) -> Writer {
+        if let Some(sqlite) = conn.as_sqlite() {
+            text.watch(sqlite);
+        }
         Writer {
             state: Mutex::new(Box::new(State { conn, open: None })),
             queued: AtomicUsize::new(0),
@@ -165,33 +180,57 @@ impl Writer {
     }
 
     /// Runs `f` with the connection to itself, once any open group is committed.
-    pub fn exclusive<R>(&self, f: impl FnOnce(&mut Connection) -> R) -> R {
+    pub fn exclusive<R>(&self, f: impl FnOnce(&mut Conn) -> R) -> R {
         let mut state = self.lock();
         self.commit_group(&mut state);
         let out = f(&mut state.conn);
-        self.text.committed(&state.conn);
+        self.index_committed(&state.conn);
         out
     }
 
-    /// Runs `f` in one IMMEDIATE transaction of its own, committed only if it
-    /// succeeds.
+    /// Runs `f` in one write transaction of its own acting for `actor`, committed
+    /// only if it succeeds.
     pub fn transaction<R>(
         &self,
-        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.exclusive(|conn| self.transaction_on(conn, f))
+        self.exclusive(|conn| self.transaction_on(conn, actor, f))
     }
 
     /// As [`Writer::transaction`], on a connection [`Writer::exclusive`] handed out.
     pub fn transaction_on<R>(
         &self,
-        conn: &mut Connection,
-        f: impl FnOnce(&Transaction) -> Result<R, StoreError>,
+        conn: &mut Conn,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mark = self.mark(&tx)?;
-        let out = f(&tx)?;
-        tx.commit()?;
+        // The mark is read as the host: under row-level security a person sees only
+        // their own history rows, and the mark is the last of everyone's.
+        conn.begin(Actor::System, Access::Write)?;
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            let mark = self.mark(&conn.tx())?;
+            conn.act_for(actor)?;
+            Ok((mark, f(&conn.tx())?))
+        }));
+        let (mark, out) = match out {
+            Ok(Ok(out)) => out,
+            failed => {
+                // Nothing of a failed or panicking write stays, and the connection is
+                // left with no transaction open for the next one.
+                if conn.in_transaction()
+                    && let Err(rollback) = conn.rollback()
+                {
+                    tracing::warn!("rolling back a failed write: {rollback}");
+                }
+                match failed {
+                    Ok(Err(e)) => return Err(e),
+                    Err(panic) => resume_unwind(panic),
+                    Ok(Ok(_)) => unreachable!("matched above"),
+                }
+            }
+        };
+        conn.commit()?;
         self.committed.notify_one();
         #[cfg(test)]
         self.commits.fetch_add(1, Ordering::SeqCst);
@@ -201,19 +240,20 @@ impl Writer {
         Ok(out)
     }
 
-    /// Runs `f` in a savepoint of the group transaction (opening one if none is open)
-    /// and returns once the commit holding its change is durable.
+    /// Runs `f` in a savepoint of the group transaction (opening one if none is open),
+    /// acting for `actor`, and returns once the commit holding its change is durable.
     pub fn grouped<R>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let mut state = self.lock();
         if state.open.is_none() {
-            state.conn.execute_batch("BEGIN IMMEDIATE")?;
-            let mark = match self.mark(&state.conn) {
+            state.conn.begin(Actor::System, Access::Write)?;
+            let mark = match self.mark(&state.conn.tx()) {
                 Ok(mark) => mark,
                 Err(e) => {
-                    let _ = state.conn.execute_batch("ROLLBACK");
+                    let _ = state.conn.rollback();
                     return Err(e);
                 }
             };
@@ -224,8 +264,11 @@ impl Writer {
                 done: Arc::default(),
             });
         }
-        let (out, clean) = run_in_savepoint(&state.conn, f);
-        let gone = state.conn.is_autocommit();
+        let (out, clean) = match state.conn.act_for(actor) {
+            Ok(()) => run_in_savepoint(&state.conn.tx(), f),
+            Err(e) => (Ok(Err(e.into())), true),
+        };
+        let gone = !state.conn.in_transaction();
         let queued = self.queued.load(Ordering::SeqCst);
         let group = state.open.as_mut().expect("a group is open");
         group.members += 1;
@@ -258,58 +301,63 @@ impl Writer {
         };
         let outcome = match group.lost {
             Some(lost) => Err(lost),
-            None => state
-                .conn
-                .execute_batch("COMMIT")
-                .map_err(|e| SharedError::of(&e)),
+            None => state.conn.commit().map_err(|e| SharedError::of(&e)),
         };
-        if outcome.is_err() && !state.conn.is_autocommit() {
+        if outcome.is_err() && state.conn.in_transaction() {
             // SQLite may or may not have rolled back already; either way none of the
             // group's changes is committed.
-            if let Err(e) = state.conn.execute_batch("ROLLBACK") {
+            if let Err(e) = state.conn.rollback() {
                 tracing::error!("rolling back a failed group commit: {e}");
             }
         }
-        self.text.committed(&state.conn);
+        self.index_committed(&state.conn);
         if outcome.is_ok() {
             self.committed.notify_one();
             #[cfg(test)]
             self.commits.fetch_add(1, Ordering::SeqCst);
             if let Some(mark) = group.mark {
-                self.announce_since(&state.conn, mark);
+                self.announce_since(&mut state.conn, mark);
             }
         }
         group.done.finish(outcome);
     }
 
+    /// Brings the search index up to date with what the transaction changed.
+    fn index_committed(&self, conn: &Conn) {
+        if let Some(sqlite) = conn.as_sqlite() {
+            self.text.committed(sqlite);
+        }
+    }
+
     /// The last history row, when anyone listens for the rows a commit adds.
-    fn mark(&self, conn: &Connection) -> Result<Option<i64>, StoreError> {
+    fn mark(&self, tx: &Tx) -> Result<Option<i64>, StoreError> {
         if !self.events.has_subscribers() {
             return Ok(None);
         }
-        Ok(Some(conn.query_row(
+        Ok(Some(tx.query_one(
             "SELECT coalesce(max(id), 0) FROM history",
-            [],
+            &[],
             |r| r.get(0),
         )?))
     }
 
     /// Publishes the history rows after `mark`. The change is committed already, so a
     /// failure here only costs subscribers a notification; it is logged, not returned.
-    fn announce_since(&self, conn: &Connection, mark: i64) {
+    fn announce_since(&self, conn: &mut Conn, mark: i64) {
         let rows = conn
-            .prepare_cached(
-                "SELECT user_id, memory_id, event FROM history WHERE id > ?1 ORDER BY id",
-            )
-            .and_then(|mut stmt| {
-                stmt.query_map([mark], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
+            .transaction(Actor::System, Access::Read)
+            .and_then(|tx| {
+                tx.query(
+                    "SELECT user_id, memory_id, event FROM history WHERE id > ?1 ORDER BY id",
+                    &[mark.into()],
+                    |r| {
+                        Ok((
+                            r.get::<String>(0)?,
+                            r.get::<String>(1)?,
+                            r.get::<String>(2)?,
+                        ))
+                    },
+                )
             });
         match rows {
             Ok(rows) => {
@@ -333,7 +381,7 @@ impl Writer {
 
 /// The error members get when the transaction vanished under them.
 fn transaction_gone() -> SharedError {
-    SharedError {
+    SharedError::Sqlite {
         code: rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
         message: Some("the group transaction was rolled back".into()),
     }
@@ -344,16 +392,16 @@ fn transaction_gone() -> SharedError {
 /// returned as `Err` for the caller to resume once the group is taken care of. The
 /// flag is false when the savepoint could be neither released nor rolled back.
 fn run_in_savepoint<R>(
-    conn: &Connection,
-    f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    tx: &Tx,
+    f: impl FnOnce(&Tx) -> Result<R, StoreError>,
 ) -> (std::thread::Result<Result<R, StoreError>>, bool) {
-    if let Err(e) = conn.execute_batch("SAVEPOINT grouped") {
+    if let Err(e) = tx.batch("SAVEPOINT grouped") {
         return (Ok(Err(e.into())), true);
     }
-    let out = catch_unwind(AssertUnwindSafe(|| f(conn)));
-    let undo = || conn.execute_batch("ROLLBACK TO grouped; RELEASE grouped");
+    let out = catch_unwind(AssertUnwindSafe(|| f(tx)));
+    let undo = || tx.batch("ROLLBACK TO grouped; RELEASE grouped");
     match out {
-        Ok(Ok(value)) => match conn.execute_batch("RELEASE grouped") {
+        Ok(Ok(value)) => match tx.batch("RELEASE grouped") {
             Ok(()) => (Ok(Ok(value)), true),
             Err(e) => (Ok(Err(e.into())), undo().is_ok()),
         },
@@ -382,7 +430,7 @@ mod tests {
             .expect("schema");
         Fixture {
             writer: Arc::new(Writer::new(
-                conn,
+                Conn::sqlite(conn),
                 EventBus::default(),
                 Arc::new(TextIndex::new().expect("index")),
             )),
@@ -394,7 +442,7 @@ mod tests {
     impl Fixture {
         /// What a fresh connection sees: the committed rows.
         fn committed(&self) -> Vec<String> {
-            let conn = Connection::open(&self.path).expect("reader");
+            let conn = rusqlite::Connection::open(&self.path).expect("reader");
             let mut stmt = conn.prepare("SELECT x FROM t ORDER BY x").expect("select");
             stmt.query_map([], |r| r.get(0))
                 .expect("rows")
@@ -414,8 +462,8 @@ mod tests {
             let (inserted, ran) = mpsc::channel();
             let handle = thread::spawn(move || {
                 let queued = &writer.queued;
-                writer.grouped(|c| {
-                    c.execute("INSERT INTO t VALUES (?1)", [x])?;
+                writer.grouped(Actor::System, |c| {
+                    c.execute("INSERT INTO t VALUES (?1)", &[x.into()])?;
                     inserted.send(()).expect("send");
                     while queued.load(Ordering::SeqCst) == 0 {
                         thread::yield_now();
@@ -428,8 +476,8 @@ mod tests {
         }
     }
 
-    fn insert(c: &Connection, x: &str) -> Result<(), StoreError> {
-        c.execute("INSERT INTO t VALUES (?1)", [x])?;
+    fn insert(c: &Tx, x: &str) -> Result<(), StoreError> {
+        c.execute("INSERT INTO t VALUES (?1)", &[x.into()])?;
         Ok(())
     }
 
@@ -439,12 +487,16 @@ mod tests {
         let first = f.first_of_a_group("a");
         // The first write has run but is not committed: it waits for its group.
         assert_eq!(f.committed(), Vec::<String>::new());
-        f.writer.grouped(|c| insert(c, "b")).expect("second");
+        f.writer
+            .grouped(Actor::System, |c| insert(c, "b"))
+            .expect("second");
         first.join().expect("thread").expect("first");
         assert_eq!(f.committed(), ["a", "b"]);
         assert_eq!(f.commits(), 1, "one commit for both");
         // Alone, a write commits at once.
-        f.writer.grouped(|c| insert(c, "c")).expect("alone");
+        f.writer
+            .grouped(Actor::System, |c| insert(c, "c"))
+            .expect("alone");
         assert_eq!(f.committed(), ["a", "b", "c"]);
         assert_eq!(f.commits(), 2);
     }
@@ -453,7 +505,7 @@ mod tests {
     fn a_failed_write_fails_alone_and_leaves_nothing_behind() {
         let f = fixture();
         let first = f.first_of_a_group("a");
-        let failed = f.writer.grouped(|c| {
+        let failed = f.writer.grouped(Actor::System, |c| {
             insert(c, "half of a change")?;
             Err::<(), _>(StoreError::Invalid {
                 field: "summary",
@@ -474,7 +526,7 @@ mod tests {
         let first = f.first_of_a_group("a");
         let writer = f.writer.clone();
         let panicked = thread::spawn(move || {
-            writer.grouped(|c| -> Result<(), StoreError> {
+            writer.grouped(Actor::System, |c| -> Result<(), StoreError> {
                 insert(c, "half of a change")?;
                 panic!("a bug in the middle of a write");
             })
@@ -483,7 +535,9 @@ mod tests {
         assert!(panicked.is_err(), "the panic reached the caller");
         first.join().expect("thread").expect("first");
         assert_eq!(f.committed(), ["a"]);
-        f.writer.grouped(|c| insert(c, "b")).expect("still writes");
+        f.writer
+            .grouped(Actor::System, |c| insert(c, "b"))
+            .expect("still writes");
         assert_eq!(f.committed(), ["a", "b"]);
     }
 
@@ -493,9 +547,9 @@ mod tests {
         let first = f.first_of_a_group("a");
         // What SQLite does itself on SQLITE_FULL or an I/O error: the transaction is
         // rolled back under the group.
-        let second = f.writer.grouped(|c| {
+        let second = f.writer.grouped(Actor::System, |c| {
             insert(c, "b")?;
-            c.execute_batch("ROLLBACK")?;
+            c.batch("ROLLBACK")?;
             Ok(())
         });
         assert!(second.is_err(), "{second:?}");
@@ -506,7 +560,9 @@ mod tests {
         );
         assert_eq!(f.committed(), Vec::<String>::new());
         assert_eq!(f.commits(), 0);
-        f.writer.grouped(|c| insert(c, "c")).expect("writes again");
+        f.writer
+            .grouped(Actor::System, |c| insert(c, "c"))
+            .expect("writes again");
         assert_eq!(f.committed(), ["c"]);
     }
 
@@ -515,9 +571,9 @@ mod tests {
         let f = fixture();
         let first = f.first_of_a_group("a");
         f.writer
-            .transaction(|tx| {
+            .transaction(Actor::System, |tx| {
                 // The group was committed before this transaction began.
-                let seen: i64 = tx.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?;
+                let seen: i64 = tx.query_one("SELECT count(*) FROM t", &[], |r| r.get(0))?;
                 assert_eq!(seen, 1);
                 insert(tx, "b")
             })
@@ -536,7 +592,7 @@ mod tests {
                 thread::spawn(move || {
                     for i in 0..25 {
                         writer
-                            .grouped(|c| insert(c, &format!("{t:02}-{i:02}")))
+                            .grouped(Actor::System, |c| insert(c, &format!("{t:02}-{i:02}")))
                             .expect("write");
                     }
                 })
