@@ -21,7 +21,10 @@ pub struct Conn {
 
 enum Inner {
     Sqlite(rusqlite::Connection),
-    Postgres(PgConn),
+    /// In a cell, so that statements run through a shared [`Tx`] (one may run while
+    /// the rows of another are read, as SQLite allows): the cell is held only for each
+    /// round trip to the server.
+    Postgres(RefCell<PgConn>),
 }
 
 struct PgConn {
@@ -122,12 +125,12 @@ impl Conn {
 
     pub(super) fn postgres(client: ::postgres::Client) -> Conn {
         Conn {
-            inner: Inner::Postgres(PgConn {
+            inner: Inner::Postgres(RefCell::new(PgConn {
                 client: PgClient(Some(Box::new(client))),
                 statements: Statements::default(),
                 broken: false,
                 open: false,
-            }),
+            })),
         }
     }
 
@@ -143,14 +146,17 @@ impl Conn {
     pub fn is_closed(&self) -> bool {
         match &self.inner {
             Inner::Sqlite(_) => false,
-            Inner::Postgres(pg) => pg.broken || pg.client.0.as_ref().is_none_or(|c| c.is_closed()),
+            Inner::Postgres(pg) => {
+                let pg = pg.borrow();
+                pg.broken || pg.client.0.as_ref().is_none_or(|c| c.is_closed())
+            }
         }
     }
 
     pub fn in_transaction(&self) -> bool {
         match &self.inner {
             Inner::Sqlite(conn) => !conn.is_autocommit(),
-            Inner::Postgres(pg) => pg.open,
+            Inner::Postgres(pg) => pg.borrow().open,
         }
     }
 
@@ -174,6 +180,7 @@ impl Conn {
                 conn.prepare_cached(begin)?.execute([])?;
             }
             Inner::Postgres(pg) => {
+                let pg = pg.get_mut();
                 pg.batch(&format!("BEGIN; {}", acting_as(actor)))?;
                 pg.open = true;
             }
@@ -186,7 +193,7 @@ impl Conn {
     pub fn act_for(&mut self, actor: Actor<'_>) -> Result<(), SqlError> {
         match &mut self.inner {
             Inner::Sqlite(_) => Ok(()),
-            Inner::Postgres(pg) => pg.batch(&acting_as(actor)),
+            Inner::Postgres(pg) => pg.get_mut().batch(&acting_as(actor)),
         }
     }
 
@@ -203,11 +210,11 @@ impl Conn {
     }
 
     /// Runs statements on this connection, in the transaction that is open.
-    pub fn tx(&mut self) -> Tx<'_> {
+    pub fn tx(&self) -> Tx<'_> {
         Tx {
-            inner: match &mut self.inner {
+            inner: match &self.inner {
                 Inner::Sqlite(conn) => TxInner::Sqlite(conn),
-                Inner::Postgres(pg) => TxInner::Postgres(RefCell::new(pg)),
+                Inner::Postgres(pg) => TxInner::Postgres(pg),
             },
         }
     }
@@ -258,16 +265,35 @@ impl Drop for Transaction<'_> {
     }
 }
 
-/// Statements on a connection (in its open transaction, if any).
+/// Statements on a connection (in its open transaction, if any). A handle: copies
+/// run on the same connection.
+#[derive(Clone, Copy)]
 pub struct Tx<'c> {
     inner: TxInner<'c>,
 }
 
+#[derive(Clone, Copy)]
 enum TxInner<'c> {
     Sqlite(&'c rusqlite::Connection),
-    /// In a cell, so that a statement can run while the rows of another are read, as
-    /// SQLite allows: the cell is held only for each round trip to the server.
-    Postgres(RefCell<&'c mut PgConn>),
+    Postgres(&'c RefCell<PgConn>),
+}
+
+/// What a statement runs on: a [`Tx`], or a SQLite connection held by a caller that
+/// has not moved onto the seam yet (the Second Brain's modules move one at a time).
+pub trait AsTx {
+    fn as_tx(&self) -> Tx<'_>;
+}
+
+impl AsTx for Tx<'_> {
+    fn as_tx(&self) -> Tx<'_> {
+        *self
+    }
+}
+
+impl AsTx for rusqlite::Connection {
+    fn as_tx(&self) -> Tx<'_> {
+        Tx::sqlite(self)
+    }
 }
 
 /// One row of a result, read by column index.
@@ -303,7 +329,14 @@ fn sqlite_cell<'r>(row: &'r rusqlite::Row<'_>, column: usize) -> Result<Cell<'r>
     })
 }
 
-impl Tx<'_> {
+impl<'c> Tx<'c> {
+    /// Statements on a SQLite connection the caller holds.
+    pub fn sqlite(conn: &'c rusqlite::Connection) -> Tx<'c> {
+        Tx {
+            inner: TxInner::Sqlite(conn),
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match self.inner {
             TxInner::Sqlite(_) => Backend::Sqlite,
@@ -312,7 +345,7 @@ impl Tx<'_> {
     }
 
     /// The SQLite connection, for what only SQLite has; `None` on PostgreSQL.
-    pub fn as_sqlite(&self) -> Option<&rusqlite::Connection> {
+    pub fn as_sqlite(&self) -> Option<&'c rusqlite::Connection> {
         match self.inner {
             TxInner::Sqlite(conn) => Some(conn),
             TxInner::Postgres(_) => None,

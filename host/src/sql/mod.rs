@@ -21,7 +21,7 @@ mod value;
 
 use std::str::FromStr;
 
-pub use conn::{Conn, Row, Transaction, Tx};
+pub use conn::{AsTx, Conn, Row, Transaction, Tx};
 pub use database::Database;
 pub use value::{Cell, FromColumn, Value};
 
@@ -79,6 +79,10 @@ pub enum SqlError {
     UnsupportedType(String),
     #[error("the query returned no row")]
     NoRow,
+    /// A column whose value the store cannot read as the type it stands for (an enum's
+    /// name it does not know, say).
+    #[error("column {column}: {reason}")]
+    Convert { column: usize, reason: String },
 }
 
 impl From<::postgres::Error> for SqlError {

@@ -14,6 +14,7 @@ use super::transcript::{
 use crate::ids::new_id;
 use crate::memory::record::{ConversationRecord, MessageRecord};
 use crate::memory::{MAX_MESSAGE_BYTES, MAX_NAME_CHARS};
+use crate::sql::AsTx;
 
 /// Messages deleted per transaction while pruning, so that a large backlog never
 /// holds the writer for long.
@@ -203,22 +204,23 @@ impl Brain {
         id: &str,
     ) -> Result<(ConversationRecord, Vec<MessageRecord>), StoreError> {
         self.store.read(|c| {
+            let c = c.as_tx();
             let conversation = c
-                .query_row(
+                .query_opt(
                     &format!(
                         "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ?1 AND user_id = ?2"
                     ),
-                    params![id, user],
+                    &[id.into(), user.into()],
                     conversation_from_row,
-                )
-                .optional()?
+                )?
                 .ok_or_else(|| StoreError::NoConversation(id.to_string()))?;
-            let mut stmt = c.prepare(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND user_id = ?2 ORDER BY seq"
-            ))?;
-            let messages = stmt
-                .query_map(params![id, user], message_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let messages = c.query(
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND user_id = ?2 ORDER BY seq"
+                ),
+                &[id.into(), user.into()],
+                message_from_row,
+            )?;
             Ok((conversation, messages))
         })
     }

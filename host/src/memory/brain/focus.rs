@@ -12,6 +12,7 @@ use rusqlite::{Connection, params_from_iter};
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
 use crate::memory::record::{MemoryRecord, MessageRecord};
+use crate::sql::{AsTx, Value};
 
 /// Facts of the asked holder and attribute fetched whatever their words.
 const FOCUS_CANDIDATES: usize = 20;
@@ -229,7 +230,7 @@ fn persons_related(
 /// named without an attribute and `whole_person`, all of theirs), newest first:
 /// candidates whatever their words.
 pub fn candidates(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     focus: &Focus,
     whole_person: bool,
@@ -240,13 +241,13 @@ pub fn candidates(
     let mut sql = format!(
         "SELECT {COLUMNS} FROM memories WHERE user_id = ? AND superseded_by IS NULL AND dismissed_at IS NULL AND scope <> 'subconscious' AND ("
     );
-    let mut values: Vec<rusqlite::types::Value> = vec![user.to_string().into()];
+    let mut values: Vec<Value> = vec![user.into()];
     let holders: Vec<String> = focus
         .holders
         .iter()
         .map(|h| match h {
             Some(key) => {
-                values.push(key.clone().into());
+                values.push(key.as_str().into());
                 "holder = ?".to_string()
             }
             None => "holder IS NULL".to_string(),
@@ -263,16 +264,12 @@ pub fn candidates(
             ""
         };
         sql.push_str(&format!(" AND (attribute IN ({marks}){any_favorite})"));
-        values.extend(focus.attributes.iter().map(|a| a.clone().into()));
+        values.extend(focus.attributes.iter().map(|a| Value::from(a.as_str())));
     }
     sql.push_str(&format!(
         " ORDER BY last_seen_at DESC, id LIMIT {FOCUS_CANDIDATES}"
     ));
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt
-        .query_map(params_from_iter(values), record_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(conn.as_tx().query(&sql, &values, record_from_row)?)
 }
 
 /// What the messages among a retrieval's candidates say that is no longer, or not

@@ -35,6 +35,7 @@ use super::store::q;
 use super::transcript::{MESSAGE_COLUMNS, message_from_row};
 use crate::memory::record::MemoryRecord;
 use crate::memory::record::MessageRecord;
+use crate::sql::AsTx;
 
 /// What a forgotten message, or a forgotten part of one, is replaced by.
 pub const FORGOTTEN: &str = "[forgotten]";
@@ -164,16 +165,18 @@ fn previous_exchange(
     let Some(from) = previous else {
         return Ok(Vec::new());
     };
-    let mut stmt = tx.prepare(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq"
-    ))?;
-    let rows = stmt
-        .query_map(
-            params![message.conversation_id, message.user_id, from, message.seq],
-            message_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(tx.as_tx().query(
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq"
+        ),
+        &[
+            message.conversation_id.as_str().into(),
+            message.user_id.as_str().into(),
+            from.into(),
+            message.seq.into(),
+        ],
+        message_from_row,
+    )?)
 }
 
 /// The user's messages that speak of `subject`: among its full-text matches and the
@@ -192,13 +195,13 @@ fn about_subject(
                 .map(|m| m.message),
         );
     }
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 ORDER BY at DESC LIMIT ?2"
-    ))?;
-    candidates.extend(
-        stmt.query_map(params![user, SUBJECT_WINDOW as i64], message_from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-    );
+    candidates.extend(tx.as_tx().query(
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 ORDER BY at DESC LIMIT ?2"
+        ),
+        &[user.into(), (SUBJECT_WINDOW as i64).into()],
+        message_from_row,
+    )?);
     let mut seen = BTreeSet::new();
     candidates.retain(|m| {
         seen.insert(m.id.clone()) && m.content != FORGOTTEN && forget::mentions(&m.content, subject)
@@ -216,13 +219,14 @@ fn memories_about(
     // Every memory of the user is read: a subject named by its attribute ("my
     // medication") shares no word with the memories that state it, and a request to
     // forget is rare.
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {} FROM memories WHERE user_id = ?1",
-        super::row::COLUMNS
-    ))?;
-    let all = stmt
-        .query_map([user], super::row::record_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let all = tx.as_tx().query(
+        &format!(
+            "SELECT {} FROM memories WHERE user_id = ?1",
+            super::row::COLUMNS
+        ),
+        &[user.into()],
+        super::row::record_from_row,
+    )?;
     let asked = engram_strategies::about::asked(subject).attributes;
     Ok(all
         .into_iter()
@@ -442,15 +446,11 @@ pub(super) fn forget_in(
     let mut forgotten = Forgotten::default();
     if !keep_messages {
         for source in &memory.source_turns {
-            let message = tx
-                .query_row(
-                    &format!(
-                        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND user_id = ?2"
-                    ),
-                    params![source, user],
-                    message_from_row,
-                )
-                .optional()?;
+            let message = tx.as_tx().query_opt(
+                &format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND user_id = ?2"),
+                &[source.as_str().into(), user.into()],
+                message_from_row,
+            )?;
             if let Some(message) = message {
                 redact(tx, &message, None, &mut forgotten)?;
             }

@@ -58,6 +58,7 @@ use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::memory::record::{MemoryRecord, MessageRecord};
 use crate::memory::{Injected, Retrieval, Source};
+use crate::sql::AsTx;
 use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
@@ -981,17 +982,15 @@ fn add_by_meaning(
         };
         (cos >= floor).then_some(cos)
     };
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {} FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND dismissed_at IS NULL
-           AND scope <> 'subconscious' ORDER BY updated_at DESC LIMIT ?2",
-        super::row::COLUMNS
-    ))?;
-    let recent = stmt
-        .query_map(
-            rusqlite::params![user, MEANING_WINDOW as i64],
-            super::row::record_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let recent = conn.as_tx().query(
+        &format!(
+            "SELECT {} FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND dismissed_at IS NULL
+               AND scope <> 'subconscious' ORDER BY updated_at DESC LIMIT ?2",
+            super::row::COLUMNS
+        ),
+        &[user.into(), (MEANING_WINDOW as i64).into()],
+        super::row::record_from_row,
+    )?;
     let latest = transcript::latest(conn, user, MEANING_WINDOW)?;
     let vectors = match model {
         Some(model) if query.encoded.is_some() => Stored::read(

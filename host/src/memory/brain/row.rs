@@ -1,25 +1,23 @@
 //! A memory's row: the columns every query of `memories` selects, read back into a
-//! [`MemoryRecord`] (the store, the memory index and forgetting all read rows).
+//! [`MemoryRecord`] (the store, the memory index and forgetting all read rows), and
+//! written from one.
 
 use engram_strategies::model::{Evidence, Scope};
-use rusqlite::Row;
 
 use crate::memory::record::{MemoryRecord, WireName};
+use crate::sql::{Row, SqlError, Value};
 
 pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
 
-fn enum_column<T: WireName>(row: &Row, index: usize) -> rusqlite::Result<T> {
+fn enum_column<T: WireName>(row: &Row, index: usize) -> Result<T, SqlError> {
     let name: String = row.get(index)?;
-    T::from_name(&name).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            crate::memory::record::unknown_value::<T>(&name).into(),
-        )
+    T::from_name(&name).ok_or_else(|| SqlError::Convert {
+        column: index,
+        reason: crate::memory::record::unknown_value::<T>(&name),
     })
 }
 
-pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
+pub(super) fn record_from_row(row: &Row) -> Result<MemoryRecord, SqlError> {
     let prior: Option<String> = row.get(6)?;
     let turns: String = row.get(22)?;
     Ok(MemoryRecord {
@@ -30,9 +28,9 @@ pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         detail: row.get(4)?,
         scope: enum_column(row, 5)?,
         prior_scope: prior.as_deref().and_then(Scope::parse),
-        confidence: row.get::<_, f64>(7)? as f32,
-        importance: row.get::<_, f64>(8)? as f32,
-        durability: row.get::<_, f64>(9)? as f32,
+        confidence: row.get(7)?,
+        importance: row.get(8)?,
+        durability: row.get(9)?,
         evidence: enum_column::<Evidence>(row, 10)?,
         negated: row.get(11)?,
         validated: row.get(12)?,
@@ -50,4 +48,49 @@ pub(super) fn record_from_row(row: &Row) -> rusqlite::Result<MemoryRecord> {
         holder: row.get(24)?,
         attribute: row.get(25)?,
     })
+}
+
+/// A record's values in `COLUMNS` order; `turns` is its `source_turns` as JSON
+/// ([`turns_json`]), which the values borrow.
+pub(super) fn values<'r>(r: &'r MemoryRecord, turns: &'r str) -> Vec<Value<'r>> {
+    vec![
+        r.id.as_str().into(),
+        r.user_id.as_str().into(),
+        r.memory_type.as_str().into(),
+        r.summary.as_str().into(),
+        r.detail.as_deref().into(),
+        r.scope.as_str().into(),
+        r.prior_scope.map(|s| s.as_str()).into(),
+        r.confidence.into(),
+        r.importance.into(),
+        r.durability.into(),
+        r.evidence.as_str().into(),
+        r.negated.into(),
+        r.validated.into(),
+        r.reinforcements.into(),
+        r.stale.into(),
+        r.dismissed_at.into(),
+        r.superseded_by.as_deref().into(),
+        r.created_at.into(),
+        r.updated_at.into(),
+        r.last_seen_at.into(),
+        r.last_used_at.into(),
+        r.source_conversation.as_deref().into(),
+        turns.into(),
+        r.confidence_at.into(),
+        r.holder.as_deref().into(),
+        r.attribute.as_deref().into(),
+    ]
+}
+
+pub(super) fn turns_json(r: &MemoryRecord) -> String {
+    serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into())
+}
+
+/// `?1, ?2, ...` for every column.
+pub(super) fn placeholders() -> String {
+    (1..=COLUMNS.split(", ").count())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

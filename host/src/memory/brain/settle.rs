@@ -28,13 +28,14 @@ use std::collections::HashSet;
 
 use engram_strategies::about::{self, Values, catalog};
 use engram_strategies::text;
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
 use super::store::q;
 use super::text_index::TextIndex;
 use crate::memory::record::MemoryRecord;
+use crate::sql::AsTx;
 
 /// Confidences closer than this are equal: what the user said (0.9) and what they
 /// wrote down by hand (1.0) are as certain as each other, and the later one is what is
@@ -58,18 +59,21 @@ fn live_with_attribute(
     record: &MemoryRecord,
     attribute: &str,
 ) -> Result<Vec<MemoryRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND attribute = ?2 AND holder IS ?3
-           AND id <> ?4 AND superseded_by IS NULL AND dismissed_at IS NULL
-         ORDER BY last_seen_at DESC, id"
-    ))?;
-    let rows = stmt
-        .query_map(
-            params![record.user_id, attribute, record.holder, record.id],
-            record_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(conn.as_tx().query(
+        &format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND attribute = ?2
+               AND holder IS NOT DISTINCT FROM ?3
+               AND id <> ?4 AND superseded_by IS NULL AND dismissed_at IS NULL
+             ORDER BY last_seen_at DESC, id"
+        ),
+        &[
+            record.user_id.as_str().into(),
+            attribute.into(),
+            record.holder.as_deref().into(),
+            record.id.as_str().into(),
+        ],
+        record_from_row,
+    )?)
 }
 
 /// Live memories whose words match `words`, best first, `record` itself left out.
@@ -102,13 +106,18 @@ pub(super) fn resolve_attribute(
     if record.attribute.as_deref() != Some(catalog::FAVORITE) {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND holder IS ?2 AND attribute LIKE 'favorite %'
-           AND superseded_by IS NULL AND dismissed_at IS NULL ORDER BY last_seen_at DESC, id"
-    ))?;
-    let favorites = stmt
-        .query_map(params![record.user_id, record.holder], record_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let favorites = conn.as_tx().query(
+        &format!(
+            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND holder IS NOT DISTINCT FROM ?2
+               AND attribute LIKE 'favorite %'
+               AND superseded_by IS NULL AND dismissed_at IS NULL ORDER BY last_seen_at DESC, id"
+        ),
+        &[
+            record.user_id.as_str().into(),
+            record.holder.as_deref().into(),
+        ],
+        record_from_row,
+    )?;
     let value = about::of_summary(&record.summary).value;
     let closeness = |other: &MemoryRecord| {
         let other_value = about::of_summary(&other.summary).value;

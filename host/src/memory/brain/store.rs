@@ -8,11 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use engram_strategies::model::{PersonRef, Scope};
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::StoreError;
-use super::row::{COLUMNS, record_from_row};
+use super::row::{COLUMNS, placeholders, record_from_row, turns_json, values};
 use super::schema;
 use super::text_index::{TextIndex, TextMatch, TextQuery};
 use super::transcript::{
@@ -23,7 +22,7 @@ use super::writer::Writer;
 use crate::events::EventBus;
 use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord};
 use crate::memory::{Counts, HistoryEntry, ListFilter, MAX_MESSAGE_BYTES, Page};
-use crate::sql::{Actor, Conn, Tx};
+use crate::sql::{Access, Actor, AsTx, Conn, Tx};
 use crate::sqlite::ReaderPool;
 
 /// Read connections kept open between reads; more may be open during a burst. A
@@ -76,49 +75,6 @@ pub(super) const ONLY_DISMISSED_PERSON: &str =
 /// Live: neither superseded nor dismissed.
 const LIVE: &str = "superseded_by IS NULL AND dismissed_at IS NULL";
 
-/// A record's values in `COLUMNS` order.
-fn values(r: &MemoryRecord) -> Vec<SqlValue> {
-    let text = |s: &str| SqlValue::Text(s.to_string());
-    let opt_text = |s: Option<&str>| s.map_or(SqlValue::Null, text);
-    let opt_int = |i: Option<i64>| i.map_or(SqlValue::Null, SqlValue::Integer);
-    vec![
-        text(&r.id),
-        text(&r.user_id),
-        text(r.memory_type.as_str()),
-        text(&r.summary),
-        opt_text(r.detail.as_deref()),
-        text(r.scope.as_str()),
-        opt_text(r.prior_scope.map(|s| s.as_str())),
-        SqlValue::Real(f64::from(r.confidence)),
-        SqlValue::Real(f64::from(r.importance)),
-        SqlValue::Real(f64::from(r.durability)),
-        text(r.evidence.as_str()),
-        SqlValue::Integer(i64::from(r.negated)),
-        SqlValue::Integer(i64::from(r.validated)),
-        SqlValue::Integer(i64::from(r.reinforcements)),
-        SqlValue::Integer(i64::from(r.stale)),
-        opt_int(r.dismissed_at),
-        opt_text(r.superseded_by.as_deref()),
-        SqlValue::Integer(r.created_at),
-        SqlValue::Integer(r.updated_at),
-        SqlValue::Integer(r.last_seen_at),
-        opt_int(r.last_used_at),
-        opt_text(r.source_conversation.as_deref()),
-        SqlValue::Text(serde_json::to_string(&r.source_turns).unwrap_or_else(|_| "[]".into())),
-        SqlValue::Integer(r.confidence_at),
-        opt_text(r.holder.as_deref()),
-        opt_text(r.attribute.as_deref()),
-    ]
-}
-
-/// `?1, ?2, ...` for every column.
-fn placeholders() -> String {
-    (1..=COLUMNS.split(", ").count())
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Checks what the schema's CHECK constraints would refuse, with a message that names
 /// the field, before SQLite sees it.
 pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
@@ -164,29 +120,31 @@ pub fn validate_record(r: &MemoryRecord) -> Result<(), StoreError> {
 const ABOUT_READ: &str = "about_read";
 
 /// Reads the holder and attribute of memories stored before they existed, once.
-fn read_about_once(conn: &mut Connection) -> Result<(), StoreError> {
-    if q::meta(conn, "", ABOUT_READ)?.is_some() {
+fn read_about_once(conn: &mut Conn) -> Result<(), StoreError> {
+    let tx = conn.transaction(Actor::System, Access::Write)?;
+    if q::meta(&*tx, "", ABOUT_READ)?.is_some() {
         return Ok(());
     }
-    let tx = conn.transaction()?;
-    {
-        let mut select = tx.prepare(
-            "SELECT id, summary FROM memories WHERE holder IS NULL AND attribute IS NULL",
-        )?;
-        let rows = select
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut update =
-            tx.prepare("UPDATE memories SET holder = ?2, attribute = ?3 WHERE id = ?1")?;
-        for (id, summary) in rows {
-            let about = engram_strategies::about::of_summary(&summary);
-            let holder = about.holder_key();
-            if holder.is_some() || about.attribute.is_some() {
-                update.execute(params![id, holder, about.attribute])?;
-            }
+    let rows = tx.query(
+        "SELECT id, summary FROM memories WHERE holder IS NULL AND attribute IS NULL",
+        &[],
+        |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+    )?;
+    for (id, summary) in rows {
+        let about = engram_strategies::about::of_summary(&summary);
+        let holder = about.holder_key();
+        if holder.is_some() || about.attribute.is_some() {
+            tx.execute(
+                "UPDATE memories SET holder = ?2, attribute = ?3 WHERE id = ?1",
+                &[
+                    id.as_str().into(),
+                    holder.as_deref().into(),
+                    about.attribute.as_deref().into(),
+                ],
+            )?;
         }
     }
-    q::set_meta(&tx, "", ABOUT_READ, "1")?;
+    q::set_meta(&*tx, "", ABOUT_READ, "1")?;
     tx.commit()?;
     Ok(())
 }
@@ -208,10 +166,11 @@ impl Store {
         // The transcript's search calls engram_hits (`bm25.rs`), in write transactions
         // too (forgetting finds the messages to redact with it).
         super::bm25::register(&conn)?;
+        let mut conn = Conn::sqlite(conn);
         read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
-            writer: Writer::new(Conn::sqlite(conn), events, text.clone()),
+            writer: Writer::new(conn, events, text.clone()),
             readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
             text,
             word_counts: WordCounts::default(),
@@ -351,16 +310,17 @@ impl Store {
 pub mod q {
     use super::*;
 
-    pub fn get(conn: &Connection, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
-        conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![user, id], record_from_row)
-        .optional()?
-        .ok_or_else(|| StoreError::NotFound(id.to_string()))
+    pub fn get(conn: &impl AsTx, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
+        conn.as_tx()
+            .query_opt(
+                &format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
+                &[user.into(), id.into()],
+                record_from_row,
+            )?
+            .ok_or_else(|| StoreError::NotFound(id.to_string()))
     }
 
-    pub fn insert(tx: &Connection, r: &MemoryRecord, actor: &str) -> Result<(), StoreError> {
+    pub fn insert(tx: &impl AsTx, r: &MemoryRecord, actor: &str) -> Result<(), StoreError> {
         validate_record(r)?;
         insert_without_history(tx, r)?;
         history(
@@ -377,7 +337,7 @@ pub mod q {
 
     /// Writes every field of `r` over the stored row, recording `event`.
     pub fn update(
-        tx: &Connection,
+        tx: &impl AsTx,
         old: &MemoryRecord,
         r: &MemoryRecord,
         event: &str,
@@ -386,12 +346,14 @@ pub mod q {
         validate_record(r)?;
         // Columns 1 and 2 are id and user_id: the row is matched on them and they
         // are written back unchanged.
-        let changed = tx
-            .prepare_cached(&format!(
+        let turns = turns_json(r);
+        let changed = tx.as_tx().execute(
+            &format!(
                 "UPDATE memories SET ({COLUMNS}) = ({}) WHERE id = ?1 AND user_id = ?2",
                 placeholders()
-            ))?
-            .execute(params_from_iter(values(r)))?;
+            ),
+            &values(r, &turns),
+        )?;
         if changed == 0 {
             return Err(StoreError::NotFound(r.id.clone()));
         }
@@ -408,10 +370,14 @@ pub mod q {
     }
 
     /// Records that retrieval used a memory (`last_used_at`, stale mark cleared).
-    pub fn touch(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
-        tx.execute(
+    pub fn touch(tx: &impl AsTx, r: &MemoryRecord) -> Result<(), StoreError> {
+        tx.as_tx().execute(
             "UPDATE memories SET last_used_at = ?3, stale = 0 WHERE user_id = ?1 AND id = ?2",
-            params![r.user_id, r.id, r.last_used_at],
+            &[
+                r.user_id.as_str().into(),
+                r.id.as_str().into(),
+                r.last_used_at.into(),
+            ],
         )?;
         Ok(())
     }
@@ -419,29 +385,30 @@ pub mod q {
     /// Removes a memory for good: its row, its FTS entry (trigger), its person links
     /// (cascade); its history keeps the events but loses their text.
     pub fn delete(
-        tx: &Connection,
+        tx: &impl AsTx,
         user: &str,
         id: &str,
         actor: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        let removed = tx.execute(
+        let statements = tx.as_tx();
+        let removed = statements.execute(
             "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
-            params![user, id],
+            &[user.into(), id.into()],
         )?;
         if removed == 0 {
             return Err(StoreError::NotFound(id.to_string()));
         }
-        tx.execute(
+        statements.execute(
             "UPDATE history SET old_value = NULL, new_value = NULL WHERE user_id = ?1 AND memory_id = ?2",
-            params![user, id],
+            &[user.into(), id.into()],
         )?;
         history(tx, user, id, "DELETE", None, None, actor, now)
     }
 
     #[allow(clippy::too_many_arguments)]
     pub fn history(
-        tx: &Connection,
+        tx: &impl AsTx,
         user: &str,
         id: &str,
         event: &str,
@@ -451,24 +418,32 @@ pub mod q {
         at: i64,
     ) -> Result<(), StoreError> {
         let json = |r: Option<&MemoryRecord>| r.and_then(|r| serde_json::to_string(r).ok());
-        tx.prepare_cached(
+        let (old, new) = (json(old), json(new));
+        tx.as_tx().execute(
             "INSERT INTO history (user_id, memory_id, event, old_value, new_value, actor, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![user, id, event, json(old), json(new), actor, at])?;
+            &[
+                user.into(),
+                id.into(),
+                event.into(),
+                old.as_deref().into(),
+                new.as_deref().into(),
+                actor.into(),
+                at.into(),
+            ],
+        )?;
         Ok(())
     }
 
     pub fn history_of(
-        conn: &Connection,
+        conn: &impl AsTx,
         user: &str,
         id: &str,
     ) -> Result<Vec<HistoryEntry>, StoreError> {
-        let mut stmt = conn.prepare(
-            "SELECT event, old_value, new_value, actor, at FROM history WHERE user_id = ?1 AND memory_id = ?2 ORDER BY id",
-        )?;
         let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
-        let rows = stmt
-            .query_map(params![user, id], |row| {
+        Ok(conn.as_tx().query(
+            "SELECT event, old_value, new_value, actor, at FROM history WHERE user_id = ?1 AND memory_id = ?2 ORDER BY id",
+            &[user.into(), id.into()],
+            |row| {
                 Ok(HistoryEntry {
                     event: row.get(0)?,
                     old_value: parse(row.get(1)?),
@@ -476,13 +451,12 @@ pub mod q {
                     actor: row.get(3)?,
                     at: row.get(4)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+            },
+        )?)
     }
 
     /// Live memories, most recently updated first, paged by `(updated_at, id)`.
-    pub fn list(conn: &Connection, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
+    pub fn list(conn: &impl AsTx, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
         let mut sql = format!("SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND {LIVE}");
         match filter.conscious {
             Some(true) => sql.push_str(" AND scope IN ('durable','active')"),
@@ -491,6 +465,10 @@ pub mod q {
         }
         if filter.memory_type.is_some() {
             sql.push_str(" AND memory_type = ?2");
+        } else {
+            // Every parameter is named in the statement, so that PostgreSQL, which
+            // reads a parameter's type from where it is used, knows each one's.
+            sql.push_str(" AND ?2 = ?2");
         }
         let (cursor_at, cursor_id) = match &filter.cursor {
             Some(cursor) => parse_cursor(cursor)?,
@@ -504,19 +482,21 @@ pub mod q {
         } else {
             "\u{10FFFF}".to_string()
         };
-        let mut stmt = conn.prepare(&sql)?;
-        let mut items = stmt
-            .query_map(
-                params![
-                    user,
-                    filter.memory_type.map(|t| t.as_str()).unwrap_or_default(),
-                    cursor_at,
-                    cursor_id,
-                    (limit + 1) as i64
-                ],
-                record_from_row,
-            )?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut items = conn.as_tx().query(
+            &sql,
+            &[
+                user.into(),
+                filter
+                    .memory_type
+                    .map(|t| t.as_str())
+                    .unwrap_or_default()
+                    .into(),
+                cursor_at.into(),
+                cursor_id.as_str().into(),
+                ((limit + 1) as i64).into(),
+            ],
+            record_from_row,
+        )?;
         let next_cursor = if items.len() > limit {
             items.truncate(limit);
             items.last().map(|r| cursor_after(r.updated_at, &r.id))
@@ -527,20 +507,15 @@ pub mod q {
     }
 
     /// Live memories of the user by type and by scope.
-    pub fn counts(conn: &Connection, user: &str) -> Result<Counts, StoreError> {
+    pub fn counts(conn: &impl AsTx, user: &str) -> Result<Counts, StoreError> {
         let mut counts = Counts::default();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT memory_type, scope, count(*) FROM memories WHERE user_id = ?1 AND {LIVE} GROUP BY memory_type, scope"
-        ))?;
-        let rows = stmt
-            .query_map([user], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let rows = conn.as_tx().query(
+            &format!(
+                "SELECT memory_type, scope, count(*) FROM memories WHERE user_id = ?1 AND {LIVE} GROUP BY memory_type, scope"
+            ),
+            &[user.into()],
+            |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?, r.get::<i64>(2)?)),
+        )?;
         for (memory_type, scope, n) in rows {
             counts.add(&memory_type, &scope, n as usize);
         }
@@ -589,47 +564,44 @@ pub mod q {
     }
 
     pub fn persons_of(
-        conn: &Connection,
+        conn: &impl AsTx,
         user: &str,
         memory_id: &str,
     ) -> Result<Vec<PersonRef>, StoreError> {
-        let mut stmt = conn.prepare(
+        Ok(conn.as_tx().query(
             "SELECT p.name, l.relation FROM memory_persons l JOIN persons p ON p.id = l.person_id
              WHERE l.user_id = ?1 AND l.memory_id = ?2 ORDER BY p.name",
-        )?;
-        let persons = stmt
-            .query_map(params![user, memory_id], |row| {
+            &[user.into(), memory_id.into()],
+            |row| {
                 Ok(PersonRef {
                     name: row.get(0)?,
                     relation: row.get(1)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(persons)
+            },
+        )?)
     }
 
-    pub fn meta(conn: &Connection, user: &str, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(conn
-            .query_row(
-                "SELECT value FROM meta WHERE user_id = ?1 AND key = ?2",
-                params![user, key],
-                |row| row.get(0),
-            )
-            .optional()?)
+    pub fn meta(conn: &impl AsTx, user: &str, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(conn.as_tx().query_opt(
+            "SELECT value FROM meta WHERE user_id = ?1 AND key = ?2",
+            &[user.into(), key.into()],
+            |row| row.get(0),
+        )?)
     }
 
-    pub fn set_meta(tx: &Connection, user: &str, key: &str, value: &str) -> Result<(), StoreError> {
-        tx.execute(
+    pub fn set_meta(tx: &impl AsTx, user: &str, key: &str, value: &str) -> Result<(), StoreError> {
+        tx.as_tx().execute(
             "INSERT INTO meta (user_id, key, value) VALUES (?1, ?2, ?3)
              ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value",
-            params![user, key, value],
+            &[user.into(), key.into(), value.into()],
         )?;
         Ok(())
     }
 
     /// Every memory, person, link, conversation and message of a user, one JSON object
     /// per line (see [`one_line`]).
-    pub fn export(conn: &Connection, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
+    pub fn export(conn: &impl AsTx, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
+        let tx = conn.as_tx();
         let mut lines = 0;
         let mut write = |line: ExportLine| -> Result<(), StoreError> {
             let text = serde_json::to_string(&line).map_err(|e| StoreError::Invalid {
@@ -646,56 +618,74 @@ pub mod q {
         };
         // What the agent deleted stays out until the person restores it
         // (`dismissal.rs`), with the persons only it names and its links.
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id NOT IN ({AWAITING_IDS}) ORDER BY created_at, id"
-        ))?;
-        for record in stmt.query_map(params![user], record_from_row)? {
-            write(ExportLine::Memory(record?))?;
+        let memories = tx.query(
+            &format!(
+                "SELECT {COLUMNS} FROM memories WHERE user_id = ?1 AND id NOT IN ({AWAITING_IDS}) ORDER BY created_at, id"
+            ),
+            &[user.into()],
+            record_from_row,
+        )?;
+        for record in memories {
+            write(ExportLine::Memory(record))?;
         }
-        let mut stmt = conn.prepare(&format!(
-            "SELECT p.id, p.user_id, p.name, p.aliases, p.created_at, p.last_seen FROM persons p
-             WHERE p.user_id = ?1 AND NOT {ONLY_DISMISSED_PERSON} ORDER BY p.id"
-        ))?;
-        let persons = stmt.query_map(params![user], |row| {
-            let aliases: String = row.get(3)?;
-            Ok(PersonRecord {
-                id: row.get(0)?,
-                user_id: row.get(1)?,
-                name: row.get(2)?,
-                aliases: serde_json::from_str(&aliases).unwrap_or_default(),
-                created_at: row.get(4)?,
-                last_seen: row.get(5)?,
-            })
-        })?;
+        let persons = tx.query(
+            &format!(
+                "SELECT p.id, p.user_id, p.name, p.aliases, p.created_at, p.last_seen FROM persons p
+                 WHERE p.user_id = ?1 AND NOT {ONLY_DISMISSED_PERSON} ORDER BY p.id"
+            ),
+            &[user.into()],
+            |row| {
+                let aliases: String = row.get(3)?;
+                Ok(PersonRecord {
+                    id: row.get(0)?,
+                    user_id: row.get(1)?,
+                    name: row.get(2)?,
+                    aliases: serde_json::from_str(&aliases).unwrap_or_default(),
+                    created_at: row.get(4)?,
+                    last_seen: row.get(5)?,
+                })
+            },
+        )?;
         for person in persons {
-            write(ExportLine::Person(person?))?;
+            write(ExportLine::Person(person))?;
         }
-        let mut stmt = conn.prepare(&format!(
-            "SELECT memory_id, person_id, user_id, relation FROM memory_persons
-             WHERE user_id = ?1 AND memory_id NOT IN ({AWAITING_IDS}) ORDER BY memory_id, person_id"
-        ))?;
-        let links = stmt.query_map(params![user], |row| {
-            Ok(PersonLink {
-                memory_id: row.get(0)?,
-                person_id: row.get(1)?,
-                user_id: row.get(2)?,
-                relation: row.get(3)?,
-            })
-        })?;
+        let links = tx.query(
+            &format!(
+                "SELECT memory_id, person_id, user_id, relation FROM memory_persons
+                 WHERE user_id = ?1 AND memory_id NOT IN ({AWAITING_IDS}) ORDER BY memory_id, person_id"
+            ),
+            &[user.into()],
+            |row| {
+                Ok(PersonLink {
+                    memory_id: row.get(0)?,
+                    person_id: row.get(1)?,
+                    user_id: row.get(2)?,
+                    relation: row.get(3)?,
+                })
+            },
+        )?;
         for link in links {
-            write(ExportLine::PersonLink(link?))?;
+            write(ExportLine::PersonLink(link))?;
         }
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = ?1 ORDER BY started_at, id"
-        ))?;
-        for conversation in stmt.query_map(params![user], conversation_from_row)? {
-            write(ExportLine::Conversation(conversation?))?;
+        let conversations = tx.query(
+            &format!(
+                "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = ?1 ORDER BY started_at, id"
+            ),
+            &[user.into()],
+            conversation_from_row,
+        )?;
+        for conversation in conversations {
+            write(ExportLine::Conversation(conversation))?;
         }
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 ORDER BY conversation_id, seq"
-        ))?;
-        for message in stmt.query_map(params![user], message_from_row)? {
-            write(ExportLine::Message(message?))?;
+        let messages = tx.query(
+            &format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 ORDER BY conversation_id, seq"
+            ),
+            &[user.into()],
+            message_from_row,
+        )?;
+        for message in messages {
+            write(ExportLine::Message(message))?;
         }
         Ok(lines)
     }
@@ -922,12 +912,15 @@ pub mod q {
         Ok((count, memories))
     }
 
-    fn insert_without_history(tx: &Connection, r: &MemoryRecord) -> Result<(), StoreError> {
-        tx.prepare_cached(&format!(
-            "INSERT INTO memories ({COLUMNS}) VALUES ({})",
-            placeholders()
-        ))?
-        .execute(params_from_iter(values(r)))?;
+    fn insert_without_history(tx: &impl AsTx, r: &MemoryRecord) -> Result<(), StoreError> {
+        let turns = turns_json(r);
+        tx.as_tx().execute(
+            &format!(
+                "INSERT INTO memories ({COLUMNS}) VALUES ({})",
+                placeholders()
+            ),
+            &values(r, &turns),
+        )?;
         Ok(())
     }
 }

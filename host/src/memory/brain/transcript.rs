@@ -25,12 +25,13 @@
 //!   writer's code would have to follow every path that deletes a message.
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::bm25;
 use super::error::StoreError;
 use super::text_index::TextQuery;
 use crate::memory::record::{ConversationRecord, MessageRecord};
+use crate::sql::{self, AsTx, SqlError, Tx};
 
 pub(super) const MESSAGE_COLUMNS: &str =
     "id, conversation_id, user_id, seq, role, name, content, at";
@@ -42,7 +43,7 @@ pub struct MessageMatch {
     pub bm25: f64,
 }
 
-pub(super) fn message_from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
+pub(super) fn message_from_row(row: &sql::Row) -> Result<MessageRecord, SqlError> {
     Ok(MessageRecord {
         id: row.get(0)?,
         conversation_id: row.get(1)?,
@@ -55,7 +56,7 @@ pub(super) fn message_from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
     })
 }
 
-pub(super) fn conversation_from_row(row: &Row) -> rusqlite::Result<ConversationRecord> {
+pub(super) fn conversation_from_row(row: &sql::Row) -> Result<ConversationRecord, SqlError> {
     Ok(ConversationRecord {
         id: row.get(0)?,
         user_id: row.get(1)?,
@@ -169,15 +170,15 @@ pub(super) fn search(
         ranked.truncate(limit);
     }
     ranked.sort_unstable_by(order);
-    let mut message = conn.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE n = ?1 AND user_id = ?2"
-    ))?;
+    let message_sql =
+        format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE n = ?1 AND user_id = ?2");
     let mut found = Vec::with_capacity(ranked.len());
     for (bm25, rowid) in ranked {
-        if let Some(message) = message
-            .query_row(params![rowid - share.first, user], message_from_row)
-            .optional()?
-        {
+        if let Some(message) = Tx::sqlite(conn).query_opt(
+            &message_sql,
+            &[(rowid - share.first).into(), user.into()],
+            message_from_row,
+        )? {
             found.push(MessageMatch { message, bm25 });
         }
     }
@@ -219,17 +220,17 @@ fn scan(conn: &Connection, share: &Share, query: &TextQuery) -> Result<Scan, Sto
 
 /// The user's latest `limit` messages of their own (role `user`), newest first.
 pub(super) fn latest(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     limit: usize,
 ) -> Result<Vec<MessageRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 AND role = 'user' ORDER BY at DESC LIMIT ?2"
-    ))?;
-    let rows = stmt
-        .query_map(params![user, limit as i64], message_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(conn.as_tx().query(
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE user_id = ?1 AND role = 'user' ORDER BY at DESC LIMIT ?2"
+        ),
+        &[user.into(), (limit as i64).into()],
+        message_from_row,
+    )?)
 }
 
 /// How many of `user`'s messages match `query`, counting no further than `cap + 1`.

@@ -6,11 +6,12 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use super::{Inner, Row, TextIndex};
 use crate::memory::brain::error::StoreError;
 use crate::memory::brain::row::{COLUMNS, record_from_row};
+use crate::sql::Tx;
 
 /// What a search ranks beyond the index: rows changed in the open transaction.
 pub(super) struct Overlay {
@@ -60,13 +61,26 @@ impl TextIndex {
         }
         let mut inner = Inner::default();
         // The rowid after the record's columns, which `record_from_row` reads from 0.
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS}, rowid FROM memories"))?;
         let rowid_at = COLUMNS.split(',').count();
-        let mut rows = stmt.query([])?;
         let mut tokenizer = self.tokenizer();
-        while let Some(r) = rows.next()? {
-            let row = Row::new(&mut tokenizer, record_from_row(r)?)?;
-            inner.insert(r.get(rowid_at)?, &row);
+        let mut failed = None;
+        Tx::sqlite(conn).query(
+            &format!("SELECT {COLUMNS}, rowid FROM memories"),
+            &[],
+            |r| {
+                // Each row is indexed as it is read: the table is not held in memory
+                // twice.
+                match Row::new(&mut tokenizer, record_from_row(r)?) {
+                    Ok(row) => inner.insert(r.get(rowid_at)?, &row),
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        if let Some(e) = failed {
+            return Err(e);
         }
         *self.write() = Some(inner);
         Ok(())
@@ -113,9 +127,12 @@ impl TextIndex {
         conn: &Connection,
         rowid: i64,
     ) -> Result<Option<Row>, StoreError> {
-        let mut stmt =
-            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE rowid = ?1"))?;
-        let Some(record) = stmt.query_row([rowid], record_from_row).optional()? else {
+        let Some(record) = Tx::sqlite(conn).query_opt(
+            &format!("SELECT {COLUMNS} FROM memories WHERE rowid = ?1"),
+            &[rowid.into()],
+            record_from_row,
+        )?
+        else {
             return Ok(None);
         };
         Ok(Some(Row::new(&mut self.tokenizer(), record)?))

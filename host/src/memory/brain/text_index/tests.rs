@@ -118,12 +118,13 @@ fn assert_same(
     let expected = fts5_ranking(conn, user, query);
     let found = text.search(conn, user, query, 500).expect("search");
     // The records returned are the rows as `conn` reads them, not older copies.
-    let mut table = conn
-        .prepare(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))
-        .expect("prepare");
     for m in &found {
-        let row = table
-            .query_row([&m.record.id], record_from_row)
+        let row = crate::sql::Tx::sqlite(conn)
+            .query_one(
+                &format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"),
+                &[m.record.id.as_str().into()],
+                record_from_row,
+            )
             .expect("the row");
         assert_eq!(m.record, row, "{case}: {query:?}: a record unlike its row");
     }
@@ -342,9 +343,14 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
                     }
                     // A read by id gives every row as the table holds it, to its
                     // own user only.
-                    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM memories"))?;
-                    for row in stmt.query_map([], record_from_row)? {
-                        let row = row?;
+                    let rows = crate::sql::Tx::sqlite(c)
+                        .query(
+                            &format!("SELECT {COLUMNS} FROM memories"),
+                            &[],
+                            record_from_row,
+                        )
+                        .map_err(StoreError::from)?;
+                    for row in rows {
                         assert_eq!(text.get(&row.user_id, &row.id).as_ref(), Some(&row));
                         assert_eq!(text.get("nobody", &row.id), None);
                     }
