@@ -7,6 +7,8 @@
 use engram_strategies::model::{Evidence, MemoryType, Reflection, Scope, Snapshot};
 use engram_strategies::text;
 use rusqlite::Connection;
+
+use crate::sql::AsTx;
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -27,13 +29,10 @@ const SNAPSHOT_LIMIT: usize = 500;
 const PROFILE: &str = "profile_summary";
 /// What consolidation summarised may hold what the person since asked to forget: the
 /// summaries are dropped, and the next consolidation builds them from what is left.
-pub(super) fn forget_summaries(
-    tx: &rusqlite::Connection,
-    user: &str,
-) -> Result<(), super::error::StoreError> {
-    tx.execute(
+pub(super) fn forget_summaries(tx: &impl AsTx, user: &str) -> Result<(), super::error::StoreError> {
+    tx.as_tx().execute(
         "DELETE FROM meta WHERE user_id = ?1 AND key IN (?2, ?3)",
-        rusqlite::params![user, PROFILE, ACTIVE],
+        &[user.into(), PROFILE.into(), ACTIVE.into()],
     )?;
     Ok(())
 }
@@ -90,15 +89,14 @@ impl Brain {
     pub fn users_due(&self) -> Result<Vec<String>, StoreError> {
         let now = self.now();
         self.store.read(|c| {
-            let mut stmt = c.prepare(
+            // BIGINT: a time in milliseconds overflows PostgreSQL's INTEGER.
+            Ok(c.as_tx().query(
                 "SELECT DISTINCT m.user_id FROM memories m WHERE NOT EXISTS (
-                    SELECT 1 FROM meta WHERE meta.user_id = m.user_id AND meta.key = ?1 AND CAST(meta.value AS INTEGER) > ?2)
+                    SELECT 1 FROM meta WHERE meta.user_id = m.user_id AND meta.key = ?1 AND CAST(meta.value AS BIGINT) > ?2)
                  ORDER BY m.user_id",
-            )?;
-            let users = stmt
-                .query_map(rusqlite::params![NEXT_RUN, now], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            Ok(users)
+                &[NEXT_RUN.into(), now.into()],
+                |r| r.get(0),
+            )?)
         })
     }
 

@@ -4,7 +4,6 @@
 //! transcript tier's rows and search are `transcript.rs`.
 
 use engram_strategies::model::Role;
-use rusqlite::{OptionalExtension, params};
 
 use super::Brain;
 use super::error::StoreError;
@@ -91,13 +90,11 @@ impl Brain {
         let mut purge = false;
         let kinds = self.redaction.kinds();
         let recorded = self.store.write(|tx| {
-            let owner: Option<String> = tx
-                .query_row(
-                    "SELECT user_id FROM conversations WHERE id = ?1",
-                    [conversation_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let owner: Option<String> = tx.as_tx().query_opt(
+                "SELECT user_id FROM conversations WHERE id = ?1",
+                &[conversation_id.into()],
+                |r| r.get(0),
+            )?;
             match owner {
                 Some(owner) if owner != user => {
                     return Err(StoreError::OtherUsers {
@@ -106,15 +103,15 @@ impl Brain {
                     });
                 }
                 Some(_) => {
-                    tx.execute(
+                    tx.as_tx().execute(
                         "UPDATE conversations SET last_message_at = ?2, ended_at = NULL WHERE id = ?1",
-                        params![conversation_id, now],
+                        &[conversation_id.into(), now.into()],
                     )?;
                 }
                 None => {
-                    tx.execute(
+                    tx.as_tx().execute(
                         "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?4)",
-                        params![conversation_id, user, at.min(now), now],
+                        &[conversation_id.into(), user.into(), at.min(now).into(), now.into()],
                     )?;
                 }
             }
@@ -124,15 +121,24 @@ impl Brain {
             // Secrets never reach the table, its index, extraction or a plugin.
             let content = super::redact::redacted(tx, user, content, kinds)?;
             let content = content.as_ref();
-            let seq: i64 = tx.query_row(
+            let seq: i64 = tx.as_tx().query_one(
                 "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?1",
-                [conversation_id],
+                &[conversation_id.into()],
                 |r| r.get(0),
             )?;
             let id = new_id("turn");
-            tx.execute(
+            tx.as_tx().execute(
                 "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, conversation_id, user, seq, role.as_str(), name, content, at],
+                &[
+                    id.as_str().into(),
+                    conversation_id.into(),
+                    user.into(),
+                    seq.into(),
+                    role.as_str().into(),
+                    name.into(),
+                    content.into(),
+                    at.into(),
+                ],
             )?;
             // A request to forget is acted on before anything reads the message.
             if role == Role::User {
@@ -162,12 +168,11 @@ impl Brain {
     /// would; an unknown id is fine (the first message creates it). Reads only.
     pub fn check_conversation(&self, user: &str, id: &str) -> Result<(), StoreError> {
         let owner: Option<String> = self.store.read(|c| {
-            Ok(c.query_row(
+            Ok(c.as_tx().query_opt(
                 "SELECT user_id FROM conversations WHERE id = ?1",
-                [id],
+                &[id.into()],
                 |r| r.get(0),
-            )
-            .optional()?)
+            )?)
         })?;
         match owner {
             Some(owner) if owner != user => Err(StoreError::OtherUsers {
@@ -182,18 +187,18 @@ impl Brain {
     /// entries); memories learned from it stay. Returns how many messages went.
     pub fn delete_conversation(&self, user: &str, id: &str) -> Result<usize, StoreError> {
         self.store.write(|tx| {
-            let messages = tx.execute(
+            let messages = tx.as_tx().execute(
                 "DELETE FROM messages WHERE conversation_id = ?1 AND user_id = ?2",
-                params![id, user],
+                &[id.into(), user.into()],
             )?;
-            let found = tx.execute(
+            let found = tx.as_tx().execute(
                 "DELETE FROM conversations WHERE id = ?1 AND user_id = ?2",
-                params![id, user],
+                &[id.into(), user.into()],
             )?;
             if found == 0 {
                 return Err(StoreError::NoConversation(id.to_string()));
             }
-            Ok(messages)
+            Ok(messages as usize)
         })
     }
 
@@ -236,21 +241,18 @@ impl Brain {
                 // Deleted in the index's rowid order (each user's block in turn): FTS5
                 // writes out what it holds in memory whenever a rowid is lower than the
                 // last one it was given in the transaction.
-                let mut doomed: Vec<(i64, i64)> = tx
-                    .prepare_cached(
-                        "SELECT u.number, m.n FROM messages m
-                         JOIN conversations c ON c.id = m.conversation_id
-                         JOIN transcript_users u ON u.user_id = m.user_id
-                         WHERE m.at <= ?1 AND m.seq <= c.extracted_seq LIMIT ?2",
-                    )?
-                    .query_map(params![before, PRUNE_BATCH as i64], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })?
-                    .collect::<rusqlite::Result<_>>()?;
+                let tx = tx.as_tx();
+                let mut doomed: Vec<(i64, i64)> = tx.query(
+                    "SELECT u.number, m.n FROM messages m
+                     JOIN conversations c ON c.id = m.conversation_id
+                     JOIN transcript_users u ON u.user_id = m.user_id
+                     WHERE m.at <= ?1 AND m.seq <= c.extracted_seq LIMIT ?2",
+                    &[before.into(), (PRUNE_BATCH as i64).into()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
                 doomed.sort_unstable();
-                let mut delete = tx.prepare_cached("DELETE FROM messages WHERE n = ?1")?;
                 for (_, n) in &doomed {
-                    delete.execute([n])?;
+                    tx.execute("DELETE FROM messages WHERE n = ?1", &[(*n).into()])?;
                 }
                 Ok(doomed.len())
             })?;
@@ -260,10 +262,10 @@ impl Brain {
             }
         }
         self.store.write(|tx| {
-            tx.execute(
+            tx.as_tx().execute(
                 "DELETE FROM conversations WHERE ended_at IS NOT NULL AND last_message_at <= ?1
                  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = conversations.id)",
-                [before],
+                &[before.into()],
             )?;
             Ok(())
         })?;

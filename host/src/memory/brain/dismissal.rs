@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use crate::sql::{AsTx, Value};
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -55,16 +55,15 @@ pub struct DismissedPage {
 /// When the agent dismissed `user`'s memory `id` and whether it keeps its messages;
 /// `None` unless it waits in `agent_dismissals`.
 pub(super) fn awaiting(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     id: &str,
 ) -> Result<Option<(i64, bool)>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT at, keep_messages FROM agent_dismissals WHERE user_id = ?1 AND memory_id = ?2",
-        )?
-        .query_row(params![user, id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+    Ok(conn.as_tx().query_opt(
+        "SELECT at, keep_messages FROM agent_dismissals WHERE user_id = ?1 AND memory_id = ?2",
+        &[user.into(), id.into()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
 /// The user's agent dismissals whose messages go when they are forgotten: asked at
@@ -78,32 +77,34 @@ const WAITING: &str =
 /// Retrieval and search leave them out while the memory waits for the person, since
 /// they would say what it said.
 pub(super) fn hidden_messages(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     messages: &[&MessageRecord],
 ) -> Result<HashSet<String>, StoreError> {
     if messages.is_empty() {
         return Ok(HashSet::new());
     }
+    let conn = conn.as_tx();
     let marks = vec!["?"; messages.len()].join(", ");
-    let mut values: Vec<&str> = vec![user];
-    values.extend(messages.iter().map(|m| m.id.as_str()));
-    let mut hidden = conn
-        .prepare(&format!(
-            "SELECT DISTINCT t.turn_id FROM memory_turns t JOIN agent_dismissals d ON d.memory_id = t.memory_id
-             WHERE t.user_id = ? AND t.turn_id IN ({marks})"
-        ))?
-        .query_map(params_from_iter(values), |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<HashSet<_>>>()?;
+    let mut values: Vec<Value> = vec![user.into()];
+    values.extend(messages.iter().map(|m| Value::from(m.id.as_str())));
+    let mut hidden: HashSet<String> = conn
+        .query(
+            &format!(
+                "SELECT DISTINCT t.turn_id FROM memory_turns t JOIN agent_dismissals d ON d.memory_id = t.memory_id
+                 WHERE t.user_id = ? AND t.turn_id IN ({marks})"
+            ),
+            &values,
+            |r| r.get::<String>(0),
+        )?
+        .into_iter()
+        .collect();
     // Asked at every turn: the user's few waiting dismissals first, then each memory
     // by its key (a query over `memories` filtered by them read every memory of the
     // user: retrieval p50 97 ms at 100k memories).
-    let waiting = conn
-        .prepare_cached(WAITING)?
-        .query_map([user], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let waiting = conn.query(WAITING, &[user.into()], |r| r.get::<String>(0))?;
     for id in &waiting {
-        let memory = q::get(conn, user, id)?;
+        let memory = q::get(&conn, user, id)?;
         let words = distinctive_words(&memory);
         if words.is_empty() {
             continue;
@@ -139,14 +140,14 @@ impl Brain {
             };
             // Only `dismissed_at` changes (not `updated_at`), so that a restore gives
             // back the very record.
-            tx.prepare_cached(
+            tx.as_tx().execute(
                 "UPDATE memories SET dismissed_at = ?3 WHERE user_id = ?1 AND id = ?2",
-            )?
-            .execute(params![user, id, now])?;
-            tx.prepare_cached(
+                &[user.into(), id.into(), now.into()],
+            )?;
+            tx.as_tx().execute(
                 "INSERT INTO agent_dismissals (memory_id, user_id, at, keep_messages) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![id, user, now, keep_messages])?;
+                &[id.into(), user.into(), now.into(), keep_messages.into()],
+            )?;
             q::history(
                 tx,
                 user,
@@ -179,14 +180,14 @@ impl Brain {
                 dismissed_at: None,
                 ..old.clone()
             };
-            tx.prepare_cached(
+            tx.as_tx().execute(
                 "UPDATE memories SET dismissed_at = NULL WHERE user_id = ?1 AND id = ?2",
-            )?
-            .execute(params![user, id])?;
-            tx.prepare_cached(
+                &[user.into(), id.into()],
+            )?;
+            tx.as_tx().execute(
                 "DELETE FROM agent_dismissals WHERE user_id = ?1 AND memory_id = ?2",
-            )?
-            .execute(params![user, id])?;
+                &[user.into(), id.into()],
+            )?;
             q::history(
                 tx,
                 user,
@@ -220,17 +221,18 @@ impl Brain {
         };
         let limit = limit.clamp(1, 500);
         self.store.read(|c| {
-            let rows = c
-                .prepare_cached(
-                    "SELECT memory_id, at, keep_messages FROM agent_dismissals
-                     WHERE user_id = ?1 AND (at < ?2 OR (at = ?2 AND memory_id < ?3))
-                     ORDER BY at DESC, memory_id DESC LIMIT ?4",
-                )?
-                .query_map(
-                    params![user, before_at, before_id, (limit + 1) as i64],
-                    |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)),
-                )?
-                .collect::<rusqlite::Result<Vec<(String, i64, bool)>>>()?;
+            let rows: Vec<(String, i64, bool)> = c.as_tx().query(
+                "SELECT memory_id, at, keep_messages FROM agent_dismissals
+                 WHERE user_id = ?1 AND (at < ?2 OR (at = ?2 AND memory_id < ?3))
+                 ORDER BY at DESC, memory_id DESC LIMIT ?4",
+                &[
+                    user.into(),
+                    before_at.into(),
+                    before_id.as_str().into(),
+                    ((limit + 1) as i64).into(),
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
             let mut items = rows
                 .into_iter()
                 .map(|(id, at, keep_messages)| {
@@ -261,13 +263,11 @@ impl Brain {
     pub fn purge_agent_dismissals(&self, restore_ms: i64) -> Vec<Result<Forgotten, StoreError>> {
         let now = self.now();
         let due = self.store.read(|c| {
-            Ok(c.prepare_cached(
+            Ok(c.as_tx().query(
                 "SELECT user_id, memory_id FROM agent_dismissals WHERE at <= ?1 ORDER BY at LIMIT ?2",
-            )?
-            .query_map(params![now.saturating_sub(restore_ms), PURGE_BATCH], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?)
+                &[now.saturating_sub(restore_ms).into(), PURGE_BATCH.into()],
+                |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+            )?)
         });
         let due = match due {
             Ok(due) => due,

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::sql::AsTx;
 use engram_strategies::model::MemoryType;
-use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::Brain;
@@ -99,23 +99,21 @@ pub struct Graph {
 
 /// `(person id, memory id, relation)` for a user's live memories.
 fn live_links(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
 ) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
-    let mut stmt = conn.prepare(
+    Ok(conn.as_tx().query(
         "SELECT l.person_id, l.memory_id, l.relation FROM memory_persons l JOIN memories m ON m.id = l.memory_id
          WHERE l.user_id = ?1 AND m.superseded_by IS NULL AND m.dismissed_at IS NULL ORDER BY l.person_id, l.memory_id",
-    )?;
-    let rows = stmt
-        .query_map([user], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+        &[user.into()],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?)
 }
 
 /// Persons of the user, most recently seen first: one (`only`), or a page of at most
 /// `limit` after `cursor` (no limit when `None`).
 fn summaries(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     only: Option<&str>,
     limit: Option<usize>,
@@ -130,29 +128,35 @@ fn summaries(
     };
     // A person only the agent's deleted memories name is hidden with them.
     let only_dismissed = super::store::ONLY_DISMISSED_PERSON;
-    let mut stmt = conn.prepare(&format!(
-        "SELECT p.id, p.name, p.aliases, p.last_seen,
-            (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id
-             WHERE l.person_id = p.id AND m.superseded_by IS NULL AND m.dismissed_at IS NULL)
-         FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2) AND NOT {only_dismissed}
-           AND (?3 IS NULL OR p.last_seen < ?3 OR (p.last_seen = ?3 AND p.id > ?4))
-         ORDER BY p.last_seen DESC, p.id LIMIT ?5"
-    ))?;
-    // SQLite reads a negative LIMIT as none.
-    let limit = limit.map_or(-1, |n| n as i64);
-    let rows = stmt
-        .query_map(params![user, only, after_at, after_id, limit], |r| {
+    // No limit is the largest one (PostgreSQL refuses SQLite's -1).
+    let limit = limit.map_or(i64::MAX, |n| n as i64);
+    Ok(conn.as_tx().query(
+        &format!(
+            "SELECT p.id, p.name, p.aliases, p.last_seen,
+                (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id
+                 WHERE l.person_id = p.id AND m.superseded_by IS NULL AND m.dismissed_at IS NULL)
+             FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2) AND NOT {only_dismissed}
+               AND (?3 IS NULL OR p.last_seen < ?3 OR (p.last_seen = ?3 AND p.id > ?4))
+             ORDER BY p.last_seen DESC, p.id LIMIT ?5"
+        ),
+        &[
+            user.into(),
+            only.into(),
+            after_at.into(),
+            after_id.as_deref().into(),
+            limit.into(),
+        ],
+        |r| {
             let aliases: String = r.get(2)?;
             Ok(PersonSummary {
                 id: r.get(0)?,
                 name: r.get(1)?,
                 aliases: serde_json::from_str(&aliases).unwrap_or_default(),
                 last_seen: r.get(3)?,
-                memory_count: r.get::<_, i64>(4)? as usize,
+                memory_count: r.get::<i64>(4)? as usize,
             })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+        },
+    )?)
 }
 
 /// A page of persons and the cursor of the next one.

@@ -13,8 +13,8 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use crate::sql::AsTx;
 use engram_strategies::secrets::{self, KindSet, SecretKind};
-use rusqlite::{Connection, params};
 
 use super::error::{SecretRefused, StoreError};
 
@@ -41,7 +41,7 @@ impl Redaction {
 /// `text` with its secrets redacted, counting each kind found for `user` in the
 /// transaction that stores it.
 pub(super) fn redacted<'a>(
-    tx: &Connection,
+    tx: &impl AsTx,
     user: &str,
     text: &'a str,
     kinds: KindSet,
@@ -81,20 +81,20 @@ impl super::NewMemory {
 
 /// Counts, for `user`, the secrets a write redacted.
 pub(super) fn count_found(
-    tx: &Connection,
+    tx: &impl AsTx,
     user: &str,
     found: &[SecretKind],
 ) -> Result<(), StoreError> {
     count(tx, user, found)
 }
 
-fn count(tx: &Connection, user: &str, found: &[SecretKind]) -> Result<(), StoreError> {
+fn count(tx: &impl AsTx, user: &str, found: &[SecretKind]) -> Result<(), StoreError> {
     for kind in found {
-        tx.prepare_cached(
+        tx.as_tx().execute(
             "INSERT INTO redactions (user_id, kind, count) VALUES (?1, ?2, 1)
-             ON CONFLICT (user_id, kind) DO UPDATE SET count = count + 1",
-        )?
-        .execute(params![user, kind.as_str()])?;
+             ON CONFLICT (user_id, kind) DO UPDATE SET count = redactions.count + 1",
+            &[user.into(), kind.as_str().into()],
+        )?;
     }
     Ok(())
 }
