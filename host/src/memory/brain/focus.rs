@@ -7,12 +7,11 @@
 use std::collections::{BTreeSet, HashSet};
 
 use engram_strategies::about::{self, AskedHolder, catalog, lexicon};
-use rusqlite::{Connection, params_from_iter};
 
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
 use crate::memory::record::{MemoryRecord, MessageRecord};
-use crate::sql::{AsTx, Value};
+use crate::sql::{AsTx, Backend, Value};
 
 /// Facts of the asked holder and attribute fetched whatever their words.
 const FOCUS_CANDIDATES: usize = 20;
@@ -118,7 +117,7 @@ impl Focus {
 }
 
 /// Reads `message` and resolves whom it names against `user`'s persons and holders.
-pub fn focus(conn: &Connection, user: &str, message: &str) -> Result<Focus, StoreError> {
+pub fn focus(conn: &impl AsTx, user: &str, message: &str) -> Result<Focus, StoreError> {
     let asked = about::asked(message);
     let mut attributes = BTreeSet::new();
     for name in &asked.attributes {
@@ -180,22 +179,30 @@ fn first_person(message: &str) -> bool {
 /// every turn for each name the message holds, so each side is one index lookup.
 const HOLDS: &str = "SELECT EXISTS (SELECT 1 FROM memories WHERE user_id = ?1 AND holder = ?2)
     OR EXISTS (SELECT 1 FROM persons WHERE user_id = ?1 AND name = ?2 COLLATE NOCASE)";
+/// [`HOLDS`] on PostgreSQL, whose index of names is on `lower(name)` (a key is lower
+/// case already).
+const HOLDS_PG: &str = "SELECT EXISTS (SELECT 1 FROM memories WHERE user_id = ?1 AND holder = ?2)
+    OR EXISTS (SELECT 1 FROM persons WHERE user_id = ?1 AND lower(name) = ?2)";
 
 /// The keys among `keys` that hold a memory of `user` or name one of their persons.
 fn known_holders(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     keys: Vec<String>,
 ) -> Result<Vec<Option<String>>, StoreError> {
+    let conn = conn.as_tx();
+    let holds_sql = match conn.backend() {
+        Backend::Sqlite => HOLDS,
+        Backend::Postgres => HOLDS_PG,
+    };
     let mut found = Vec::new();
     let mut seen = HashSet::new();
     for key in keys {
         if key.is_empty() || !seen.insert(key.clone()) {
             continue;
         }
-        let holds: bool = conn
-            .prepare_cached(HOLDS)?
-            .query_row(rusqlite::params![user, key], |r| r.get(0))?;
+        let holds: bool =
+            conn.query_one(holds_sql, &[user.into(), key.as_str().into()], |r| r.get(0))?;
         if holds {
             found.push(Some(key));
         }
@@ -206,19 +213,16 @@ fn known_holders(
 /// The names (lower case) of `user`'s persons linked with a relation that passes
 /// `wanted`.
 fn persons_related(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     wanted: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>, StoreError> {
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.as_tx().query(
         "SELECT DISTINCT lower(p.name), l.relation FROM memory_persons l JOIN persons p ON p.id = l.person_id
          WHERE l.user_id = ?1 AND l.relation IS NOT NULL",
+        &[user.into()],
+        |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
     )?;
-    let rows = stmt
-        .query_map([user], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows
         .into_iter()
         .filter(|(_, relation)| wanted(relation))
@@ -293,7 +297,7 @@ pub struct StaleTurns {
 /// now (see [`StaleTurns`]). A message that also states a live fact of the asked
 /// holder on an asked attribute stays.
 pub fn stale_turns(
-    conn: &Connection,
+    conn: &impl AsTx,
     user: &str,
     said: &[&MessageRecord],
     focus: &Focus,
@@ -312,19 +316,16 @@ pub fn stale_turns(
          JOIN memories m ON m.id = t.memory_id
          WHERE t.user_id = ? AND t.turn_id IN ({marks}) AND m.dismissed_at IS NULL"
     );
-    let mut values: Vec<rusqlite::types::Value> = vec![user.to_string().into()];
-    values.extend(turns.iter().map(|t| t.to_string().into()));
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt
-        .query_map(params_from_iter(values), |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, bool>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut values: Vec<Value> = vec![user.into()];
+    values.extend(turns.iter().map(|t| Value::from(*t)));
+    let rows = conn.as_tx().query(&sql, &values, |r| {
+        Ok((
+            r.get::<String>(0)?,
+            r.get::<bool>(1)?,
+            r.get::<Option<String>>(2)?,
+            r.get::<Option<String>>(3)?,
+        ))
+    })?;
     let mut current = HashSet::new();
     for (turn, is_superseded, attribute, holder) in rows {
         let asked = attribute
@@ -359,6 +360,8 @@ pub fn stale_turns(
 
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! Pruning runs with consolidation; reinforcement happens when a fact is stated again.
 
-use rusqlite::params;
+use crate::sql::{AsTx, Value};
 
 use super::error::StoreError;
 use super::store::q;
@@ -80,18 +80,15 @@ impl Brain {
     pub fn prune(&self, user: &str, config: &LifecycleConfig) -> Result<PruneReport, StoreError> {
         let now = self.now();
         self.store.write(|tx| {
+            let tx = &tx.as_tx();
             let mut report = PruneReport::default();
-            let select = |condition: &str, bind: &[&dyn rusqlite::ToSql]| -> Result<Vec<String>, StoreError> {
+            let select = |condition: &str, bind: &[Value]| -> Result<Vec<String>, StoreError> {
                 let sql = format!(
                     "SELECT id FROM memories WHERE user_id = ?1 AND superseded_by IS NULL AND {condition}"
                 );
-                let mut stmt = tx.prepare(&sql)?;
-                let mut values: Vec<&dyn rusqlite::ToSql> = vec![&user];
+                let mut values: Vec<Value> = vec![user.into()];
                 values.extend_from_slice(bind);
-                let ids = stmt
-                    .query_map(values.as_slice(), |row| row.get(0))?
-                    .collect::<rusqlite::Result<Vec<String>>>()?;
-                Ok(ids)
+                Ok(tx.query(&sql, &values, |row| row.get(0))?)
             };
             let apply = |id: &str, event: &str, change: &dyn Fn(&mut MemoryRecord)| -> Result<(), StoreError> {
                 let old = q::get(tx, user, id)?;
@@ -107,14 +104,14 @@ impl Brain {
                 "dismissed_at IS NOT NULL AND dismissed_at <= ?2 AND id NOT IN ({})",
                 super::store::AWAITING_IDS
             );
-            for id in select(&pruned, &[&purge_before])? {
+            for id in select(&pruned, &[purge_before.into()])? {
                 q::delete(tx, user, &id, ACTOR_SYSTEM, now)?;
                 report.purged += 1;
             }
 
             let demote_before = now - config.subconscious_after_ms;
             let live = "dismissed_at IS NULL AND scope = 'active'";
-            for id in select(&format!("{live} AND {REFERENCED} <= ?2"), &[&demote_before])? {
+            for id in select(&format!("{live} AND {REFERENCED} <= ?2"), &[demote_before.into()])? {
                 apply(&id, "DEMOTE", &|m| {
                     m.scope = Scope::Subconscious;
                     m.prior_scope = Some(Scope::Active);
@@ -124,7 +121,7 @@ impl Brain {
             }
 
             let stale_before = now - config.stale_after_ms;
-            for id in select(&format!("{live} AND stale = 0 AND {REFERENCED} <= ?2"), &[&stale_before])? {
+            for id in select(&format!("{live} AND stale = 0 AND {REFERENCED} <= ?2"), &[stale_before.into()])? {
                 apply(&id, "UPDATE", &|m| m.stale = true)?;
                 report.staled += 1;
             }
@@ -133,7 +130,7 @@ impl Brain {
             let threshold = f64::from(config.dismiss_below_confidence);
             for id in select(
                 &format!("dismissed_at IS NULL AND scope = 'durable' AND confidence < ?2 AND {REFERENCED} <= ?3"),
-                &[&threshold, &dismiss_before],
+                &[threshold.into(), dismiss_before.into()],
             )? {
                 apply(&id, "DISMISS", &|m| m.dismissed_at = Some(now))?;
                 report.dismissed += 1;
@@ -141,20 +138,17 @@ impl Brain {
 
             // Decay is derived from time, so it is written without a history row.
             let half_life = config.inferred_half_life_ms.max(1) as f64;
-            let mut stmt = tx.prepare(
+            let rows = tx.query(
                 "SELECT id, confidence, confidence_at FROM memories WHERE user_id = ?1 AND superseded_by IS NULL
                  AND dismissed_at IS NULL AND evidence = 'inferred' AND scope IN ('durable','active') AND confidence_at < ?2",
+                &[user.into(), now.into()],
+                |row| Ok((row.get::<String>(0)?, row.get::<f64>(1)?, row.get::<i64>(2)?)),
             )?;
-            let rows = stmt
-                .query_map(params![user, now], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
             for (id, confidence, since) in rows {
                 let decayed = confidence * 0.5f64.powf((now - since) as f64 / half_life);
                 tx.execute(
                     "UPDATE memories SET confidence = ?3, confidence_at = ?4 WHERE user_id = ?1 AND id = ?2",
-                    params![user, id, decayed, now],
+                    &[user.into(), id.as_str().into(), decayed.into(), now.into()],
                 )?;
                 report.decayed += 1;
             }

@@ -46,6 +46,7 @@ use crate::memory::{
     SearchResult, SearchScope, Stored, Tier,
 };
 use crate::runtime::{MemoryQuery, MemorySource};
+use crate::sql::AsTx;
 use crate::time::Clock;
 use error::StoreError;
 use store::{Store, q};
@@ -215,16 +216,21 @@ impl Brain {
     pub fn clear(&self, user: &str) -> Result<usize, StoreError> {
         let now = self.now();
         self.store.write(|tx| {
-            let ids: Vec<String> = tx
-                .prepare("SELECT id FROM memories WHERE user_id = ?1")?
-                .query_map([user], |row| row.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let tx = tx.as_tx();
+            let ids: Vec<String> = tx.query(
+                "SELECT id FROM memories WHERE user_id = ?1",
+                &[user.into()],
+                |row| row.get(0),
+            )?;
             for id in &ids {
-                q::delete(tx, user, id, ACTOR_USER, now)?;
+                q::delete(&tx, user, id, ACTOR_USER, now)?;
             }
-            tx.execute("DELETE FROM persons WHERE user_id = ?1", [user])?;
-            tx.execute("DELETE FROM messages WHERE user_id = ?1", [user])?;
-            tx.execute("DELETE FROM conversations WHERE user_id = ?1", [user])?;
+            for table in ["persons", "messages", "conversations"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE user_id = ?1"),
+                    &[user.into()],
+                )?;
+            }
             Ok(ids.len())
         })
     }
