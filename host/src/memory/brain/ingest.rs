@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use engram_strategies::model::{Candidate, Conversation, Message, Resolution, Role};
 use engram_strategies::text;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -29,6 +29,7 @@ use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
 use crate::memory::record::MemoryRecord;
 use crate::runtime::strategies::Strategies;
+use crate::sql::{AsTx, Backend};
 
 /// Candidates kept per conversation, at most.
 pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
@@ -84,13 +85,11 @@ impl Brain {
     pub fn idle_conversations(&self, idle_ms: i64) -> Result<Vec<(String, String)>, StoreError> {
         let before = self.now() - idle_ms;
         self.store.read(|c| {
-            let mut stmt = c.prepare(
+            Ok(c.as_tx().query(
                 "SELECT user_id, id FROM conversations WHERE ended_at IS NULL AND last_message_at <= ?1 ORDER BY last_message_at",
-            )?;
-            let rows = stmt
-                .query_map([before], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
+                &[before.into()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
         })
     }
 
@@ -133,9 +132,9 @@ impl Brain {
         now: i64,
     ) -> Result<Ingested, StoreError> {
         let conversation = self.store.write(|tx| {
-            let found = tx.execute(
+            let found = tx.as_tx().execute(
                 "UPDATE conversations SET ended_at = ?3 WHERE id = ?1 AND user_id = ?2",
-                params![conversation_id, user, now],
+                &[conversation_id.into(), user.into(), now.into()],
             )?;
             if found == 0 {
                 return Err(StoreError::NoConversation(conversation_id.to_string()));
@@ -144,9 +143,9 @@ impl Brain {
             let speakers = speakers(tx, user, conversation_id)?;
             // Read now, whatever extraction makes of it: a failed or paused extraction
             // is not retried on these messages when the conversation reopens.
-            tx.execute(
+            tx.as_tx().execute(
                 "UPDATE conversations SET extracted_seq = (SELECT coalesce(max(seq), extracted_seq) FROM messages WHERE conversation_id = ?1) WHERE id = ?1",
-                [conversation_id],
+                &[conversation_id.into()],
             )?;
             Ok((conversation, speakers))
         })?;
@@ -231,16 +230,15 @@ impl Brain {
 
 /// The messages of a conversation extraction has not read yet, the latest
 /// [`MAX_TURNS`] of them, in order.
-fn unread(tx: &Connection, user: &str, conversation_id: &str) -> Result<Conversation, StoreError> {
-    let mut stmt = tx.prepare(
+fn unread(tx: &impl AsTx, user: &str, conversation_id: &str) -> Result<Conversation, StoreError> {
+    let messages = tx.as_tx().query(
         "SELECT id, role, content, at FROM (
             SELECT m.id, m.role, m.content, m.at, m.seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
             WHERE m.conversation_id = ?1 AND m.user_id = ?2 AND m.seq > c.extracted_seq
             ORDER BY m.seq DESC LIMIT ?3
-        ) ORDER BY seq",
-    )?;
-    let messages = stmt
-        .query_map(params![conversation_id, user, MAX_TURNS], |r| {
+        ) AS latest ORDER BY seq",
+        &[conversation_id.into(), user.into(), MAX_TURNS.into()],
+        |r| {
             let role: String = r.get(1)?;
             Ok(Message {
                 turn_id: r.get(0)?,
@@ -248,8 +246,8 @@ fn unread(tx: &Connection, user: &str, conversation_id: &str) -> Result<Conversa
                 content: r.get(2)?,
                 timestamp: r.get(3)?,
             })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        },
+    )?;
     Ok(Conversation {
         id: conversation_id.to_string(),
         user_id: user.to_string(),
@@ -261,18 +259,19 @@ fn unread(tx: &Connection, user: &str, conversation_id: &str) -> Result<Conversa
 /// or more speakers (a group chat): there "I" is whoever speaks, and each keeps their
 /// own facts. With one speaker or none, "I" is the user, whatever the name.
 fn speakers(
-    tx: &Connection,
+    tx: &impl AsTx,
     user: &str,
     conversation_id: &str,
 ) -> Result<HashMap<String, String>, StoreError> {
-    let mut stmt = tx.prepare(
-        "SELECT id, name FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND role = 'user' AND name IS NOT NULL",
-    )?;
-    let named: HashMap<String, String> = stmt
-        .query_map(params![conversation_id, user], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let named: HashMap<String, String> = tx
+        .as_tx()
+        .query(
+            "SELECT id, name FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND role = 'user' AND name IS NOT NULL",
+            &[conversation_id.into(), user.into()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .into_iter()
+        .collect();
     let distinct: BTreeSet<String> = named.values().map(|n| n.to_lowercase()).collect();
     Ok(if distinct.len() >= 2 {
         named
@@ -332,7 +331,7 @@ pub(super) fn apply_one(
             };
         }
     };
-    if let Err(e) = tx.execute_batch("SAVEPOINT decision") {
+    if let Err(e) = tx.as_tx().batch("SAVEPOINT decision") {
         return Applied::Rejected {
             reason: e.to_string(),
         };
@@ -352,7 +351,7 @@ pub(super) fn apply_one(
     } else {
         "ROLLBACK TO decision; RELEASE decision"
     };
-    if let Err(e) = tx.execute_batch(closing) {
+    if let Err(e) = tx.as_tx().batch(closing) {
         return Applied::Rejected {
             reason: e.to_string(),
         };
@@ -531,29 +530,32 @@ fn reinforce_with(
 
 /// Creates or refreshes the persons a fact names and links them to the memory.
 fn link_persons(
-    tx: &Connection,
+    tx: &impl AsTx,
     user: &str,
     memory_id: &str,
     candidate: &Candidate,
     now: i64,
 ) -> Result<(), StoreError> {
+    let tx = tx.as_tx();
+    // Each backend's index of names: SQLite's NOCASE, PostgreSQL's lower(name).
+    let same_name = match tx.backend() {
+        Backend::Sqlite => "SELECT id FROM persons WHERE user_id = ?1 AND name = ?2 COLLATE NOCASE",
+        Backend::Postgres => {
+            "SELECT id FROM persons WHERE user_id = ?1 AND lower(name) = lower(?2)"
+        }
+    };
     for person in &candidate.persons {
         let name = person.name.trim();
         if name.is_empty() {
             continue;
         }
-        let existing: Option<String> = tx
-            .query_row(
-                "SELECT id FROM persons WHERE user_id = ?1 AND name = ?2 COLLATE NOCASE",
-                params![user, name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let existing: Option<String> =
+            tx.query_opt(same_name, &[user.into(), name.into()], |r| r.get(0))?;
         let person_id = match existing {
             Some(id) => {
                 tx.execute(
                     "UPDATE persons SET last_seen = ?2 WHERE id = ?1",
-                    params![id, now],
+                    &[id.as_str().into(), now.into()],
                 )?;
                 id
             }
@@ -561,15 +563,20 @@ fn link_persons(
                 let id = new_id("per");
                 tx.execute(
                     "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, '[]', ?4, ?4)",
-                    params![id, user, name, now],
+                    &[id.as_str().into(), user.into(), name.into(), now.into()],
                 )?;
                 id
             }
         };
         tx.execute(
             "INSERT INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (memory_id, person_id) DO UPDATE SET relation = coalesce(excluded.relation, relation)",
-            params![memory_id, person_id, user, person.relation],
+             ON CONFLICT (memory_id, person_id) DO UPDATE SET relation = coalesce(excluded.relation, memory_persons.relation)",
+            &[
+                memory_id.into(),
+                person_id.as_str().into(),
+                user.into(),
+                person.relation.as_deref().into(),
+            ],
         )?;
     }
     Ok(())
