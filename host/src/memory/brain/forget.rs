@@ -26,7 +26,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use engram_strategies::forget::{self, Target};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::Brain;
@@ -155,12 +155,17 @@ fn previous_exchange(
     message: &MessageRecord,
 ) -> Result<Vec<MessageRecord>, StoreError> {
     let previous: Option<i64> = tx
-        .query_row(
+        .as_tx()
+        .query_opt(
             "SELECT max(seq) FROM messages WHERE conversation_id = ?1 AND user_id = ?2 AND role = 'user' AND seq < ?3 AND content <> ?4",
-            params![message.conversation_id, message.user_id, message.seq, FORGOTTEN],
+            &[
+                message.conversation_id.as_str().into(),
+                message.user_id.as_str().into(),
+                message.seq.into(),
+                FORGOTTEN.into(),
+            ],
             |r| r.get(0),
-        )
-        .optional()?
+        )?
         .flatten();
     let Some(from) = previous else {
         return Ok(Vec::new());
@@ -246,12 +251,11 @@ pub(super) fn learned_from(
     let mut found = Vec::new();
     let mut seen = BTreeSet::new();
     for message in messages {
-        let mut stmt = tx.prepare_cached(
+        let ids = tx.as_tx().query(
             "SELECT memory_id FROM memory_turns WHERE turn_id = ?1 AND user_id = ?2",
+            &[message.as_str().into(), user.into()],
+            |r| r.get::<String>(0),
         )?;
-        let ids = stmt
-            .query_map(params![message, user], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
         for id in ids {
             if seen.insert(id.clone()) {
                 found.push(q::get(tx, user, &id)?);
@@ -277,8 +281,14 @@ fn redact(
     if content == message.content {
         return Ok(());
     }
-    tx.prepare_cached("UPDATE messages SET content = ?3 WHERE id = ?1 AND user_id = ?2")?
-        .execute(params![message.id, message.user_id, content])?;
+    tx.as_tx().execute(
+        "UPDATE messages SET content = ?3 WHERE id = ?1 AND user_id = ?2",
+        &[
+            message.id.as_str().into(),
+            message.user_id.as_str().into(),
+            content.as_str().into(),
+        ],
+    )?;
     if !forgotten.messages.contains(&message.id) {
         forgotten.messages.push(message.id.clone());
     }
@@ -327,15 +337,16 @@ fn delete_memory(
     if forgotten.memories.contains(&memory.id) {
         return Ok(());
     }
-    let persons: Vec<String> = tx
-        .prepare_cached("SELECT person_id FROM memory_persons WHERE memory_id = ?1")?
-        .query_map([&memory.id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let persons: Vec<String> = tx.as_tx().query(
+        "SELECT person_id FROM memory_persons WHERE memory_id = ?1",
+        &[memory.id.as_str().into()],
+        |r| r.get(0),
+    )?;
     q::delete(tx, &memory.user_id, &memory.id, by.as_str(), now)?;
     for person in persons {
-        tx.execute(
+        tx.as_tx().execute(
             "DELETE FROM persons WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM memory_persons WHERE person_id = ?1)",
-            [&person],
+            &[person.as_str().into()],
         )?;
     }
     forgotten.memories.push(memory.id.clone());
@@ -355,17 +366,19 @@ fn log(
     if forgotten.is_empty() {
         return Ok(());
     }
-    tx.prepare_cached(
+    let memories = serde_json::to_string(&forgotten.memories).unwrap_or_else(|_| "[]".into());
+    let messages = serde_json::to_string(&forgotten.messages).unwrap_or_else(|_| "[]".into());
+    tx.as_tx().execute(
         "INSERT INTO forget_log (user_id, at, actor, reason, memories, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        user,
-        now,
-        by.as_str(),
-        reason,
-        serde_json::to_string(&forgotten.memories).unwrap_or_else(|_| "[]".into()),
-        serde_json::to_string(&forgotten.messages).unwrap_or_else(|_| "[]".into()),
-    ])?;
+        &[
+            user.into(),
+            now.into(),
+            by.as_str().into(),
+            reason.into(),
+            memories.as_str().into(),
+            messages.as_str().into(),
+        ],
+    )?;
     super::consolidate::forget_summaries(tx, user)?;
     Ok(())
 }
@@ -494,12 +507,11 @@ impl Brain {
     /// The user's forget log, newest first.
     pub fn forget_log(&self, user: &str, limit: usize) -> Result<Vec<ForgetEntry>, StoreError> {
         self.store.read(|c| {
-            let mut stmt = c.prepare(
-                "SELECT at, actor, reason, memories, messages FROM forget_log WHERE user_id = ?1 ORDER BY id DESC LIMIT ?2",
-            )?;
             let ids = |text: String| serde_json::from_str(&text).unwrap_or_default();
-            let rows = stmt
-                .query_map(params![user, limit as i64], |r| {
+            Ok(c.as_tx().query(
+                "SELECT at, actor, reason, memories, messages FROM forget_log WHERE user_id = ?1 ORDER BY id DESC LIMIT ?2",
+                &[user.into(), (limit as i64).into()],
+                |r| {
                     Ok(ForgetEntry {
                         at: r.get(0)?,
                         by: r.get(1)?,
@@ -507,9 +519,8 @@ impl Brain {
                         memories: ids(r.get(3)?),
                         messages: ids(r.get(4)?),
                     })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
+                },
+            )?)
         })
     }
 

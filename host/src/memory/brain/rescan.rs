@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::sql::AsTx;
 use engram_strategies::secrets::{self, SecretKind};
-use rusqlite::params;
 use serde::Serialize;
 
 use super::Brain;
@@ -37,14 +37,14 @@ impl Brain {
     /// How many secrets of each kind were redacted for `user`.
     pub fn redaction_counts(&self, user: &str) -> Result<BTreeMap<String, usize>, StoreError> {
         self.store.read(|c| {
-            let mut stmt =
-                c.prepare("SELECT kind, count FROM redactions WHERE user_id = ?1 ORDER BY kind")?;
-            let rows = stmt
-                .query_map([user], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
-                })?
-                .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
-            Ok(rows)
+            Ok(c.as_tx()
+                .query(
+                    "SELECT kind, count FROM redactions WHERE user_id = ?1 ORDER BY kind",
+                    &[user.into()],
+                    |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)? as usize)),
+                )?
+                .into_iter()
+                .collect())
         })
     }
 
@@ -64,10 +64,11 @@ impl Brain {
             }
         };
         let changed = self.store.write(|tx| {
-            let messages: Vec<(String, String)> = tx
-                .prepare("SELECT id, content FROM messages WHERE user_id = ?1")?
-                .query_map([user], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
+            let messages: Vec<(String, String)> = tx.as_tx().query(
+                "SELECT id, content FROM messages WHERE user_id = ?1",
+                &[user.into()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
             for (id, content) in messages {
                 let redacted = secrets::redact(&content, kinds);
                 if redacted.found.is_empty() {
@@ -76,17 +77,18 @@ impl Brain {
                 tally(&redacted.found, &mut report);
                 report.messages.push(id.clone());
                 if !dry_run {
-                    tx.execute(
+                    tx.as_tx().execute(
                         "UPDATE messages SET content = ?2 WHERE id = ?1",
-                        params![id, redacted.text.as_ref()],
+                        &[id.as_str().into(), redacted.text.as_ref().into()],
                     )?;
                     count_found(tx, user, &redacted.found)?;
                 }
             }
-            let memories: Vec<String> = tx
-                .prepare("SELECT id FROM memories WHERE user_id = ?1")?
-                .query_map([user], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let memories: Vec<String> = tx.as_tx().query(
+                "SELECT id FROM memories WHERE user_id = ?1",
+                &[user.into()],
+                |r| r.get(0),
+            )?;
             for id in memories {
                 let old = q::get(tx, user, &id)?;
                 let summary = secrets::redact(&old.summary, kinds);
@@ -118,10 +120,11 @@ impl Brain {
             }
             if !dry_run {
                 // The history keeps copies of every version of a memory.
-                let rows: Vec<(i64, Option<String>, Option<String>)> = tx
-                    .prepare("SELECT id, old_value, new_value FROM history WHERE user_id = ?1")?
-                    .query_map([user], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect::<rusqlite::Result<_>>()?;
+                let rows: Vec<(i64, Option<String>, Option<String>)> = tx.as_tx().query(
+                    "SELECT id, old_value, new_value FROM history WHERE user_id = ?1",
+                    &[user.into()],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )?;
                 for (row, old, new) in rows {
                     let clean = |v: &Option<String>| {
                         v.as_deref()
@@ -129,9 +132,13 @@ impl Brain {
                     };
                     let (old_clean, new_clean) = (clean(&old), clean(&new));
                     if old_clean != old || new_clean != new {
-                        tx.execute(
+                        tx.as_tx().execute(
                             "UPDATE history SET old_value = ?2, new_value = ?3 WHERE id = ?1",
-                            params![row, old_clean, new_clean],
+                            &[
+                                row.into(),
+                                old_clean.as_deref().into(),
+                                new_clean.as_deref().into(),
+                            ],
                         )?;
                     }
                 }
