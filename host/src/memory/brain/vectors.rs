@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
+
+use crate::sql::AsTx;
 
 use super::error::StoreError;
 use super::{Brain, meaning};
@@ -131,26 +133,38 @@ impl Tier {
     /// Stores `vector` for the row, if it still holds `text`.
     fn put(
         self,
-        conn: &Connection,
+        conn: &impl AsTx,
         (user, id, text): (&str, &str, &str),
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError> {
+        // The SELECT has a WHERE, so that SQLite cannot read `ON CONFLICT` as a join's.
         let sql = match self {
             Tier::Memories => {
-                "INSERT OR REPLACE INTO memory_vectors (user_id, memory_id, model, vector)
+                "INSERT INTO memory_vectors (user_id, memory_id, model, vector)
                  SELECT ?1, ?2, ?4, ?5 WHERE EXISTS (SELECT 1 FROM memories
                      WHERE id = ?2 AND user_id = ?1 AND summary = ?3
-                       AND superseded_by IS NULL AND dismissed_at IS NULL)"
+                       AND superseded_by IS NULL AND dismissed_at IS NULL)
+                 ON CONFLICT (user_id, memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"
             }
             Tier::Messages => {
-                "INSERT OR REPLACE INTO message_vectors (user_id, message_id, model, vector)
+                "INSERT INTO message_vectors (user_id, message_id, model, vector)
                  SELECT ?1, ?2, ?4, ?5 WHERE EXISTS (SELECT 1 FROM messages
-                     WHERE id = ?2 AND user_id = ?1 AND content = ?3)"
+                     WHERE id = ?2 AND user_id = ?1 AND content = ?3)
+                 ON CONFLICT (user_id, message_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"
             }
         };
-        conn.prepare_cached(sql)?
-            .execute(params![user, id, text, model, to_bytes(vector)])?;
+        let bytes = to_bytes(vector);
+        conn.as_tx().execute(
+            sql,
+            &[
+                user.into(),
+                id.into(),
+                text.into(),
+                model.into(),
+                (&bytes).into(),
+            ],
+        )?;
         Ok(())
     }
 
@@ -187,20 +201,22 @@ impl Stored {
     /// Reads the vectors of the given memories and messages (those of another model,
     /// or of another length, are left out: the static table stands in for them).
     pub fn read<'a>(
-        conn: &Connection,
+        conn: &impl AsTx,
         user: &str,
         model: &Model,
         memories: impl IntoIterator<Item = &'a str>,
         messages: impl IntoIterator<Item = &'a str>,
     ) -> Result<Stored, StoreError> {
         let dims = model.encoder.dims();
+        let conn = conn.as_tx();
         let read = |sql: &str, ids: &mut dyn Iterator<Item = &'a str>| {
-            let mut stmt = conn.prepare_cached(sql)?;
             let mut found = HashMap::new();
             for id in ids {
-                let bytes: Option<Vec<u8>> = stmt
-                    .query_row(params![user, id, model.version], |r| r.get(0))
-                    .optional()?;
+                let bytes: Option<Vec<u8>> = conn.query_opt(
+                    sql,
+                    &[user.into(), id.into(), model.version.as_str().into()],
+                    |r| r.get(0),
+                )?;
                 if let Some(vector) = bytes.and_then(|b| from_bytes(&b, dims)) {
                     found.insert(id.to_string(), vector);
                 }
