@@ -38,6 +38,9 @@ pub enum StoreError {
     Encoder(#[from] crate::embed::encoder::EncoderError),
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// Through the storage seam (`sql/`), on either backend.
+    #[error("database: {0}")]
+    Sql(#[from] crate::sql::SqlError),
 }
 
 #[cfg(test)]
@@ -83,11 +86,13 @@ impl crate::described::Described for StoreError {
             StoreError::Sqlite(e) if crate::sqlite::is_disk_full(e) => {
                 Description::disk_full("Second Brain")
             }
+            StoreError::Sql(e) if e.is_disk_full() => Description::disk_full("Second Brain"),
             StoreError::Open { .. }
             | StoreError::Schema(_)
             | StoreError::Index(_)
             | StoreError::Encoder(_)
-            | StoreError::Sqlite(_) => Description::internal("Second Brain"),
+            | StoreError::Sqlite(_)
+            | StoreError::Sql(_) => Description::internal("Second Brain"),
         }
     }
 }
