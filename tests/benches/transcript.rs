@@ -40,7 +40,10 @@ impl Rng {
     }
 
     fn text(&mut self, words: usize) -> String {
-        (0..words).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+        (0..words)
+            .map(|_| self.word())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -77,7 +80,11 @@ const CONVERSATION: &str = "INSERT INTO conversations (id, user_id, started_at, 
 const MESSAGE: &str = "INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at)
     VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?4) RETURNING n";
 
-fn fill(tx: &Tx<'_>, transcript: Option<&mut Transcript>, all: &[Message]) -> Result<(), StoreError> {
+fn fill(
+    tx: &Tx<'_>,
+    transcript: Option<&mut Transcript>,
+    all: &[Message],
+) -> Result<(), StoreError> {
     let mut transcript = transcript;
     for (i, m) in all.iter().enumerate() {
         tx.execute(CONVERSATION, &[(&m.conversation).into(), m.user.into()])?;
@@ -175,9 +182,7 @@ fn main() {
 
     // Queries of one to three words, common and rare alike.
     let mut rng = Rng(99);
-    let queries: Vec<String> = (0..25)
-        .map(|i| rng.text(1 + i % 3))
-        .collect();
+    let queries: Vec<String> = (0..25).map(|i| rng.text(1 + i % 3)).collect();
     println!(
         "transcript search: alice {per_user} messages (bob, carol {} each), {} queries x {ROUNDS}; PostgreSQL indexed {} messages in {:.2?}",
         per_user / 2,
@@ -192,10 +197,15 @@ fn main() {
         t.match_count(tx, "alice", q, false, 50).expect("count")
     };
     for (what, run) in [
-        ("search (best 10)", &search as &dyn Fn(&mut Transcript, &Tx<'_>, &str) -> usize),
+        (
+            "search (best 10)",
+            &search as &dyn Fn(&mut Transcript, &Tx<'_>, &str) -> usize,
+        ),
         ("match count (cap 50)", &count),
     ] {
-        let (l50, l95, lf) = measure(&mut sqlite, &mut transcript, &queries, |t, tx, q| run(t, tx, q));
+        let (l50, l95, lf) = measure(&mut sqlite, &mut transcript, &queries, |t, tx, q| {
+            run(t, tx, q)
+        });
         let (p50, p95, pf) = measure(&mut pg, &mut transcript, &queries, |t, tx, q| run(t, tx, q));
         assert_eq!(lf, pf, "{what}: both backends found as much");
         println!(

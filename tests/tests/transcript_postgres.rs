@@ -26,9 +26,29 @@ const USERS: &[&str] = &["alice", "bob", "carol"];
 /// Words with shared stems, diacritics, a digit, a word FTS5 reads as a phrase of two
 /// tokens (a visarga splits `sun\u{903}set`) and one it reads as none.
 const WORDS: &[&str] = &[
-    "tea", "teas", "green", "garden", "gardening", "running", "runs", "run", "runner",
-    "café", "cafe", "naïve", "naive", "Élodie", "42", "weekend", "lisbon", "the", "anna",
-    "sun\u{903}set", "sun", "set", "\u{903}",
+    "tea",
+    "teas",
+    "green",
+    "garden",
+    "gardening",
+    "running",
+    "runs",
+    "run",
+    "runner",
+    "café",
+    "cafe",
+    "naïve",
+    "naive",
+    "Élodie",
+    "42",
+    "weekend",
+    "lisbon",
+    "the",
+    "anna",
+    "sun\u{903}set",
+    "sun",
+    "set",
+    "\u{903}",
 ];
 
 /// Queries as people type them; each is asked for any word and for every word.
@@ -214,7 +234,9 @@ impl Both {
             let lite = sqlite
                 .transaction(Actor::User(user), Access::Read)
                 .expect("read");
-            let post = pg.transaction(Actor::User(user), Access::Read).expect("read");
+            let post = pg
+                .transaction(Actor::User(user), Access::Read)
+                .expect("read");
             let t = &mut self.transcript;
             assert_eq!(
                 t.size(&post, user).expect("size"),
@@ -226,7 +248,8 @@ impl Both {
                     let what = format!("{case}: {user}, {text:?}, all {all}");
                     let expected = t.search(&lite, user, text, all, 500).expect("FTS5");
                     let found = t.search(&post, user, text, all, 500).expect("PostgreSQL");
-                    let ids = |v: &[(String, f64)]| v.iter().map(|m| m.0.clone()).collect::<Vec<_>>();
+                    let ids =
+                        |v: &[(String, f64)]| v.iter().map(|m| m.0.clone()).collect::<Vec<_>>();
                     assert_eq!(ids(&found), ids(&expected), "{what}: the order");
                     for ((_, a), (_, b)) in found.iter().zip(&expected) {
                         assert!((a - b).abs() <= 1e-9, "{what}: bm25 {a} against {b}");
@@ -330,7 +353,11 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
     assert!(pruned > 0 && gone.len() == pruned, "{pruned} pruned");
     for id in gone {
         let n = both.rows[id];
-        both.pg_write(Actor::System, "DELETE FROM messages WHERE n = ?1", &[n.into()]);
+        both.pg_write(
+            Actor::System,
+            "DELETE FROM messages WHERE n = ?1",
+            &[n.into()],
+        );
     }
     compared += both.compare("pruned");
 
@@ -382,7 +409,12 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
     compared += both.compare("alice cleared");
     for i in 0..15 {
         let text = words.text(8);
-        both.record("alice", &format!("alice-new-{}", i % 2), Some("Anna"), &text);
+        both.record(
+            "alice",
+            &format!("alice-new-{}", i % 2),
+            Some("Anna"),
+            &text,
+        );
     }
     compared += both.compare("alice again");
 
@@ -410,14 +442,20 @@ fn one_persons_search_never_counts_or_returns_anothers_messages() {
         (
             t.search(&tx, "alice", "tea garden running anna", false, 10)
                 .expect("search"),
-            t.match_count(&tx, "alice", "tea", false, 100).expect("count"),
+            t.match_count(&tx, "alice", "tea", false, 100)
+                .expect("count"),
             t.size(&tx, "alice").expect("size"),
         )
     };
     let before = alone(&mut both);
     assert_eq!(before.0.len(), 2, "{before:?}");
     for i in 0..40 {
-        both.record("bob", "b", Some("Anna"), &format!("tea garden tea {i} running"));
+        both.record(
+            "bob",
+            "b",
+            Some("Anna"),
+            &format!("tea garden tea {i} running"),
+        );
     }
     let after = alone(&mut both);
     assert_eq!(after, before, "bob's messages changed alice's search");
@@ -428,8 +466,15 @@ fn one_persons_search_never_counts_or_returns_anothers_messages() {
     let tx = pg
         .transaction(Actor::User("alice"), Access::Read)
         .expect("read");
-    assert!(t.search(&tx, "bob", "tea", false, 10).expect("search").is_empty());
-    assert_eq!(t.match_count(&tx, "bob", "tea", false, 100).expect("count"), 0);
+    assert!(
+        t.search(&tx, "bob", "tea", false, 10)
+            .expect("search")
+            .is_empty()
+    );
+    assert_eq!(
+        t.match_count(&tx, "bob", "tea", false, 100).expect("count"),
+        0
+    );
     assert_eq!(t.size(&tx, "bob").expect("size"), 0);
     let (postings, users): (i64, i64) = tx
         .query_one(
@@ -442,7 +487,9 @@ fn one_persons_search_never_counts_or_returns_anothers_messages() {
     assert_eq!((postings, users), (1, 1), "alice's rows only");
     drop(tx);
     // Acting for bob: his own 40.
-    let tx = pg.transaction(Actor::User("bob"), Access::Read).expect("read");
+    let tx = pg
+        .transaction(Actor::User("bob"), Access::Read)
+        .expect("read");
     let found = t.search(&tx, "bob", "tea", false, 500).expect("search");
     assert_eq!(found.len(), 40);
     assert_eq!(t.size(&tx, "bob").expect("size"), 40);

@@ -503,7 +503,9 @@ fn copy(data: &DataDir, to: &str, json: bool) -> anyhow::Result<ExitCode> {
     // messages, after the copy has committed: it indexes what has no postings, so a
     // failure leaves the rest for the next call.
     crate::memory::index_copied_transcript(to).map_err(|e| {
-        anyhow::anyhow!("the rows are copied, but the transcript's search index was not written: {e}")
+        anyhow::anyhow!(
+            "the rows are copied, but the transcript's search index was not written: {e}"
+        )
     })?;
     let report: Vec<StoreCopied> = sources
         .iter()

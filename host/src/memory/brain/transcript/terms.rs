@@ -293,7 +293,10 @@ fn occurrences(column: &[Vec<u8>], phrase: &[Vec<u8>]) -> u32 {
     if column.len() < phrase.len() {
         return 0;
     }
-    column.windows(phrase.len()).filter(|w| *w == phrase).count() as u32
+    column
+        .windows(phrase.len())
+        .filter(|w| *w == phrase)
+        .count() as u32
 }
 
 /// Every message of `user` holding a phrase of `query`, with its instances of each.
