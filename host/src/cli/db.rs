@@ -499,6 +499,14 @@ fn copy(data: &DataDir, to: &str, json: bool) -> anyhow::Result<ExitCode> {
     let stores: Vec<(&PgSchema, &rusqlite::Connection)> =
         sources.iter().map(|(d, conn)| (d.pg, conn)).collect();
     let copied = server.copy_from_sqlite(&stores)?;
+    // The transcript's index on PostgreSQL is the host's to write, from the copied
+    // messages, after the copy has committed: it indexes what has no postings, so a
+    // failure leaves the rest for the next call.
+    crate::memory::index_copied_transcript(to).map_err(|e| {
+        anyhow::anyhow!(
+            "the rows are copied, but the transcript's search index was not written: {e}"
+        )
+    })?;
     let report: Vec<StoreCopied> = sources
         .iter()
         .zip(copied)

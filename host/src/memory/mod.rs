@@ -41,6 +41,7 @@ pub use brain::maintenance::Report as MaintenanceReport;
 pub use brain::persons::{Graph, PersonDetail, PersonSummary};
 pub use brain::redact::Redaction;
 pub use brain::rescan::RedactionReport;
+pub use brain::transcript::terms::index_copied as index_copied_transcript;
 pub use brain::{Brain, PG_SCHEMA as BRAIN_PG_SCHEMA, SCHEMA as BRAIN_SCHEMA, SCHEMA_VERSION};
 pub use open::{ENV_VAR, brain_db_path, facts_path, open_memory};
 pub use vocabulary::{
@@ -58,6 +59,7 @@ pub mod bench {
         ENCODED_MEANING_FLOOR, Fusion, MEANING_FLOOR, MEANING_WINDOW, Tuning,
     };
     pub use super::brain::store::q;
+    pub use super::brain::transcript::either::Transcript;
 }
 
 /// Why a memory operation failed. Nothing was stored by a failed operation.

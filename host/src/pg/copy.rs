@@ -5,7 +5,9 @@
 //!
 //! The tables, their columns and the order to fill them in (a referenced table before
 //! the tables that reference it) are read from the server's catalog; SQLite's
-//! full-text index tables have no counterpart there and are not copied.
+//! full-text index tables have no counterpart there and are not copied, nor are the
+//! server's tables commented `derived: ...`, which the host fills from the copied rows
+//! (the transcript's postings, `memory/brain/transcript/terms.rs`).
 
 use std::collections::BTreeSet;
 
@@ -100,7 +102,9 @@ fn tables_in_order(tx: &mut Transaction, namespace: &str) -> Result<Vec<Table>, 
     let names: Vec<String> = tx
         .query(
             "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname",
+             WHERE n.nspname = $1 AND c.relkind = 'r'
+               AND coalesce(obj_description(c.oid, 'pg_class'), '') NOT LIKE 'derived:%'
+             ORDER BY c.relname",
             &[&namespace],
         )
         .map_err(sql(what()))?

@@ -372,6 +372,13 @@ fn protect(tx: &mut Transaction, schema: &PgSchema) -> Result<(), postgres::Erro
     );
     for table in schema.user_tables {
         let table = format!("{namespace}.{table}");
+        // A table a later step adds is protected by that step.
+        let exists: bool = tx
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
+            .get(0);
+        if !exists {
+            continue;
+        }
         statements.push_str(&format!(
             "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
              ALTER TABLE {table} FORCE ROW LEVEL SECURITY;

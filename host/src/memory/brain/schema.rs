@@ -451,6 +451,13 @@ const MIGRATIONS: &[Migration] = &[
     END;
     "#,
     },
+    // 10: the transcript's full-text index on PostgreSQL (`schema_pg.rs`, postings
+    // written by `transcript/terms.rs`). Nothing changes here: FTS5 and the triggers
+    // of 5 index the transcript; the step keeps one numbering for both backends.
+    Migration {
+        description: "the transcript's full-text index on PostgreSQL (nothing changes on SQLite)",
+        sql: "",
+    },
 ];
 
 pub use crate::sqlite::SchemaError;

@@ -24,6 +24,9 @@
 //!   them at search time would read every row of the user, and counting them in the
 //!   writer's code would have to follow every path that deletes a message.
 
+pub mod either;
+pub mod terms;
+
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, params};
 
