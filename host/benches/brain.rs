@@ -1919,6 +1919,7 @@ fn bulk_messages(subject: &TestBrain, user: &str, texts: &[String]) {
         .brain
         .store()
         .write(|tx| {
+            let tx = tx.as_sqlite().expect("the bench's store is a SQLite file");
             let mut conversation = tx.prepare(
                 "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
             )?;

@@ -32,6 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "net",
             "sqlite",
             "pg",
+            "sql",
             "lock",
             "credentials",
             "described",

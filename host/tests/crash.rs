@@ -213,6 +213,7 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
     let check: Vec<String> = brain
         .store()
         .read(|c| {
+            let c = c.as_sqlite().expect("the test's store is a SQLite file");
             let mut stmt = c.prepare("PRAGMA integrity_check")?;
             let rows = stmt
                 .query_map([], |row| row.get::<_, String>(0))?
@@ -282,9 +283,9 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
     let stored: i64 = brain
         .store()
         .read(|c| {
-            Ok(c.query_row(
+            Ok(c.query_one(
                 "SELECT count(*) FROM memories WHERE user_id = ?1",
-                [USER],
+                &[USER.into()],
                 |row| row.get(0),
             )?)
         })

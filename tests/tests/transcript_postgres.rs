@@ -108,6 +108,7 @@ fn sqlite_messages(brain: &Brain) -> Vec<Message> {
     brain
         .store()
         .read(|c| {
+            let c = c.as_sqlite().expect("the SQLite brain");
             let mut stmt = c.prepare(
                 "SELECT id, conversation_id, user_id, seq, role, name, content, at
                  FROM messages ORDER BY n",
@@ -333,7 +334,7 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
         .write(|tx| {
             tx.execute(
                 "UPDATE conversations SET extracted_seq = 1000000 WHERE id = 'bob-0'",
-                [],
+                &[],
             )?;
             Ok(())
         })
@@ -373,7 +374,7 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
             .write(|tx| {
                 tx.execute(
                     "UPDATE messages SET content = ?2 WHERE id = ?1",
-                    rusqlite::params![m.id, content],
+                    &[m.id.as_str().into(), content.as_str().into()],
                 )?;
                 Ok(())
             })

@@ -141,6 +141,7 @@ fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) ->
         .brain
         .store()
         .write(|tx| {
+            let tx = tx.as_sqlite().expect("the bench's store is a SQLite file");
             for (table, id_column, source) in [
                 ("memory_vectors", "memory_id", "memories"),
                 ("message_vectors", "message_id", "messages"),

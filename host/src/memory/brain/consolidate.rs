@@ -6,9 +6,8 @@
 
 use engram_strategies::model::{Evidence, MemoryType, Reflection, Scope, Snapshot};
 use engram_strategies::text;
-use rusqlite::Connection;
 
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Tx};
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -181,7 +180,7 @@ enum Stored {
 /// The live reflection a new one restates, if any: the plugin's choice first, else the
 /// same fact in other words.
 fn existing_reflection(
-    tx: &Connection,
+    tx: &Tx,
     text: &TextIndex,
     user: &str,
     r: &Reflection,
@@ -202,7 +201,7 @@ fn existing_reflection(
 }
 
 fn store_reflection(
-    tx: &Connection,
+    tx: &Tx,
     text: &TextIndex,
     user: &str,
     r: &Reflection,

@@ -26,7 +26,6 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use engram_strategies::forget::{self, Target};
-use rusqlite::Connection;
 use serde::Serialize;
 
 use super::Brain;
@@ -35,7 +34,7 @@ use super::store::q;
 use super::transcript::{MESSAGE_COLUMNS, message_from_row};
 use crate::memory::record::MemoryRecord;
 use crate::memory::record::MessageRecord;
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Tx};
 
 /// What a forgotten message, or a forgotten part of one, is replaced by.
 pub const FORGOTTEN: &str = "[forgotten]";
@@ -98,7 +97,7 @@ pub struct ForgetEntry {
 /// Acts on a request to forget in the user message just stored (`message`, in the
 /// same transaction): see the module docs. `None` when the message asks nothing.
 pub(super) fn on_message(
-    tx: &Connection,
+    tx: &Tx,
     message: &MessageRecord,
     now: i64,
 ) -> Result<Option<Forgotten>, StoreError> {
@@ -150,10 +149,7 @@ pub(super) fn on_message(
 
 /// The user's message before `message` in its conversation, and the replies to it
 /// up to `message`.
-fn previous_exchange(
-    tx: &Connection,
-    message: &MessageRecord,
-) -> Result<Vec<MessageRecord>, StoreError> {
+fn previous_exchange(tx: &Tx, message: &MessageRecord) -> Result<Vec<MessageRecord>, StoreError> {
     let previous: Option<i64> = tx
         .as_tx()
         .query_opt(
@@ -186,11 +182,7 @@ fn previous_exchange(
 
 /// The user's messages that speak of `subject`: among its full-text matches and the
 /// latest messages.
-fn about_subject(
-    tx: &Connection,
-    user: &str,
-    subject: &str,
-) -> Result<Vec<MessageRecord>, StoreError> {
+fn about_subject(tx: &Tx, user: &str, subject: &str) -> Result<Vec<MessageRecord>, StoreError> {
     let mut candidates: Vec<MessageRecord> = Vec::new();
     let words = super::meaning::query_words(subject).join(" ");
     if let Some(query) = super::text_index::TextQuery::any(&words) {
@@ -216,11 +208,7 @@ fn about_subject(
 
 /// Every memory of the user about `subject`, live or not: by its words, and by the
 /// attribute the subject names.
-fn memories_about(
-    tx: &Connection,
-    user: &str,
-    subject: &str,
-) -> Result<Vec<MemoryRecord>, StoreError> {
+fn memories_about(tx: &Tx, user: &str, subject: &str) -> Result<Vec<MemoryRecord>, StoreError> {
     // Every memory of the user is read: a subject named by its attribute ("my
     // medication") shares no word with the memories that state it, and a request to
     // forget is rare.
@@ -244,7 +232,7 @@ fn memories_about(
 
 /// Memories of `user` learned from any of `messages`.
 pub(super) fn learned_from(
-    tx: &Connection,
+    tx: &Tx,
     user: &str,
     messages: &[String],
 ) -> Result<Vec<MemoryRecord>, StoreError> {
@@ -268,7 +256,7 @@ pub(super) fn learned_from(
 /// Replaces `message`'s text, or the byte ranges `parts` of it, by [`FORGOTTEN`]
 /// (a message with nothing else left becomes [`FORGOTTEN`] whole).
 fn redact(
-    tx: &Connection,
+    tx: &Tx,
     message: &MessageRecord,
     parts: Option<&[Range<usize>]>,
     forgotten: &mut Forgotten,
@@ -328,7 +316,7 @@ pub(super) fn without(content: &str, parts: &[Range<usize>]) -> String {
 
 /// Deletes a memory for good (`q::delete`), and the persons left with no memory.
 fn delete_memory(
-    tx: &Connection,
+    tx: &Tx,
     memory: &MemoryRecord,
     by: Forgetter,
     now: i64,
@@ -356,7 +344,7 @@ fn delete_memory(
 /// Writes a forget log entry (ids and counts, never text), and drops the summaries
 /// consolidation built from what is now forgotten (the next one rebuilds them).
 fn log(
-    tx: &Connection,
+    tx: &Tx,
     user: &str,
     now: i64,
     by: Forgetter,
@@ -448,7 +436,7 @@ fn sentence_ranges(content: &str) -> Vec<Range<usize>> {
 /// came from (see [`Brain::forget_memory`]), in the write transaction `tx`; logged as
 /// `by`'s.
 pub(super) fn forget_in(
-    tx: &Connection,
+    tx: &Tx,
     user: &str,
     id: &str,
     keep_messages: bool,

@@ -17,7 +17,6 @@ use std::collections::{BTreeSet, HashMap};
 
 use engram_strategies::model::{Candidate, Conversation, Message, Resolution, Role};
 use engram_strategies::text;
-use rusqlite::Connection;
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -29,7 +28,7 @@ use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
 use crate::memory::record::MemoryRecord;
 use crate::runtime::strategies::Strategies;
-use crate::sql::{AsTx, Backend};
+use crate::sql::{AsTx, Backend, Tx};
 
 /// Candidates kept per conversation, at most.
 pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
@@ -313,7 +312,7 @@ fn attribute_to_speaker(candidate: &mut Candidate, speakers: &HashMap<String, St
 /// Applies one decision under a savepoint; any failure rolls back that decision only.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn apply_one(
-    tx: &Connection,
+    tx: &Tx,
     text: &TextIndex,
     user: &str,
     conversation_id: &str,
@@ -376,7 +375,7 @@ fn known<'a>(related: &'a [MemoryRecord], id: &str) -> Result<&'a MemoryRecord, 
 
 #[allow(clippy::too_many_arguments)]
 fn apply(
-    tx: &Connection,
+    tx: &Tx,
     text: &TextIndex,
     user: &str,
     conversation_id: &str,
@@ -506,7 +505,7 @@ fn new_record(user: &str, conversation_id: &str, c: &Candidate, now: i64) -> Mem
 
 /// Reinforces memory `id` with what `candidate` says again.
 fn reinforce_with(
-    tx: &Connection,
+    tx: &Tx,
     user: &str,
     id: &str,
     candidate: &Candidate,

@@ -46,7 +46,7 @@ use crate::memory::{
     SearchResult, SearchScope, Stored, Tier,
 };
 use crate::runtime::{MemoryQuery, MemorySource};
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Tx};
 use crate::time::Clock;
 use error::StoreError;
 use store::{Store, q};
@@ -61,7 +61,7 @@ const LEARNING_PAUSED: &str = "learning_paused";
 
 /// Stores `record` by the rules of `settle.rs`, inside a write.
 pub(crate) fn store_settled(
-    conn: &rusqlite::Connection,
+    conn: &Tx,
     text: &text_index::TextIndex,
     mut record: MemoryRecord,
     now: i64,
@@ -378,8 +378,14 @@ impl Brain {
         let now = self.now();
         let text = self.store.text();
         self.store.write(|tx| {
-            let (count, memories) =
-                q::import(tx, user, input, ACTOR_USER, now, self.redaction.kinds())?;
+            let (count, memories) = q::import(
+                store::sqlite_tx(tx)?,
+                user,
+                input,
+                ACTOR_USER,
+                now,
+                self.redaction.kinds(),
+            )?;
             for id in memories {
                 let record = q::get(tx, user, &id)?;
                 if record.is_live() {

@@ -58,7 +58,7 @@ use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::memory::record::{MemoryRecord, MessageRecord};
 use crate::memory::{Injected, Retrieval, Source};
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Tx};
 use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
@@ -285,7 +285,7 @@ trait FullText {
 
 /// Live memories, ranked by the in-memory index.
 struct Memories<'a> {
-    conn: &'a rusqlite::Connection,
+    conn: &'a Tx<'a>,
     text: &'a TextIndex,
     user: &'a str,
     limit: usize,
@@ -308,13 +308,18 @@ impl FullText for Memories<'_> {
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
-        self.text.search(self.conn, self.user, query, self.limit)
+        self.text.search(
+            super::store::sqlite_tx(self.conn)?,
+            self.user,
+            query,
+            self.limit,
+        )
     }
 }
 
 /// The user's transcript, ranked by FTS5 (`messages_fts`).
 struct Transcript<'a> {
-    conn: &'a rusqlite::Connection,
+    conn: &'a Tx<'a>,
     counts: &'a WordCounts,
     user: &'a str,
     limit: usize,
@@ -347,7 +352,7 @@ impl FullText for Transcript<'_> {
 /// still find `enough` matches. Common words weigh little in bm25 but match thousands
 /// of rows; when the rarer words find too little, every word counts ([`broad_query`]).
 pub(super) fn text_matches(
-    conn: &rusqlite::Connection,
+    conn: &Tx,
     text: &TextIndex,
     user: &str,
     terms: &str,
@@ -366,7 +371,7 @@ pub(super) fn text_matches(
 
 /// The same for the transcript.
 pub(super) fn said_matches(
-    conn: &rusqlite::Connection,
+    conn: &Tx,
     counts: &WordCounts,
     user: &str,
     terms: &str,
@@ -535,7 +540,7 @@ impl Candidates {
     pub fn with_vectors(
         memories: Vec<TextMatch>,
         said: Vec<MessageMatch>,
-        conn: &rusqlite::Connection,
+        conn: &Tx,
         user: &str,
         query: &Query,
         model: Option<&Model>,
@@ -957,7 +962,7 @@ const BY_MEANING: usize = 3;
 /// closest to it in meaning are the candidates, [`BY_MEANING`] of each at most.
 /// Bounded to the latest [`MEANING_WINDOW`] of each, whatever the size of the store.
 fn add_by_meaning(
-    conn: &rusqlite::Connection,
+    conn: &Tx,
     user: &str,
     query: &Query,
     model: Option<&Model>,
@@ -1144,7 +1149,7 @@ impl Brain {
             .iter()
             .any(|i| matches!(i.source, Source::Memory { recalled: true, .. }));
         let mut gone: Vec<String> = Vec::new();
-        let apply = |tx: &rusqlite::Connection| {
+        let apply = |tx: &Tx| {
             for injected in chosen.iter_mut() {
                 let Source::Memory { record, recalled } = &mut injected.source else {
                     continue;

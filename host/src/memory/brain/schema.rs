@@ -523,7 +523,7 @@ mod tests {
         .expect("upgrade");
         let version: i64 = brain
             .store()
-            .read(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+            .read_sqlite(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
             .expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
         assert_eq!(
@@ -580,7 +580,7 @@ mod tests {
         .expect("upgrade");
         let counters: Vec<(String, i64, i64)> = brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 let mut stmt = c.prepare(
                     "SELECT user_id, messages, tokens FROM transcript_users ORDER BY user_id",
                 )?;
@@ -609,7 +609,7 @@ mod tests {
         }
         brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
                     [],
@@ -650,12 +650,12 @@ mod tests {
         .expect("upgrade");
         let version: i64 = brain
             .store()
-            .read(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+            .read_sqlite(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
             .expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
         let ids: Vec<i64> = brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.prepare("SELECT id FROM history ORDER BY id")?
                     .query_map([], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?)
@@ -724,7 +724,7 @@ mod tests {
         brain.clear("default").expect("clear");
         let left: i64 = brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.query_row(
                     "SELECT (SELECT count(*) FROM memory_vectors) + (SELECT count(*) FROM message_vectors)",
                     [],
@@ -779,7 +779,7 @@ mod tests {
         let read = |sql: &str| -> Vec<(String, Vec<u8>)> {
             brain
                 .store()
-                .read(|c| {
+                .read_sqlite(|c| {
                     Ok(c.prepare(sql)?
                         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                         .collect::<rusqlite::Result<_>>()?)
@@ -801,7 +801,7 @@ mod tests {
         brain.clear("default").expect("clear");
         let left: i64 = brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.query_row(
                     "SELECT (SELECT count(*) FROM memory_vectors) + (SELECT count(*) FROM message_vectors)",
                     [],

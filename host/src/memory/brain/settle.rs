@@ -28,14 +28,13 @@ use std::collections::HashSet;
 
 use engram_strategies::about::{self, Values, catalog};
 use engram_strategies::text;
-use rusqlite::Connection;
 
 use super::error::StoreError;
 use super::row::{COLUMNS, record_from_row};
 use super::store::q;
 use super::text_index::TextIndex;
 use crate::memory::record::MemoryRecord;
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Tx};
 
 /// Confidences closer than this are equal: what the user said (0.9) and what they
 /// wrote down by hand (1.0) are as certain as each other, and the later one is what is
@@ -55,7 +54,7 @@ pub struct Settled {
 
 /// The live memories of `record`'s user and holder that state `attribute`.
 fn live_with_attribute(
-    conn: &Connection,
+    conn: &Tx,
     record: &MemoryRecord,
     attribute: &str,
 ) -> Result<Vec<MemoryRecord>, StoreError> {
@@ -78,7 +77,7 @@ fn live_with_attribute(
 
 /// Live memories whose words match `words`, best first, `record` itself left out.
 fn live_by_words(
-    conn: &Connection,
+    conn: &Tx,
     text_index: &TextIndex,
     record: &MemoryRecord,
     words: &str,
@@ -99,10 +98,7 @@ fn live_by_words(
 /// Gives a bare "favorite" ("Haskell is my favourite now") the favourite it changes:
 /// the holder's only live `favorite <noun>`, else the one whose value is closest in
 /// meaning, else the most recent.
-pub(super) fn resolve_attribute(
-    conn: &Connection,
-    record: &mut MemoryRecord,
-) -> Result<(), StoreError> {
+pub(super) fn resolve_attribute(conn: &Tx, record: &mut MemoryRecord) -> Result<(), StoreError> {
     if record.attribute.as_deref() != Some(catalog::FAVORITE) {
         return Ok(());
     }
@@ -142,7 +138,7 @@ pub(super) fn resolve_attribute(
 /// The live memory `record` (not stored yet) restates, if any: the same value of the
 /// same holder's attribute with the same polarity, or the same fact in other words.
 pub(super) fn restated(
-    conn: &Connection,
+    conn: &Tx,
     text_index: &TextIndex,
     record: &MemoryRecord,
 ) -> Result<Option<MemoryRecord>, StoreError> {
@@ -199,7 +195,7 @@ pub(super) fn new_value(old: &str, new: &str) -> bool {
 
 /// Applies the rules of the module docs after `record` was stored live.
 pub(super) fn settle(
-    conn: &Connection,
+    conn: &Tx,
     text_index: &TextIndex,
     record: &MemoryRecord,
     now: i64,
@@ -283,7 +279,7 @@ fn wins(new: &MemoryRecord, changed: bool, old: &MemoryRecord) -> bool {
 
 /// Marks `loser` superseded by `winner`, with its history row.
 pub(super) fn supersede(
-    conn: &Connection,
+    conn: &Tx,
     winner: &str,
     loser: &MemoryRecord,
     now: i64,

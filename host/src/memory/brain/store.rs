@@ -54,7 +54,7 @@ pub struct Store {
 /// The SQLite connection under the writer's transaction. The Second Brain's
 /// statements are still written for SQLite (issue 32 moves them onto `sql::Tx` one
 /// module at a time), so on any other backend they refuse to run.
-fn sqlite_tx<'t>(tx: &'t Tx) -> Result<&'t Connection, StoreError> {
+pub(super) fn sqlite_tx<'t>(tx: &'t Tx) -> Result<&'t Connection, StoreError> {
     tx.as_sqlite().ok_or(StoreError::SqliteOnly)
 }
 
@@ -229,12 +229,8 @@ impl Store {
     /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds. Every
     /// change to a memory writes a history row, so the rows this transaction added are
     /// exactly what to announce once it is committed, whichever code path made them.
-    pub fn write<R>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        self.writer
-            .transaction(Actor::System, |tx| f(sqlite_tx(tx)?))
+    pub fn write<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        self.writer.transaction(Actor::System, f)
     }
 
     /// A small write that may share its commit with concurrent ones (group commit, see
@@ -243,9 +239,9 @@ impl Store {
     /// changes. For the writes that arrive many at a time: manual add, edit, delete.
     pub fn write_grouped<R>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.writer.grouped(Actor::System, |tx| f(sqlite_tx(tx)?))
+        self.writer.grouped(Actor::System, f)
     }
 
     /// As [`Store::write`], for bookkeeping whose loss in a power cut costs nothing
@@ -254,13 +250,11 @@ impl Store {
     /// power cut may forget the last such commits. Saves an fsync on every message.
     pub fn write_relaxed<R>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.writer.exclusive(|conn| {
             sqlite_conn(conn)?.pragma_update(None, "synchronous", "NORMAL")?;
-            let out = self
-                .writer
-                .transaction_on(conn, Actor::System, |tx| f(sqlite_tx(tx)?));
+            let out = self.writer.transaction_on(conn, Actor::System, f);
             // FULL again before anyone else writes; if even that fails, later writes
             // would silently lose their durability, so the error wins.
             sqlite_conn(conn)?.pragma_update(None, "synchronous", "FULL")?;
@@ -269,11 +263,8 @@ impl Store {
     }
 
     /// Runs `f` on a read-only connection (see [`ReaderPool::read`]).
-    pub fn read<R>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        self.readers.read(f)
+    pub fn read<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        self.readers.read(|conn| f(&Tx::sqlite(conn)))
     }
 
     /// Which words are common in each user's transcript.
@@ -303,6 +294,24 @@ impl Store {
         self.writer.exclusive(|conn| {
             Ok(sqlite_conn(conn)?.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
         })
+    }
+}
+
+/// For the tests that read or write the SQLite file with SQLite's own calls.
+#[cfg(test)]
+impl Store {
+    pub fn read_sqlite<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.read(|tx| f(sqlite_tx(tx)?))
+    }
+
+    pub fn write_sqlite<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.write(|tx| f(sqlite_tx(tx)?))
     }
 }
 
@@ -551,14 +560,14 @@ pub mod q {
     /// caller filters). On a write transaction's connection it sees that
     /// transaction's changes.
     pub fn search(
-        conn: &Connection,
+        conn: &Tx,
         text_index: &TextIndex,
         user: &str,
         text: &str,
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
         match TextQuery::any(text) {
-            Some(query) => text_index.search(conn, user, &query, limit),
+            Some(query) => text_index.search(sqlite_tx(conn)?, user, &query, limit),
             None => Ok(Vec::new()),
         }
     }

@@ -7,6 +7,7 @@ use engram_strategies::model::{Evidence, MemoryType, Scope};
 use super::error::StoreError;
 use super::*;
 use crate::memory::ListFilter;
+use crate::sql::Tx;
 use crate::time::{DAY_MS, ManualClock};
 
 pub(super) const START: i64 = 1_790_000_000_000;
@@ -485,7 +486,7 @@ fn export_and_import_round_trip_losslessly() {
         .expect("edit");
     f.brain
         .store()
-        .write(|tx| {
+        .write_sqlite(|tx| {
             tx.execute(
                 "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES ('per_1', 'default', 'Anna', '[\"Annie\"]', 5, 6)",
                 [],
@@ -536,7 +537,7 @@ fn an_import_cannot_link_another_users_memory_or_person() {
         .record;
     f.brain
         .store()
-        .write(|tx| {
+        .write_sqlite(|tx| {
             tx.execute(
                 "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES ('per_anna', 'alice', 'Anna', '[]', 5, 6)",
                 [],
@@ -799,7 +800,7 @@ mod retrieval {
             .record;
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "UPDATE memories SET superseded_by = ?1 WHERE id = ?2",
                     [&winner.id, &loser.id],
@@ -1065,7 +1066,7 @@ mod lifecycle {
             let next = reinforce(&current, f.brain.now());
             f.brain
                 .store()
-                .write(|tx| store::q::update(tx, &current, &next, "REINFORCE", ACTOR_SYSTEM))
+                .write_sqlite(|tx| store::q::update(tx, &current, &next, "REINFORCE", ACTOR_SYSTEM))
                 .expect("write");
             current = next;
             let expected = if n < 3 { Scope::Active } else { Scope::Durable };
@@ -1275,7 +1276,7 @@ pub(super) mod ingestion {
         let persons = f
             .brain
             .store()
-            .read(|c| q::persons_of(c, "default", &sister.id))
+            .read_sqlite(|c| q::persons_of(c, "default", &sister.id))
             .expect("persons");
         assert_eq!(
             persons,
@@ -1287,7 +1288,7 @@ pub(super) mod ingestion {
         let read: i64 = f
             .brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.query_row(
                     "SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE m.seq <= c.extracted_seq",
                     [],
@@ -1728,7 +1729,7 @@ mod persons_and_graph {
         let links: i64 = f
             .brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.query_row(
                     "SELECT count(*) FROM memory_persons WHERE memory_id = ?1",
                     [&trip_id],
@@ -1918,7 +1919,7 @@ mod transcript {
     fn index_rows(f: &Fixture, q: &str) -> i64 {
         f.brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.query_row(
                     "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1",
                     [q],
@@ -1931,7 +1932,7 @@ mod transcript {
     fn index_is_consistent(f: &Fixture) {
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
                     [],
@@ -2301,7 +2302,7 @@ mod transcript {
         let rows = crate::memory::brain::retrieve::MAX_SCORED_ROWS + 100;
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES ('bulk', 'default', ?1, ?1, ?1, ?2)",
                     rusqlite::params![START, 2 * rows as i64],
@@ -2397,7 +2398,7 @@ mod per_user {
         let conversation = format!("{user}-c{round}");
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 for i in 0..memories {
                     let at = START - (rng.below(300) as i64) * DAY_MS;
                     let memory_type = [MemoryType::Preference, MemoryType::Habit, MemoryType::Episode]
@@ -2461,10 +2462,26 @@ mod per_user {
             };
             let (memories, said) = brain
                 .store()
-                .read(|c| {
+                .read_sqlite(|c| {
                     Ok((
-                        retrieve::text_matches(c, index, user, &query.terms, 50, 5, &tuning)?,
-                        retrieve::said_matches(c, counts, user, &query.terms, 50, 5, &tuning)?,
+                        retrieve::text_matches(
+                            &Tx::sqlite(c),
+                            index,
+                            user,
+                            &query.terms,
+                            50,
+                            5,
+                            &tuning,
+                        )?,
+                        retrieve::said_matches(
+                            &Tx::sqlite(c),
+                            counts,
+                            user,
+                            &query.terms,
+                            50,
+                            5,
+                            &tuning,
+                        )?,
                     ))
                 })
                 .expect("full-text matches");

@@ -32,6 +32,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::bm25;
 use super::error::StoreError;
+use super::store::sqlite_tx;
 use super::text_index::TextQuery;
 use crate::memory::record::{ConversationRecord, MessageRecord};
 use crate::sql::{self, AsTx, SqlError, Tx};
@@ -132,11 +133,12 @@ fn count(
 /// only them. FTS5 reads only the user's block of the index, once: each match's size
 /// and instances of each word (`engram_hits`); the scores are computed here.
 pub(super) fn search(
-    conn: &Connection,
+    conn: &Tx,
     user: &str,
     query: &TextQuery,
     limit: usize,
 ) -> Result<Vec<MessageMatch>, StoreError> {
+    let conn = sqlite_tx(conn)?;
     let words = query.words.len();
     let Some(share) = share(conn, user)?.filter(|_| words > 0) else {
         return Ok(Vec::new());
@@ -238,11 +240,12 @@ pub(super) fn latest(
 
 /// How many of `user`'s messages match `query`, counting no further than `cap + 1`.
 pub(super) fn match_count(
-    conn: &Connection,
+    conn: &Tx,
     user: &str,
     query: &TextQuery,
     cap: usize,
 ) -> Result<usize, StoreError> {
+    let conn = sqlite_tx(conn)?;
     let Some(share) = share(conn, user)? else {
         return Ok(0);
     };
@@ -251,8 +254,8 @@ pub(super) fn match_count(
 
 /// How many messages `user` has (bm25's N for them, and what deciding which words are
 /// common for them reads).
-pub(super) fn size(conn: &Connection, user: &str) -> Result<i64, StoreError> {
-    Ok(share(conn, user)?.map_or(0, |s| s.messages as i64))
+pub(super) fn size(conn: &Tx, user: &str) -> Result<i64, StoreError> {
+    Ok(share(sqlite_tx(conn)?, user)?.map_or(0, |s| s.messages as i64))
 }
 
 #[cfg(test)]
@@ -371,7 +374,7 @@ mod tests {
                     1 => {
                         brain
                             .store()
-                            .write(|tx| {
+                            .write_sqlite(|tx| {
                                 tx.execute("UPDATE conversations SET extracted_seq = 1000000", [])?;
                                 Ok(())
                             })
@@ -391,7 +394,7 @@ mod tests {
                         let text = words(&mut rng, 10);
                         brain
                             .store()
-                            .write(|tx| {
+                            .write_sqlite(|tx| {
                                 tx.execute(
                                     "UPDATE messages SET content = ?1, user_id = ?2
                                      WHERE n = (SELECT n FROM messages WHERE user_id = ?3 LIMIT 1)",
@@ -422,7 +425,11 @@ mod tests {
                     reference(c, user);
                     let case = format!("seed {seed}, step {step}, {user}");
                     let rows = one(c, "SELECT count(*) FROM temp.user_fts");
-                    assert_eq!(size(c, user).expect("size"), rows, "{case}: size");
+                    assert_eq!(
+                        size(&Tx::sqlite(c), user).expect("size"),
+                        rows,
+                        "{case}: size"
+                    );
                     // Every token is an instance of its term.
                     let tokens = one(c, "SELECT count(*) FROM temp.user_instances");
                     let counted = c
@@ -438,7 +445,7 @@ mod tests {
                     for _ in 0..10 {
                         let query = random_query(&mut rng);
                         let expected = ranking(c, &query);
-                        let found: Vec<(String, f64)> = search(c, user, &query, 500)
+                        let found: Vec<(String, f64)> = search(&Tx::sqlite(c), user, &query, 500)
                             .expect("search")
                             .into_iter()
                             .map(|m| {
@@ -451,7 +458,7 @@ mod tests {
                         };
                         // The same arithmetic in the same order: the same numbers.
                         assert_eq!(found, expected, "{case}: {query:?}");
-                        let few: Vec<String> = search(c, user, &query, 3)
+                        let few: Vec<String> = search(&Tx::sqlite(c), user, &query, 3)
                             .expect("search")
                             .into_iter()
                             .map(|m| m.message.id)
@@ -459,7 +466,7 @@ mod tests {
                         assert_eq!(few, ids(&expected)[..expected.len().min(3)], "{case}");
                         let cap = rng.below(30);
                         assert_eq!(
-                            match_count(c, user, &query, cap).expect("count"),
+                            match_count(&Tx::sqlite(c), user, &query, cap).expect("count"),
                             expected.len().min(cap + 1),
                             "{case}: {query:?}, at most {}",
                             cap + 1

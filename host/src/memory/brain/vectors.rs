@@ -281,9 +281,15 @@ impl Brain {
                 break;
             }
             let after = cursor.after[index];
-            let rows = self
-                .store
-                .read(|c| tier.missing(c, &model.version, after, updated_since, room))?;
+            let rows = self.store.read(|c| {
+                tier.missing(
+                    super::store::sqlite_tx(c)?,
+                    &model.version,
+                    after,
+                    updated_since,
+                    room,
+                )
+            })?;
             let Some(last) = rows.last() else {
                 continue;
             };
@@ -391,14 +397,16 @@ mod tests {
     fn count(f: &Fixture, table: &str) -> i64 {
         f.brain
             .store()
-            .read(|c| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
+            .read_sqlite(|c| {
+                Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
+            })
             .expect("count")
     }
 
     fn models(f: &Fixture, table: &str) -> Vec<String> {
         f.brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.prepare(&format!("SELECT DISTINCT model FROM {table}"))?
                     .query_map([], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?)
@@ -459,7 +467,7 @@ mod tests {
         let stored = f
             .brain
             .store()
-            .read(|c| Stored::read(c, "default", &model, [id.as_str()], []))
+            .read_sqlite(|c| Stored::read(c, "default", &model, [id.as_str()], []))
             .expect("read");
         // Embedded as retrieval reads a memory: without "User".
         let expected = encoder.embed("walks the dog every morning").expect("embed");
@@ -478,7 +486,7 @@ mod tests {
             .collect();
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES ('c', 'default', 1, 1)",
                     [],
@@ -502,7 +510,7 @@ mod tests {
         let embedded: Vec<String> = f
             .brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(
                     c.prepare("SELECT message_id FROM message_vectors ORDER BY message_id")?
                         .query_map([], |r| r.get(0))?
@@ -583,7 +591,7 @@ mod tests {
         // What forgetting does to a message it redacts (`forget.rs`).
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 tx.execute(
                     "UPDATE messages SET content = '[forgotten]' WHERE id = ?1",
                     [&redacted],
@@ -597,7 +605,7 @@ mod tests {
         let left: Vec<String> = f
             .brain
             .store()
-            .read(|c| {
+            .read_sqlite(|c| {
                 Ok(c.prepare("SELECT memory_id FROM memory_vectors UNION ALL SELECT message_id FROM message_vectors")?
                     .query_map([], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?)
@@ -610,7 +618,7 @@ mod tests {
         let vector = encoder.embed("owns a red bicycle").expect("embed");
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 Tier::Memories.put(
                     tx,
                     ("default", &deleted, "User owns a red bicycle"),
@@ -693,7 +701,7 @@ mod tests {
         let far: Vec<f32> = close.iter().map(|x| -x).collect();
         f.brain
             .store()
-            .write(|tx| {
+            .write_sqlite(|tx| {
                 Tier::Memories.put(
                     tx,
                     ("default", &tea, "User enjoys oolong tea"),

@@ -280,7 +280,7 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
                     7 => {
                         // Dismissed, or back: written in SQL, as no API does it.
                         store
-                            .write(|tx| {
+                            .write_sqlite(|tx| {
                                 tx.execute(
                                     "UPDATE memories SET dismissed_at = CASE WHEN dismissed_at IS NULL THEN 5 END WHERE id = ?1",
                                     [&id],
@@ -292,7 +292,7 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
                     8 => {
                         let (_, winner) = ids[rng.below(ids.len())].clone();
                         store
-                            .write(|tx| {
+                            .write_sqlite(|tx| {
                                 tx.execute(
                                     "UPDATE memories SET superseded_by = ?2 WHERE id = ?1 AND id != ?2",
                                     [&id, &winner],
@@ -303,7 +303,7 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
                     }
                     _ => {
                         // A transaction that changes rows and is rolled back.
-                        let failed: Result<(), StoreError> = store.write(|tx| {
+                        let failed: Result<(), StoreError> = store.write_sqlite(|tx| {
                             tx.execute(
                                 "UPDATE memories SET detail = 'tea tea tea garden' WHERE id = ?1",
                                 [&id],
@@ -366,7 +366,7 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
                 let (_, id) = ids[rng.below(ids.len())].clone();
                 let summary = words(&mut rng, 8);
                 store
-                    .write(|tx| {
+                    .write_sqlite(|tx| {
                         tx.execute(
                             "UPDATE memories SET summary = ?2 WHERE id = ?1",
                             [&id, &summary],

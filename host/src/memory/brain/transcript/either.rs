@@ -69,7 +69,7 @@ impl Transcript {
             return Ok(Vec::new());
         };
         let found = match tx.as_sqlite() {
-            Some(conn) => super::search(conn, user, &query, limit)?,
+            Some(_) => super::search(tx, user, &query, limit)?,
             None => terms::search(tx, &mut self.tokenizer, user, &query, limit)?,
         };
         Ok(found.into_iter().map(|m| (m.message.id, m.bm25)).collect())
@@ -88,7 +88,7 @@ impl Transcript {
             return Ok(0);
         };
         match tx.as_sqlite() {
-            Some(conn) => super::match_count(conn, user, &query, cap),
+            Some(_) => super::match_count(tx, user, &query, cap),
             None => terms::match_count(tx, &mut self.tokenizer, user, &query, cap),
         }
     }
@@ -96,7 +96,7 @@ impl Transcript {
     /// How many messages `user` has.
     pub fn size(&self, tx: &Tx<'_>, user: &str) -> Result<i64, StoreError> {
         match tx.as_sqlite() {
-            Some(conn) => super::size(conn, user),
+            Some(_) => super::size(tx, user),
             None => terms::size(tx, user),
         }
     }
