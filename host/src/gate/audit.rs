@@ -242,11 +242,13 @@ impl AuditLog {
             None => i64::MAX,
         };
         let actor = query.user.as_deref().map_or(Actor::System, Actor::User);
+        // Each optional filter compares its column first: PostgreSQL takes a
+        // parameter's type from its first use, and `?2 IS NULL` alone gives it none.
         let mut items = self.db.read(actor, |tx| {
             tx.query(
                 "SELECT seq, at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary
                  FROM decisions
-                 WHERE seq < ?1 AND (?2 IS NULL OR turn_id = ?2) AND (?3 IS NULL OR user_id = ?3)
+                 WHERE seq < ?1 AND (turn_id = ?2 OR ?2 IS NULL) AND (user_id = ?3 OR ?3 IS NULL)
                  ORDER BY seq DESC LIMIT ?4",
                 &[
                     before.into(),
