@@ -1,9 +1,9 @@
 //! What was imported, by key: `{data_dir}/memory/imports.db` (SQLite, WAL) or
 //! PostgreSQL's `imports` schema, one row per conversation or memory an import brought
 //! for a person (read and written acting for that person), so that importing the same
-//! file again adds nothing. It names what the key became (a conversation id, a memory id); the
-//! memory itself stays the store's, and forgetting it does not bring it back at the
-//! next import.
+//! file again adds nothing. It names what the key became (a conversation id, a memory
+//! id); the memory itself stays the store's, and forgetting it does not bring it back
+//! at the next import.
 
 use std::path::Path;
 
