@@ -1,6 +1,7 @@
 //! The audit log: one row for every decision the gate gives, in SQLite at
-//! `{data_dir}/gate/audit.db` (WAL; one writer, a pool of read-only connections, as
-//! the Second Brain's store does). Turns are forgotten; this is what remains of them.
+//! `{data_dir}/gate/audit.db` (WAL; one writer, read-only connections for reads, as
+//! the Second Brain's store does) or in PostgreSQL's `audit` schema (issue 32). Turns
+//! are forgotten; this is what remains of them.
 //!
 //! Writes commit at `synchronous = NORMAL`: in WAL mode that never corrupts the file
 //! and survives a process crash, and a power cut may lose the last decisions. An fsync
@@ -8,21 +9,23 @@
 //! `benches/gate.rs`). Arguments are never stored whole: a short summary, with values
 //! of secret-looking keys masked, is enough to tell calls apart.
 //!
+//! A decision about a person is written and read acting for that person (on
+//! PostgreSQL, row-level security shows each person only their own rows); one about
+//! no one, the operator's listing and the pruning act for the host.
+//!
 //! The log is bounded: rows older than [`Retention::max_age_ms`] or beyond the newest
 //! [`Retention::max_rows`] are pruned at open and every [`PRUNE_EVERY`] writes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::error::GateError;
 use super::policy::{Decision, ReasonCode, Verdict};
 use super::schema;
-use crate::sqlite::ReaderPool;
+use crate::sql::{Actor, Cell, Database, FromColumn, PgStore, Row, SqlError};
 use crate::time::DAY_MS;
 
 /// Characters of an arguments summary, ellipsis and size note excluded.
@@ -101,7 +104,8 @@ pub struct AuditQuery {
     pub cursor: Option<String>,
     /// Only this turn's decisions.
     pub turn_id: Option<String>,
-    /// Only this user's decisions.
+    /// Only this user's decisions, read acting for them; `None`: everyone's (the
+    /// operator's view).
     pub user: Option<String>,
 }
 
@@ -113,10 +117,9 @@ pub struct AuditPage {
 }
 
 pub struct AuditLog {
-    /// The one writer.
-    conn: Mutex<Connection>,
-    readers: ReaderPool,
-    path: PathBuf,
+    db: Database,
+    /// The SQLite file; `None` on PostgreSQL.
+    path: Option<PathBuf>,
     retention: Retention,
     writes: AtomicU64,
 }
@@ -131,10 +134,35 @@ impl AuditLog {
         };
         let mut conn = crate::sqlite::open_wal(path, "NORMAL").map_err(open_err)?;
         schema::migrate(&mut conn)?;
+        AuditLog::start(
+            Database::sqlite_file(conn, path, MAX_IDLE_READERS),
+            Some(path.to_path_buf()),
+            retention,
+            now_ms,
+        )
+    }
+
+    /// The log in PostgreSQL's `audit` schema at `url`, migrated to this release's
+    /// version and pruned as of `now_ms`.
+    pub fn postgres(url: &str, retention: Retention, now_ms: i64) -> Result<AuditLog, GateError> {
+        let store = PgStore::open(url, &schema::PG_SCHEMA)?;
+        AuditLog::start(
+            Database::postgres(store, MAX_IDLE_READERS)?,
+            None,
+            retention,
+            now_ms,
+        )
+    }
+
+    fn start(
+        db: Database,
+        path: Option<PathBuf>,
+        retention: Retention,
+        now_ms: i64,
+    ) -> Result<AuditLog, GateError> {
         let log = AuditLog {
-            conn: Mutex::new(conn),
-            readers: ReaderPool::new(path, MAX_IDLE_READERS),
-            path: path.to_path_buf(),
+            db,
+            path,
             retention,
             writes: AtomicU64::new(0),
         };
@@ -142,48 +170,64 @@ impl AuditLog {
         Ok(log)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The SQLite file; `None` on PostgreSQL.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
-        // Each write is one statement: a panic cannot leave a change half-applied.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Writes one row; returns its `seq`.
+    /// Writes one row, acting for the decision's person (the host's own when it names
+    /// none); returns its `seq`.
     pub fn record(&self, entry: &NewEntry) -> Result<i64, GateError> {
-        let conn = self.writer();
-        conn.prepare_cached(
-            "INSERT INTO decisions (at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            entry.at,
-            entry.turn_id.map(|t| cut(t, MAX_FIELD_CHARS)),
-            entry.user.map(|u| cut(u, MAX_FIELD_CHARS)),
-            entry.skill.map(|s| cut(s, MAX_FIELD_CHARS)),
-            cut(entry.caller, MAX_FIELD_CHARS),
-            cut(entry.tool, MAX_FIELD_CHARS),
-            entry.decision.verdict.as_str(),
-            entry.decision.code.as_str(),
-            cut(&entry.decision.reason, MAX_REASON_CHARS),
-            cut(entry.args_summary, ARGS_SUMMARY_CHARS + 32),
-        ])?;
-        let seq = conn.last_insert_rowid();
+        let user = entry.user.map(|u| cut(u, MAX_FIELD_CHARS));
+        let actor = user.as_deref().map_or(Actor::System, Actor::User);
+        let turn_id = entry.turn_id.map(|t| cut(t, MAX_FIELD_CHARS));
+        let skill = entry.skill.map(|s| cut(s, MAX_FIELD_CHARS));
+        let caller = cut(entry.caller, MAX_FIELD_CHARS);
+        let tool = cut(entry.tool, MAX_FIELD_CHARS);
+        let reason = cut(&entry.decision.reason, MAX_REASON_CHARS);
+        let args_summary = cut(entry.args_summary, ARGS_SUMMARY_CHARS + 32);
+        let seq = self.db.write(actor, |tx| {
+            tx.query_one(
+                "INSERT INTO decisions (at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 RETURNING seq",
+                &[
+                    entry.at.into(),
+                    turn_id.as_ref().into(),
+                    user.as_ref().into(),
+                    skill.as_ref().into(),
+                    (&caller).into(),
+                    (&tool).into(),
+                    entry.decision.verdict.as_str().into(),
+                    entry.decision.code.as_str().into(),
+                    (&reason).into(),
+                    (&args_summary).into(),
+                ],
+                |row| row.get::<i64>(0),
+            )
+        })?;
         // The row is written whatever pruning does; a failed pruning is retried after
         // the next batch.
         if (self.writes.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY)
-            && let Err(e) = prune_with(&conn, self.retention, entry.at)
+            && let Err(e) = self.prune(entry.at)
         {
             tracing::warn!("cannot prune the gate audit log: {e}");
         }
         Ok(seq)
     }
 
-    /// Deletes rows older than the age limit or beyond the row limit; returns how many.
+    /// Deletes rows older than the age limit or beyond the row limit, everyone's;
+    /// returns how many.
     pub fn prune(&self, now_ms: i64) -> Result<usize, GateError> {
-        prune_with(&self.writer(), self.retention, now_ms)
+        let oldest_kept = now_ms.saturating_sub(self.retention.max_age_ms);
+        let deleted = self.db.write(Actor::System, |tx| {
+            tx.execute(
+                "DELETE FROM decisions
+                 WHERE at < ?1 OR seq <= (SELECT coalesce(max(seq), 0) FROM decisions) - ?2",
+                &[oldest_kept.into(), self.retention.max_rows.max(1).into()],
+            )
+        })?;
+        Ok(deleted as usize)
     }
 
     /// Decisions, newest first, paged by `seq`.
@@ -197,53 +241,44 @@ impl AuditLog {
             Some(cursor) => parse_cursor(cursor)?,
             None => i64::MAX,
         };
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
+        let actor = query.user.as_deref().map_or(Actor::System, Actor::User);
+        // Each optional filter compares its column first: PostgreSQL takes a
+        // parameter's type from its first use, and `?2 IS NULL` alone gives it none.
+        let mut items = self.db.read(actor, |tx| {
+            tx.query(
                 "SELECT seq, at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary
                  FROM decisions
-                 WHERE seq < ?1 AND (?2 IS NULL OR turn_id = ?2) AND (?3 IS NULL OR user_id = ?3)
+                 WHERE seq < ?1 AND (turn_id = ?2 OR ?2 IS NULL) AND (user_id = ?3 OR ?3 IS NULL)
                  ORDER BY seq DESC LIMIT ?4",
-            )?;
-            let mut items = stmt
-                .query_map(
-                    params![before, query.turn_id, query.user, (limit + 1) as i64],
-                    entry_from_row,
-                )?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let next_cursor = if items.len() > limit {
-                items.truncate(limit);
-                items.last().map(|e| e.seq.to_string())
-            } else {
-                None
-            };
-            Ok(AuditPage { items, next_cursor })
-        })
+                &[
+                    before.into(),
+                    query.turn_id.as_ref().into(),
+                    query.user.as_ref().into(),
+                    (limit as i64 + 1).into(),
+                ],
+                entry_from_row,
+            )
+        })?;
+        let next_cursor = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|e| e.seq.to_string())
+        } else {
+            None
+        };
+        Ok(AuditPage { items, next_cursor })
     }
 
-    /// Rows in the log.
+    /// Rows in the log, everyone's.
     pub fn count(&self) -> Result<i64, GateError> {
-        self.read(|conn| Ok(conn.query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))?))
+        Ok(self.db.read(Actor::System, |tx| {
+            tx.query_one("SELECT count(*) FROM decisions", &[], |r| r.get(0))
+        })?)
     }
 
     /// Flushes the WAL into the main file (at shutdown).
     pub fn checkpoint(&self) -> Result<(), GateError> {
-        Ok(self
-            .writer()
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+        Ok(self.db.checkpoint()?)
     }
-
-    fn read<R>(&self, f: impl FnOnce(&Connection) -> Result<R, GateError>) -> Result<R, GateError> {
-        self.readers.read(f)
-    }
-}
-
-fn prune_with(conn: &Connection, retention: Retention, now_ms: i64) -> Result<usize, GateError> {
-    let oldest_kept = now_ms.saturating_sub(retention.max_age_ms);
-    Ok(conn.execute(
-        "DELETE FROM decisions
-         WHERE at < ?1 OR seq <= (SELECT coalesce(max(seq), 0) FROM decisions) - ?2",
-        params![oldest_kept, retention.max_rows.max(1)],
-    )?)
 }
 
 fn parse_cursor(cursor: &str) -> Result<i64, GateError> {
@@ -259,16 +294,7 @@ fn parse_cursor(cursor: &str) -> Result<i64, GateError> {
     }
 }
 
-fn entry_from_row(row: &Row) -> rusqlite::Result<AuditEntry> {
-    let bad = |index: usize, text: &str| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            format!("unknown value `{text}`").into(),
-        )
-    };
-    let decision: String = row.get(7)?;
-    let code: String = row.get(8)?;
+fn entry_from_row(row: &Row<'_>) -> Result<AuditEntry, SqlError> {
     Ok(AuditEntry {
         seq: row.get(0)?,
         at: row.get(1)?,
@@ -277,11 +303,33 @@ fn entry_from_row(row: &Row) -> rusqlite::Result<AuditEntry> {
         skill: row.get(4)?,
         caller: row.get(5)?,
         tool: row.get(6)?,
-        decision: Verdict::parse(&decision).ok_or_else(|| bad(7, &decision))?,
-        code: ReasonCode::parse(&code).ok_or_else(|| bad(8, &code))?,
+        decision: row.get(7)?,
+        code: row.get(8)?,
         reason: row.get(9)?,
         args_summary: row.get(10)?,
     })
+}
+
+/// A stored verdict; anything else (an edited database) is a column of the wrong kind.
+impl FromColumn for Verdict {
+    const WANTED: &'static str = "a verdict (allow, ask or deny)";
+    fn from_cell(cell: Cell<'_>) -> Option<Self> {
+        match cell {
+            Cell::Text(text) => Verdict::parse(text),
+            _ => None,
+        }
+    }
+}
+
+/// A stored reason code, as [`ReasonCode::as_str`] wrote it.
+impl FromColumn for ReasonCode {
+    const WANTED: &'static str = "a reason code";
+    fn from_cell(cell: Cell<'_>) -> Option<Self> {
+        match cell {
+            Cell::Text(text) => ReasonCode::parse(text),
+            _ => None,
+        }
+    }
 }
 
 /// At most `max` characters of `text`, control characters replaced, `…` if cut.

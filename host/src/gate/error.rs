@@ -55,7 +55,7 @@ pub enum GateError {
     #[error(transparent)]
     Schema(#[from] SchemaError),
     #[error("audit log: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sql(#[from] crate::sql::SqlError),
 }
 
 /// An unknown turn is 404, an ended or expired one 409; an approval the gate refuses
@@ -94,7 +94,7 @@ impl Described for GateError {
             GateError::AgentDeleteLimit { .. } => {
                 Description::new(StatusCode::TOO_MANY_REQUESTS, "agent-delete-limit", detail)
             }
-            GateError::Open { .. } | GateError::Schema(_) | GateError::Sqlite(_) => {
+            GateError::Open { .. } | GateError::Schema(_) | GateError::Sql(_) => {
                 Description::internal("tool gate")
             }
         }

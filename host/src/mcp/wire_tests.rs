@@ -64,7 +64,7 @@ variants!(memory: MemoryError { BrainDisabled { .. }, Brain(_), Facts(_), Lane(_
 variants!(gate: GateError {
     UnknownTurn(_), TurnEnded(_), TurnExpired(_), UnknownTool(_), NotApprovable { .. },
     PersonRequired(_), Invalid { .. }, TooManyTurns { .. }, CallerAtCap { .. },
-    AgentDeleteLimit { .. }, Open { .. }, Schema(_), Sqlite(_),
+    AgentDeleteLimit { .. }, Open { .. }, Schema(_), Sql(_),
 });
 variants!(fetch: FetchError {
     BadUrl { .. }, Scheme { .. }, PrivateAddress { .. }, Resolve { .. }, Network { .. },
@@ -91,7 +91,7 @@ variants!(turn: TurnError {
     NotAHostTool(_), Tool(_), NoSkillInvoked {}, UnknownScript { .. }, ScriptInvalid { .. },
     ScriptFailed(_), ScriptStopped { .. }, Script(_), Memory(_),
 });
-variants!(schedule: ScheduleError { Invalid { .. }, Open { .. }, Schema(_), Sqlite(_) });
+variants!(schedule: ScheduleError { Invalid { .. }, Open { .. }, Schema(_), Sql(_) });
 variants!(import: ApplyError { Invalid(_), Memory(_), Ledger(_), LearningPaused {} });
 variants!(backup: BackupError { Io { .. }, Sqlite { .. } });
 
@@ -774,7 +774,7 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
         INTERNAL,
     );
     t.gate(|| GateError::Schema(schema_too_new()), INTERNAL);
-    t.gate(|| GateError::Sqlite(sql_failure()), INTERNAL);
+    t.gate(|| GateError::Sql(sql_failure().into()), INTERNAL);
 
     // ---- the turn service's own ----
     t.row(
@@ -901,7 +901,11 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
         || ScheduleError::Schema(schema_too_new()),
         INTERNAL,
     );
-    t.row(schedule, || ScheduleError::Sqlite(sql_failure()), INTERNAL);
+    t.row(
+        schedule,
+        || ScheduleError::Sql(sql_failure().into()),
+        INTERNAL,
+    );
     // ---- imports and backups ----
     t.row(
         import,

@@ -1,5 +1,6 @@
-//! One pass of the scheduler: every due schedule is run once, its outcome recorded,
-//! then announced on the event bus (after the commit, as every event is).
+//! One pass of the scheduler: every due schedule is claimed (so that of the daemons
+//! sharing the store only one runs it), run once, its outcome recorded, then announced
+//! on the event bus (after the commit, as every event is).
 //!
 //! A run opens its turn through the turn service, as `POST /api/turns` does, with the
 //! schedule's skill forced ([`open_run`]); [`run_due`] takes that as a function so
@@ -73,16 +74,22 @@ pub struct Pass {
     pub failed: usize,
 }
 
-/// Runs every schedule due now. `open` opens the turn of one run and answers its id.
+/// Runs every schedule due now that no other daemon sharing the store ran first.
+/// `open` opens the turn of one run and answers its id. A claim that fails ends the
+/// pass: nothing of that run happened, and the next pass tries again.
 pub fn run_due(
     schedules: &Schedules,
     events: &EventBus,
     open: impl Fn(&Schedule) -> Result<String, Failure>,
 ) -> Result<Pass, ScheduleError> {
-    let now = schedules.now_ms();
+    let now = schedules.now_ms()?;
     let mut pass = Pass::default();
-    for schedule in schedules.due(now, MAX_PER_PASS)? {
-        let result = open(&schedule);
+    for due in schedules.due(now, MAX_PER_PASS)? {
+        let Some(claim) = schedules.claim(&due, now)? else {
+            continue;
+        };
+        let schedule = &claim.schedule;
+        let result = open(schedule);
         let outcome = match &result {
             Ok(turn_id) => Outcome::Fired {
                 turn_id: turn_id.clone(),
@@ -92,7 +99,7 @@ pub fn run_due(
             },
         };
         // A store that cannot record the run must not stop the other schedules.
-        if let Err(e) = schedules.record(&schedule, &outcome, now) {
+        if let Err(e) = schedules.record(&claim, &outcome) {
             tracing::error!(schedule = %schedule.id, "cannot record a scheduled run: {e}");
         }
         let (kind, data) = match result {

@@ -1,16 +1,27 @@
-//! The schedules store: `{data_dir}/schedule/schedules.db`, one connection behind a
-//! mutex (schedules are few and every statement is short).
+//! The schedules store: `{data_dir}/schedule/schedules.db` through one connection
+//! (schedules are few and every statement is short), or PostgreSQL's `schedules`
+//! schema, which several daemons share (issue 32).
+//!
+//! A due run is run once however many daemons see it: each claims it first
+//! ([`Schedules::claim`]), a compare-and-set that moves the schedule's next run on only
+//! if it is still the one that daemon read, and runs it only if that changed the row.
+//! What decides "due" is one clock for all of them: the injected [`Clock`] on SQLite
+//! (one daemon per file), the database server's on PostgreSQL.
+//!
+//! A person's calls (create, get, list, delete) act for that person, and so do the
+//! claim and the record of a run of their schedule; finding what is due, across
+//! everyone, acts for the host.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::cron::Cron;
 use super::due::{self, Cadence};
 use super::schema::{self, SchemaError};
+use crate::sql::{Actor, Database, PgStore, Row, SqlError};
 use crate::time::Clock;
 
 /// A page of schedules at most.
@@ -109,8 +120,8 @@ pub enum ScheduleError {
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
     Schema(#[from] SchemaError),
-    #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
+    #[error("schedules: {0}")]
+    Sql(#[from] SqlError),
 }
 
 impl crate::described::Described for ScheduleError {
@@ -118,7 +129,7 @@ impl crate::described::Described for ScheduleError {
         use crate::described::Description;
         match self {
             ScheduleError::Invalid { field, reason } => Description::invalid_field(*field, reason),
-            ScheduleError::Open { .. } | ScheduleError::Schema(_) | ScheduleError::Sqlite(_) => {
+            ScheduleError::Open { .. } | ScheduleError::Schema(_) | ScheduleError::Sql(_) => {
                 Description::internal("schedules")
             }
         }
@@ -126,18 +137,37 @@ impl crate::described::Described for ScheduleError {
 }
 
 pub struct Schedules {
-    conn: Mutex<Connection>,
-    clock: Arc<dyn Clock>,
+    db: Database,
+    time: Time,
+}
+
+/// Where a store reads the time that decides what is due.
+enum Time {
+    /// The injected clock: SQLite, one daemon per file.
+    Clock(Arc<dyn Clock>),
+    /// The database server's: every daemon sharing it reads the same clock.
+    Server,
+}
+
+/// A run this daemon claimed: the schedule as it was read when due, whose next run
+/// has already been moved on in the store, so that no other daemon runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub schedule: Schedule,
+    /// When the run was claimed (its `last_run_at`).
+    pub at: i64,
+    /// Why the schedule was disabled by this claim: it has no next run.
+    disabled: Option<String>,
 }
 
 const COLUMNS: &str = "id, skill, input, every_secs, cron, user_id, enabled, created_at, next_run_at, last_run_at, last_turn_id, last_error";
 
-fn row_to_schedule(row: &Row<'_>) -> rusqlite::Result<Schedule> {
+fn row_to_schedule(row: &Row<'_>) -> Result<Schedule, SqlError> {
     Ok(Schedule {
         id: row.get(0)?,
         skill: row.get(1)?,
         input: row.get(2)?,
-        every: row.get::<_, Option<i64>>(3)?.map(|s| s.max(0) as u64),
+        every: row.get::<Option<i64>>(3)?.map(|s| s.max(0) as u64),
         cron: row.get(4)?,
         user: row.get(5)?,
         enabled: row.get(6)?,
@@ -150,7 +180,8 @@ fn row_to_schedule(row: &Row<'_>) -> rusqlite::Result<Schedule> {
 }
 
 impl Schedules {
-    /// Opens (creating it and its directory) the database at `path`.
+    /// Opens (creating it and its directory) the database at `path`; `clock` decides
+    /// what is due.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Schedules, ScheduleError> {
         let open_err = |reason: String| ScheduleError::Open {
             path: path.to_path_buf(),
@@ -159,18 +190,37 @@ impl Schedules {
         let mut conn = crate::sqlite::open_wal(path, "NORMAL").map_err(open_err)?;
         schema::migrate(&mut conn)?;
         Ok(Schedules {
-            conn: Mutex::new(conn),
-            clock,
+            db: Database::sqlite(conn),
+            time: Time::Clock(clock),
         })
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        // Each write is one statement: a panic cannot leave a change half-applied.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    /// The schedules in PostgreSQL's `schedules` schema at `url`, migrated to this
+    /// release's version. The server's clock decides what is due, and stamps every
+    /// time the store writes: the daemons sharing the database may disagree on the
+    /// time, the server does not.
+    pub fn postgres(url: &str) -> Result<Schedules, ScheduleError> {
+        let store = PgStore::open(url, &schema::PG_SCHEMA)?;
+        Ok(Schedules {
+            db: Database::postgres(store, 2)?,
+            time: Time::Server,
+        })
     }
 
-    pub fn now_ms(&self) -> i64 {
-        self.clock.now_ms()
+    /// Now, in milliseconds since the epoch, by the clock that decides what is due.
+    pub fn now_ms(&self) -> Result<i64, ScheduleError> {
+        match &self.time {
+            Time::Clock(clock) => Ok(clock.now_ms()),
+            // PostgreSQL's own clock: no SQL both backends read gives SQLite the
+            // injected clock's time, so this is the one statement for one backend.
+            Time::Server => Ok(self.db.read(Actor::System, |tx| {
+                tx.query_one(
+                    "SELECT CAST(floor(extract(epoch FROM now()) * 1000) AS BIGINT)",
+                    &[],
+                    |row| row.get::<i64>(0),
+                )
+            })?),
+        }
     }
 
     pub fn create(&self, new: NewSchedule) -> Result<Schedule, ScheduleError> {
@@ -190,7 +240,7 @@ impl Schedules {
                 (Cadence::Cron(cron), None, Some(text))
             }
         };
-        let now = self.now_ms();
+        let now = self.now_ms()?;
         // A parsed expression fires within any 400 years, so only a `start_at` close
         // to the calendar's end leaves no first run.
         let next_run_at =
@@ -215,33 +265,34 @@ impl Schedules {
             last_turn_id: None,
             last_error: None,
         };
-        self.conn().execute(
-            "INSERT INTO schedules (id, skill, input, every_secs, cron, user_id, enabled, created_at, next_run_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
-            params![
-                schedule.id,
-                schedule.skill,
-                schedule.input,
-                schedule.every.map(|e| e as i64),
-                schedule.cron,
-                schedule.user,
-                schedule.created_at,
-                schedule.next_run_at
-            ],
-        )?;
+        self.db.write(Actor::User(&schedule.user), |tx| {
+            tx.execute(
+                "INSERT INTO schedules (id, skill, input, every_secs, cron, user_id, enabled, created_at, next_run_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
+                &[
+                    (&schedule.id).into(),
+                    (&schedule.skill).into(),
+                    (&schedule.input).into(),
+                    schedule.every.map(|e| e as i64).into(),
+                    schedule.cron.as_ref().into(),
+                    (&schedule.user).into(),
+                    schedule.created_at.into(),
+                    schedule.next_run_at.into(),
+                ],
+            )
+        })?;
         Ok(schedule)
     }
 
     /// `user`'s schedule `id` (another user's is none).
     pub fn get(&self, id: &str, user: &str) -> Result<Option<Schedule>, ScheduleError> {
-        Ok(self
-            .conn()
-            .query_row(
+        Ok(self.db.read(Actor::User(user), |tx| {
+            tx.query_opt(
                 &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1 AND user_id = ?2"),
-                [id, user],
+                &[id.into(), user.into()],
                 row_to_schedule,
             )
-            .optional()?)
+        })?)
     }
 
     /// `user`'s schedules by id (oldest first), after `cursor`.
@@ -252,18 +303,21 @@ impl Schedules {
         cursor: Option<&str>,
     ) -> Result<SchedulePage, ScheduleError> {
         let limit = limit.clamp(1, MAX_PAGE);
-        let conn = self.conn();
-        let mut statement = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM schedules
-             WHERE id > ?1 AND user_id = ?2
-             ORDER BY id LIMIT ?3"
-        ))?;
-        let mut items = statement
-            .query_map(
-                params![cursor.unwrap_or(""), user, limit as i64 + 1],
+        let mut items = self.db.read(Actor::User(user), |tx| {
+            tx.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM schedules
+                     WHERE id > ?1 AND user_id = ?2
+                     ORDER BY id LIMIT ?3"
+                ),
+                &[
+                    cursor.unwrap_or("").into(),
+                    user.into(),
+                    (limit as i64 + 1).into(),
+                ],
                 row_to_schedule,
-            )?
-            .collect::<Result<Vec<_>, _>>()?;
+            )
+        })?;
         let next_cursor = if items.len() > limit {
             items.truncate(limit);
             items.last().map(|s| s.id.clone())
@@ -275,77 +329,113 @@ impl Schedules {
 
     /// Whether `user` had such a schedule (another user's is left alone).
     pub fn delete(&self, id: &str, user: &str) -> Result<bool, ScheduleError> {
-        Ok(self.conn().execute(
-            "DELETE FROM schedules WHERE id = ?1 AND user_id = ?2",
-            [id, user],
-        )? > 0)
+        let deleted = self.db.write(Actor::User(user), |tx| {
+            tx.execute(
+                "DELETE FROM schedules WHERE id = ?1 AND user_id = ?2",
+                &[id.into(), user.into()],
+            )
+        })?;
+        Ok(deleted > 0)
     }
 
-    /// The enabled schedules due at `now`, the most overdue first, at most `limit`.
+    /// The enabled schedules due at `now`, everyone's, the most overdue first, at most
+    /// `limit`. Another daemon may run any of them first: run one only once
+    /// [`Schedules::claim`] gave it.
     pub fn due(&self, now: i64, limit: usize) -> Result<Vec<Schedule>, ScheduleError> {
-        let conn = self.conn();
-        let mut statement = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM schedules WHERE enabled = 1 AND next_run_at <= ?1
-             ORDER BY next_run_at, id LIMIT ?2"
-        ))?;
-        let items = statement
-            .query_map(params![now, limit as i64], row_to_schedule)?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(items)
+        Ok(self.db.read(Actor::System, |tx| {
+            tx.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM schedules WHERE enabled = 1 AND next_run_at <= ?1
+                     ORDER BY next_run_at, id LIMIT ?2"
+                ),
+                &[now.into(), (limit as i64).into()],
+                row_to_schedule,
+            )
+        })?)
     }
 
-    /// Records a run of `schedule` at `now` and moves its next run on; the updated
-    /// schedule, or `None` when it was deleted meanwhile. A schedule with no next run
-    /// (a cron expression past the calendar's end, or one an edited database broke)
-    /// is disabled, with the reason as its `last_error`, rather than retried forever.
-    pub fn record(
-        &self,
-        schedule: &Schedule,
-        outcome: &Outcome,
-        now: i64,
-    ) -> Result<Option<Schedule>, ScheduleError> {
+    /// Claims the run of `schedule` (as [`Schedules::due`] read it) at `now`: moves its
+    /// next run on, if nobody did since it was read. `None`: another daemon claimed
+    /// it, or it was deleted or disabled meanwhile; do not run it. A schedule with no
+    /// next run (a cron expression past the calendar's end, or one an edited database
+    /// broke) is disabled, with the reason as its `last_error`, rather than retried
+    /// forever.
+    pub fn claim(&self, schedule: &Schedule, now: i64) -> Result<Option<Claim>, ScheduleError> {
         let next = schedule.cadence().and_then(|cadence| {
             cadence
                 .next_run(schedule.next_run_at, now)
                 .ok_or_else(|| "the cron expression has no time left before year 9999".into())
         });
-        let (turn_id, mut error) = match outcome {
-            Outcome::Fired { turn_id } => (Some(turn_id.as_str()), None),
-            Outcome::Failed { reason } => (None, Some(reason.clone())),
+        let (next, disabled) = match next {
+            Ok(next) => (next, None),
+            Err(reason) => (schedule.next_run_at, Some(reason)),
         };
-        let (next, enabled) = match next {
-            Ok(next) => (next, true),
-            Err(reason) => {
-                tracing::error!(schedule = %schedule.id, "schedule disabled: {reason}");
-                error = Some(match error {
-                    Some(failed) => format!("{failed}; disabled: {reason}"),
-                    None => format!("disabled: {reason}"),
-                });
-                (schedule.next_run_at, false)
-            }
-        };
-        let conn = self.conn();
-        let changed = conn.execute(
-            "UPDATE schedules SET next_run_at = ?2, last_run_at = ?3,
-                 last_turn_id = COALESCE(?4, last_turn_id), last_error = ?5, enabled = ?6
-             WHERE id = ?1",
-            params![schedule.id, next, now, turn_id, error, enabled],
-        )?;
+        let disabled_error = disabled
+            .as_ref()
+            .map(|reason| format!("disabled: {reason}"));
+        // The compare-and-set: of the daemons that read the same `next_run_at`, the
+        // first to commit changes the row, and the others' WHERE no longer matches it
+        // (PostgreSQL re-reads a row another transaction changed before updating it).
+        let changed = self.db.write(Actor::User(&schedule.user), |tx| {
+            tx.execute(
+                "UPDATE schedules SET next_run_at = ?3, last_run_at = ?4, enabled = ?5,
+                     last_error = COALESCE(?6, last_error)
+                 WHERE id = ?1 AND next_run_at = ?2 AND enabled = 1",
+                &[
+                    (&schedule.id).into(),
+                    schedule.next_run_at.into(),
+                    next.into(),
+                    now.into(),
+                    disabled.is_none().into(),
+                    disabled_error.as_ref().into(),
+                ],
+            )
+        })?;
         if changed == 0 {
             return Ok(None);
         }
-        Ok(conn
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1"),
-                [&schedule.id],
+        if let Some(reason) = &disabled {
+            tracing::error!(schedule = %schedule.id, "schedule disabled: {reason}");
+        }
+        Ok(Some(Claim {
+            schedule: schedule.clone(),
+            at: now,
+            disabled,
+        }))
+    }
+
+    /// Records how a claimed run went; the updated schedule, or `None` when it was
+    /// deleted meanwhile.
+    pub fn record(
+        &self,
+        claim: &Claim,
+        outcome: &Outcome,
+    ) -> Result<Option<Schedule>, ScheduleError> {
+        let (turn_id, failed) = match outcome {
+            Outcome::Fired { turn_id } => (Some(turn_id.as_str()), None),
+            Outcome::Failed { reason } => (None, Some(reason.as_str())),
+        };
+        let error = match (failed, &claim.disabled) {
+            (Some(failed), Some(reason)) => Some(format!("{failed}; disabled: {reason}")),
+            (Some(failed), None) => Some(failed.to_string()),
+            (None, Some(reason)) => Some(format!("disabled: {reason}")),
+            (None, None) => None,
+        };
+        let schedule = &claim.schedule;
+        Ok(self.db.write(Actor::User(&schedule.user), |tx| {
+            tx.query_opt(
+                &format!(
+                    "UPDATE schedules SET last_turn_id = COALESCE(?2, last_turn_id), last_error = ?3
+                     WHERE id = ?1
+                     RETURNING {COLUMNS}"
+                ),
+                &[(&schedule.id).into(), turn_id.into(), error.as_ref().into()],
                 row_to_schedule,
             )
-            .optional()?)
+        })?)
     }
 
     pub fn checkpoint(&self) -> Result<(), ScheduleError> {
-        Ok(self
-            .conn()
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+        Ok(self.db.checkpoint()?)
     }
 }

@@ -140,14 +140,16 @@ fn schedules_survive_a_reopen_and_page_by_cursor() {
             n.user = if i % 2 == 0 { "default" } else { "alice" }.into();
             created.push(store.create(n).expect("create"));
         }
-        let first = created[0].clone();
+        let claim = store
+            .claim(&created[0], T0)
+            .expect("claim")
+            .expect("claimed");
         store
             .record(
-                &first,
+                &claim,
                 &Outcome::Fired {
                     turn_id: "turn_x".into(),
                 },
-                T0,
             )
             .expect("record");
         store.checkpoint().expect("checkpoint");
@@ -293,13 +295,13 @@ fn a_schedule_with_no_next_run_is_disabled_not_retried() {
         cron: Some("99 * * * *".into()),
         ..s.clone()
     };
+    let claim = store.claim(&broken, T0).expect("claim").expect("claimed");
     let after = store
         .record(
-            &broken,
+            &claim,
             &Outcome::Fired {
                 turn_id: "turn_1".into(),
             },
-            T0,
         )
         .expect("record")
         .expect("there");
@@ -332,4 +334,37 @@ fn a_runs_turn_error_becomes_its_failure_code() {
     }));
     assert_eq!(internal.code, "internal");
     assert!(!internal.reason.contains("/data"), "{internal:?}");
+}
+
+#[test]
+fn a_due_run_is_claimed_by_one_store_of_two_sharing_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = ManualClock::new(T0);
+    let first = open(dir.path(), &clock);
+    let second = open(dir.path(), &clock);
+    let s = first.create(new("web-search", 60, None)).expect("create");
+    // Both read it due before either claims it.
+    let seen_by_first = first.due(T0, 10).expect("due");
+    let seen_by_second = second.due(T0, 10).expect("due");
+    assert_eq!(seen_by_first, seen_by_second);
+    let won = first.claim(&seen_by_first[0], T0).expect("claim");
+    let lost = second.claim(&seen_by_second[0], T0).expect("claim");
+    assert!(won.is_some() && lost.is_none(), "{won:?} {lost:?}");
+    let after = second.get(&s.id, "default").expect("get").expect("there");
+    assert_eq!(after.next_run_at, T0 + MINUTE_MS);
+    assert_eq!(after.last_run_at, Some(T0));
+    // The next slot is claimed afresh, by whichever store reads it first.
+    clock.advance(MINUTE_MS);
+    let due = second.due(clock.now_ms(), 10).expect("due");
+    assert!(
+        second
+            .claim(&due[0], clock.now_ms())
+            .expect("claim")
+            .is_some()
+    );
+    // Neither claims a schedule deleted after it was read.
+    clock.advance(MINUTE_MS);
+    let due = first.due(clock.now_ms(), 10).expect("due");
+    assert!(second.delete(&s.id, "default").expect("delete"));
+    assert_eq!(first.claim(&due[0], clock.now_ms()).expect("claim"), None);
 }

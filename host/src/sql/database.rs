@@ -148,6 +148,16 @@ impl Database {
         out
     }
 
+    /// Moves SQLite's WAL into the main file and truncates it (at a clean stop);
+    /// nothing on PostgreSQL, which checkpoints by itself. It runs on the write
+    /// connection outside any transaction, as SQLite checkpoints only there.
+    pub fn checkpoint(&self) -> Result<(), SqlError> {
+        match self.writer().as_ref().and_then(Conn::as_sqlite) {
+            Some(conn) => Ok(conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?),
+            None => Ok(()),
+        }
+    }
+
     fn writer(&self) -> MutexGuard<'_, Option<Conn>> {
         // A panic inside `f` drops its transaction (rolled back) before the guard:
         // the connection is left with no transaction open.

@@ -1,15 +1,14 @@
-//! What was imported, by key: `{data_dir}/memory/imports.db` (SQLite, WAL), one row
-//! per conversation or memory an import brought, so that importing the same file again
-//! adds nothing. It names what the key became (a conversation id, a memory id); the
-//! memory itself stays the store's, and forgetting it does not bring it back at the
-//! next import.
+//! What was imported, by key: `{data_dir}/memory/imports.db` (SQLite, WAL) or
+//! PostgreSQL's `imports` schema, one row per conversation or memory an import brought
+//! for a person (read and written acting for that person), so that importing the same
+//! file again adds nothing. It names what the key became (a conversation id, a memory
+//! id); the memory itself stays the store's, and forgetting it does not bring it back
+//! at the next import.
 
 use std::path::Path;
-use std::sync::Mutex;
-
-use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::pg::PgSchema;
+use crate::sql::{Actor, Database, PgStore, SqlError};
 use crate::sqlite::{Migration, Schema};
 use crate::time::Clock;
 
@@ -53,14 +52,14 @@ pub enum LedgerError {
     #[error("{0}")]
     Open(String),
     #[error(transparent)]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] SqlError),
     #[error(transparent)]
     Schema(#[from] crate::sqlite::SchemaError),
 }
 
 /// The ledger; imports run one at a time through its connection.
 pub struct Ledger {
-    conn: Mutex<Connection>,
+    db: Database,
 }
 
 impl Ledger {
@@ -68,36 +67,42 @@ impl Ledger {
         let mut conn = crate::sqlite::open_wal(path, "FULL").map_err(LedgerError::Open)?;
         SCHEMA.migrate(&mut conn)?;
         Ok(Ledger {
-            conn: Mutex::new(conn),
+            db: Database::sqlite(conn),
         })
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(conn) => conn,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+    /// The ledger in PostgreSQL's `imports` schema at `url`, migrated to this
+    /// release's version.
+    pub fn postgres(url: &str) -> Result<Ledger, LedgerError> {
+        let store = PgStore::open(url, &PG_SCHEMA)?;
+        Ok(Ledger {
+            db: Database::postgres(store, 1)?,
+        })
     }
 
     /// Whether `key` was imported for `user`.
     pub fn has(&self, user: &str, key: &str) -> Result<bool, LedgerError> {
-        Ok(self
-            .conn()
-            .query_row(
+        let found = self.db.read(Actor::User(user), |tx| {
+            tx.query_opt(
                 "SELECT 1 FROM imported WHERE user_id = ?1 AND key = ?2",
-                params![user, key],
+                &[user.into(), key.into()],
                 |_| Ok(()),
             )
-            .optional()?
-            .is_some())
+        })?;
+        Ok(found.is_some())
     }
 
     /// Records that `key` was imported for `user` as `became`.
     pub fn put(&self, user: &str, key: &str, became: &str) -> Result<(), LedgerError> {
-        self.conn().execute(
-            "INSERT OR REPLACE INTO imported (user_id, key, became, imported_at) VALUES (?1, ?2, ?3, ?4)",
-            params![user, key, became, crate::time::SystemClock.now_ms()],
-        )?;
+        let now = crate::time::SystemClock.now_ms();
+        self.db.write(Actor::User(user), |tx| {
+            tx.execute(
+                "INSERT INTO imported (user_id, key, became, imported_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (user_id, key) DO UPDATE
+                 SET became = excluded.became, imported_at = excluded.imported_at",
+                &[user.into(), key.into(), became.into(), now.into()],
+            )
+        })?;
         Ok(())
     }
 }
