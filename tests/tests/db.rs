@@ -140,7 +140,8 @@ fn an_old_store_is_listed_as_pending_then_migrated_and_clean() {
     let human = db(data, &["status"]);
     assert_eq!(human.status.code(), Some(4));
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(text.contains("version 7 of 9"), "{text}");
+    let latest = format!("version 7 of {}", brain.migrations.len());
+    assert!(text.contains(&latest), "{text}");
     assert!(text.contains(brain.migrations[8].description), "{text}");
 
     let (code, migrated) = db_json(data, &["migrate"]);
