@@ -31,6 +31,15 @@ pub struct Description {
 /// The detail of every internal failure.
 pub const INTERNAL_DETAIL: &str = "an internal error occurred; the daemon log has the details";
 
+/// The code of a request that found its database server unreachable.
+pub const UNAVAILABLE_CODE: &str = "database-unavailable";
+/// The detail of such a request.
+pub const UNAVAILABLE_DETAIL: &str =
+    "the database cannot be reached right now: nothing of this request was stored; retry shortly";
+/// What `Retry-After` says to a request that found the database unreachable: a
+/// restarted server takes seconds, and every daemon reconnects by itself.
+pub const RETRY_UNAVAILABLE_SECS: u64 = 1;
+
 /// The detail of a write that found the disk full.
 pub const DISK_FULL_DETAIL: &str = "the disk holding the data directory is full: nothing of this request was stored, and what was stored before is intact; free some space and retry";
 
@@ -93,6 +102,20 @@ impl Description {
                 StatusCode::INSUFFICIENT_STORAGE,
                 "insufficient-storage",
                 DISK_FULL_DETAIL,
+            )
+        }
+    }
+
+    /// 503 `database-unavailable`: the database server of `context` cannot be reached
+    /// (down, restarting, or the connection was cut). Nothing of the request was
+    /// committed; REST adds `Retry-After` ([`RETRY_UNAVAILABLE_SECS`]).
+    pub fn unavailable(context: &'static str) -> Description {
+        Description {
+            logged_as: Some(context),
+            ..Description::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                UNAVAILABLE_CODE,
+                UNAVAILABLE_DETAIL,
             )
         }
     }

@@ -108,6 +108,12 @@ impl IntoResponse for ApiError {
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if self.code == crate::described::UNAVAILABLE_CODE {
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(crate::described::RETRY_UNAVAILABLE_SECS),
+            );
+        }
         response
     }
 }
@@ -137,5 +143,23 @@ impl From<Description> for ApiError {
             detail: d.detail,
             field: d.field,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_database_is_503_with_retry_after_and_no_detail_of_the_server() {
+        let error = crate::sql::SqlError::Unavailable("server at 10.0.0.5 closed".into());
+        let response = ApiError::from(crate::sql::describe(&error, "schedules")).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from(crate::described::RETRY_UNAVAILABLE_SECS))
+        );
+        let internal = ApiError::from(Description::internal("schedules")).into_response();
+        assert!(internal.headers().get(header::RETRY_AFTER).is_none());
     }
 }

@@ -94,9 +94,8 @@ impl Described for GateError {
             GateError::AgentDeleteLimit { .. } => {
                 Description::new(StatusCode::TOO_MANY_REQUESTS, "agent-delete-limit", detail)
             }
-            GateError::Open { .. } | GateError::Schema(_) | GateError::Sql(_) => {
-                Description::internal("tool gate")
-            }
+            GateError::Sql(e) => crate::sql::describe(e, "tool gate"),
+            GateError::Open { .. } | GateError::Schema(_) => Description::internal("tool gate"),
         }
     }
 }

@@ -170,7 +170,10 @@ impl Table {
         // The host's own failures, and only they, are logged and answered generically.
         assert_eq!(
             described.is_internal(),
-            matches!(expected.0, 500 | 507),
+            matches!(
+                expected.1,
+                "internal" | "insufficient-storage" | "database-unavailable"
+            ),
             "{row}"
         );
         if !described.is_internal() {
@@ -278,6 +281,7 @@ fn schema_too_new() -> SchemaError {
 
 const INTERNAL: Expected = (500, "internal", None);
 const DISK_FULL: Expected = (507, "insufficient-storage", None);
+const UNAVAILABLE: Expected = (503, "database-unavailable", None);
 
 #[test]
 fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
@@ -350,7 +354,7 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
     );
     t.store(
         || StoreError::Sql(crate::sql::SqlError::Unavailable(PRIVATE.into())),
-        INTERNAL,
+        UNAVAILABLE,
     );
     t.store(|| StoreError::SqliteOnly, INTERNAL);
     t.store(|| StoreError::GroupFailed(PRIVATE.into()), INTERNAL);
@@ -775,6 +779,10 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
     );
     t.gate(|| GateError::Schema(schema_too_new()), INTERNAL);
     t.gate(|| GateError::Sql(sql_failure().into()), INTERNAL);
+    t.gate(
+        || GateError::Sql(crate::sql::SqlError::Unavailable(PRIVATE.into())),
+        UNAVAILABLE,
+    );
 
     // ---- the turn service's own ----
     t.row(
@@ -905,6 +913,11 @@ fn every_variant_of_every_service_error_reaches_rest_and_mcp_alike() {
         schedule,
         || ScheduleError::Sql(sql_failure().into()),
         INTERNAL,
+    );
+    t.row(
+        schedule,
+        || ScheduleError::Sql(crate::sql::SqlError::Unavailable(PRIVATE.into())),
+        UNAVAILABLE,
     );
     // ---- imports and backups ----
     t.row(

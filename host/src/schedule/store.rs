@@ -129,7 +129,8 @@ impl crate::described::Described for ScheduleError {
         use crate::described::Description;
         match self {
             ScheduleError::Invalid { field, reason } => Description::invalid_field(*field, reason),
-            ScheduleError::Open { .. } | ScheduleError::Schema(_) | ScheduleError::Sql(_) => {
+            ScheduleError::Sql(e) => crate::sql::describe(e, "schedules"),
+            ScheduleError::Open { .. } | ScheduleError::Schema(_) => {
                 Description::internal("schedules")
             }
         }

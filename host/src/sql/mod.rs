@@ -59,7 +59,7 @@ pub enum Access {
 pub enum SqlError {
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    #[error("{}", describe(.0))]
+    #[error("{}", server_message(.0))]
     Postgres(::postgres::Error),
     /// The server cannot be reached, or dropped the connection: nothing of the
     /// transaction was committed, and the same request may be retried.
@@ -88,7 +88,7 @@ pub enum SqlError {
 impl From<::postgres::Error> for SqlError {
     fn from(error: ::postgres::Error) -> Self {
         if postgres::is_unavailable(&error) {
-            SqlError::Unavailable(describe(&error))
+            SqlError::Unavailable(server_message(&error))
         } else {
             SqlError::Postgres(error)
         }
@@ -111,8 +111,21 @@ impl SqlError {
     }
 }
 
+/// How a store's database failure reaches a caller, the same for every store: a full
+/// disk is 507, an unreachable server 503 (retry), the rest the host's own failure.
+pub fn describe(error: &SqlError, context: &'static str) -> crate::described::Description {
+    use crate::described::Description;
+    if error.is_disk_full() {
+        Description::disk_full(context)
+    } else if error.is_unavailable() {
+        Description::unavailable(context)
+    } else {
+        Description::internal(context)
+    }
+}
+
 /// The server's own message (and its hint) rather than the client's "db error".
-fn describe(error: &::postgres::Error) -> String {
+fn server_message(error: &::postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => match db.hint() {
             Some(hint) => format!("{} ({hint})", db.message()),

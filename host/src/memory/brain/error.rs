@@ -92,13 +92,12 @@ impl crate::described::Described for StoreError {
             StoreError::Sqlite(e) if crate::sqlite::is_disk_full(e) => {
                 Description::disk_full("Second Brain")
             }
-            StoreError::Sql(e) if e.is_disk_full() => Description::disk_full("Second Brain"),
+            StoreError::Sql(e) => crate::sql::describe(e, "Second Brain"),
             StoreError::Open { .. }
             | StoreError::Schema(_)
             | StoreError::Index(_)
             | StoreError::Encoder(_)
             | StoreError::Sqlite(_)
-            | StoreError::Sql(_)
             | StoreError::SqliteOnly
             | StoreError::GroupFailed(_) => Description::internal("Second Brain"),
         }

@@ -242,6 +242,9 @@ impl crate::described::Described for ApplyError {
                 Description::new(StatusCode::CONFLICT, "learning-paused", self.to_string())
             }
             ApplyError::Memory(e) => e.describe(),
+            ApplyError::Ledger(ledger::LedgerError::Sql(e)) => {
+                crate::sql::describe(e, "import ledger")
+            }
             ApplyError::Ledger(_) => Description::internal("import ledger"),
         }
     }
