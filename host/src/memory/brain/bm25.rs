@@ -43,6 +43,35 @@ pub fn term(idf: f64, freq: f64, size: usize, avgdl: f64) -> f64 {
     idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
 }
 
+/// The transcript's ranking, whichever index found the matches: each match `(key,
+/// size, its instances of each query word)` scored with the words' `idfs`, the best
+/// `limit` (1 to 500) as `(bm25, key)` with FTS5's sign (lower is better), ties by key
+/// (the order the messages were recorded).
+pub fn rank<'a>(
+    matches: impl Iterator<Item = (i64, usize, &'a [u32])>,
+    idfs: &[f64],
+    avgdl: f64,
+    limit: usize,
+) -> Vec<(f64, i64)> {
+    let mut ranked: Vec<(f64, i64)> = matches
+        .map(|(key, size, instances)| {
+            let mut score = 0.0;
+            for (idf, &freq) in idfs.iter().zip(instances) {
+                score += term(*idf, f64::from(freq), size, avgdl);
+            }
+            (-score, key)
+        })
+        .collect();
+    let order = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let limit = limit.clamp(1, 500);
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_unstable_by(order);
+    ranked
+}
+
 /// Registers `engram_hits(fts_table)` on `conn`: for the row a MATCH query is at, its
 /// size in tokens (every column) and the instances of each phrase of the query (in
 /// every column: for a table whose columns all weigh 1.0, a phrase's bm25 frequency),

@@ -157,24 +157,15 @@ pub(super) fn search(
         idfs.push(bm25::idf(share.messages, hits));
     }
     let avgdl = bm25::average(share.tokens, share.messages);
-    let mut ranked: Vec<(f64, i64)> = matches
-        .iter()
-        .zip(instances.chunks_exact(words))
-        .map(|(&(rowid, size), instances)| {
-            let mut score = 0.0;
-            for (idf, &freq) in idfs.iter().zip(instances) {
-                score += bm25::term(*idf, f64::from(freq), size, avgdl);
-            }
-            (-score, rowid)
-        })
-        .collect();
-    let order = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    let limit = limit.clamp(1, 500);
-    if ranked.len() > limit {
-        ranked.select_nth_unstable_by(limit, order);
-        ranked.truncate(limit);
-    }
-    ranked.sort_unstable_by(order);
+    let ranked = bm25::rank(
+        matches
+            .iter()
+            .zip(instances.chunks_exact(words))
+            .map(|(&(rowid, size), instances)| (rowid, size, instances)),
+        &idfs,
+        avgdl,
+        limit,
+    );
     let message_sql =
         format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE n = ?1 AND user_id = ?2");
     let mut found = Vec::with_capacity(ranked.len());

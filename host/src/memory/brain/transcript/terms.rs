@@ -407,24 +407,15 @@ pub fn search(
         })
         .collect();
     let avgdl = bm25::average(share.tokens, share.messages);
-    let mut ranked: Vec<(f64, i64)> = found
-        .each()
-        .filter(|(_, instances)| Found::matches(instances, query.all))
-        .map(|(&(n, size), instances)| {
-            let mut score = 0.0;
-            for (idf, &freq) in idfs.iter().zip(instances) {
-                score += bm25::term(*idf, f64::from(freq), size, avgdl);
-            }
-            (-score, n)
-        })
-        .collect();
-    let order = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    let limit = limit.clamp(1, 500);
-    if ranked.len() > limit {
-        ranked.select_nth_unstable_by(limit, order);
-        ranked.truncate(limit);
-    }
-    ranked.sort_unstable_by(order);
+    let ranked = bm25::rank(
+        found
+            .each()
+            .filter(|(_, instances)| Found::matches(instances, query.all))
+            .map(|(&(n, size), instances)| (n, size, instances)),
+        &idfs,
+        avgdl,
+        limit,
+    );
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
