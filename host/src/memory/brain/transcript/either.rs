@@ -25,9 +25,12 @@ impl Transcript {
     }
 
     /// Registers on a SQLite connection of the caller's what the FTS5 search calls
-    /// (`engram_hits`), as the Second Brain does on its own connections.
+    /// (`engram_hits`) and what the schema's triggers call when a message is written
+    /// (`engram_tokens`), as the Second Brain does on its own connections.
     pub fn prepare_sqlite(conn: &Connection) -> Result<(), StoreError> {
-        Ok(bm25::register(conn)?)
+        bm25::register(conn)?;
+        crate::memory::brain::tokenizer::register_token_count(conn)?;
+        Ok(())
     }
 
     /// Indexes message `n`, written in this transaction (PostgreSQL: on SQLite the
