@@ -196,20 +196,8 @@ fn a_transaction_acting_for_one_person_sees_and_changes_only_their_rows() {
     assert_eq!(seen(Actor::System), ["bob's note", "o'brien\\'s note"]);
 }
 
-#[test]
-fn a_dropped_connection_fails_one_call_as_unavailable_and_the_next_reconnects() {
-    let Some(owner) = Owner::new("seam_reconnects") else {
-        return;
-    };
-    let db =
-        Database::postgres(PgStore::open(&owner.url(), &NOTES).expect("open"), 2).expect("connect");
-    let count = |db: &Database| {
-        db.write(Actor::System, |tx| {
-            tx.query_one("SELECT COUNT(*) FROM notes", &[], |r| r.get::<i64>(0))
-        })
-    };
-    assert_eq!(count(&db).expect("count"), 0);
-    // What a server restart does to every open connection.
+/// The server ended every connection (what a restart does).
+fn end_connections(owner: &Owner) {
     let mut admin = Client::connect(
         &format!(
             "host=127.0.0.1 port={} user={SUPERUSER} dbname={}",
@@ -226,9 +214,51 @@ fn a_dropped_connection_fails_one_call_as_unavailable_and_the_next_reconnects() 
         )
         .expect("terminate");
     assert!(!ended.is_empty(), "the store's connections were found");
-    let error = count(&db).expect_err("the connection was dropped");
+}
+
+#[test]
+fn a_restarted_server_fails_only_the_call_in_flight_and_the_store_reconnects() {
+    let Some(owner) = Owner::new("seam_reconnects") else {
+        return;
+    };
+    let db =
+        Database::postgres(PgStore::open(&owner.url(), &NOTES).expect("open"), 2).expect("connect");
+    let count = |db: &Database| {
+        db.write(Actor::System, |tx| {
+            tx.query_one("SELECT COUNT(*) FROM notes", &[], |r| r.get::<i64>(0))
+        })
+    };
+    let read = |db: &Database| {
+        db.read(Actor::System, |tx| {
+            tx.query_one("SELECT COUNT(*) FROM notes", &[], |r| r.get::<i64>(0))
+        })
+    };
+    assert_eq!(count(&db).expect("count"), 0);
+    // A reader's connection, left idle in the pool for the next read.
+    assert_eq!(read(&db).expect("read"), 0);
+
+    // Idle connections the server dropped fail at BEGIN, before anything ran: the
+    // calls reconnect and answer.
+    end_connections(&owner);
+    assert_eq!(count(&db).expect("the writer reconnected"), 0);
+    assert_eq!(read(&db).expect("a reader reconnected"), 0);
+
+    // A call in flight when the server goes fails as unavailable (503), and nothing
+    // of its transaction is kept.
+    let in_flight = db.write(Actor::User("alice"), |tx| {
+        tx.execute(
+            "INSERT INTO notes (user_id, body) VALUES ('alice', 'half')",
+            &[],
+        )?;
+        end_connections(&owner);
+        tx.execute(
+            "INSERT INTO notes (user_id, body) VALUES ('alice', 'other half')",
+            &[],
+        )
+    });
+    let error = in_flight.expect_err("the server went during the call");
     assert!(error.is_unavailable(), "{error:?}");
-    assert_eq!(count(&db).expect("reconnected"), 0);
+    assert_eq!(count(&db).expect("reconnected"), 0, "nothing half-written");
 }
 
 /// The daemon calls its stores from its async workers as well as from blocking

@@ -181,7 +181,12 @@ impl Conn {
             }
             Inner::Postgres(pg) => {
                 let pg = pg.get_mut();
-                pg.batch(&format!("BEGIN; {}", acting_as(actor)))?;
+                if let Err(e) = pg.batch(&format!("BEGIN; {}", acting_as(actor))) {
+                    // The BEGIN may have run and the role not been taken: nothing is
+                    // left open for the next caller.
+                    let _ = pg.batch("ROLLBACK");
+                    return Err(e);
+                }
                 pg.open = true;
             }
         }
@@ -228,10 +233,7 @@ impl Conn {
         access: Access,
     ) -> Result<Transaction<'_>, SqlError> {
         self.begin(actor, access)?;
-        Ok(Transaction {
-            tx: self.tx(),
-            finished: false,
-        })
+        Ok(Transaction::begun(self))
     }
 }
 
@@ -248,7 +250,15 @@ impl<'c> Deref for Transaction<'c> {
     }
 }
 
-impl Transaction<'_> {
+impl<'c> Transaction<'c> {
+    /// The transaction [`Conn::begin`] opened on `conn`.
+    pub(super) fn begun(conn: &'c Conn) -> Transaction<'c> {
+        Transaction {
+            tx: conn.tx(),
+            finished: false,
+        }
+    }
+
     pub fn commit(mut self) -> Result<(), SqlError> {
         self.finished = true;
         self.tx.end("COMMIT")

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use super::{Access, Actor, Backend, Conn, PgStore, SqlError, Tx, outside_async};
+use super::{Access, Actor, Backend, Conn, PgStore, SqlError, Transaction, Tx, outside_async};
 
 type Open = Box<dyn Fn() -> Result<Conn, SqlError> + Send + Sync>;
 
@@ -107,7 +107,7 @@ impl Database {
                 writer.insert(reopen()?)
             }
         };
-        let out = run(conn, actor, Access::Write, f);
+        let out = run(conn, self.reopen.as_ref(), actor, Access::Write, f);
         if conn.is_closed() {
             *writer = None;
         }
@@ -140,7 +140,7 @@ impl Database {
             Some(conn) => conn,
             None => (readers.open)()?,
         };
-        let out = run(&mut conn, actor, Access::Read, f);
+        let out = run(&mut conn, Some(&readers.open), actor, Access::Read, f);
         let mut idle = readers.idle();
         if !conn.is_closed() && idle.len() < readers.max_idle {
             idle.push(conn);
@@ -171,13 +171,27 @@ impl Readers {
     }
 }
 
+/// Runs `f` in a transaction on `conn`. A connection the server dropped while it sat
+/// idle (a restart) fails at `BEGIN`, before anything of `f` ran: it is replaced by a
+/// new one from `reopen` and the transaction begun there, so only the calls that were
+/// in flight when the server went fail.
 fn run<R, E: From<SqlError>>(
     conn: &mut Conn,
+    reopen: Option<&Open>,
     actor: Actor<'_>,
     access: Access,
     f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
 ) -> Result<R, E> {
-    let tx = conn.transaction(actor, access)?;
+    if let Err(e) = conn.begin(actor, access) {
+        match reopen {
+            Some(open) if e.is_unavailable() => {
+                *conn = open()?;
+                conn.begin(actor, access)?;
+            }
+            _ => return Err(e.into()),
+        }
+    }
+    let tx = Transaction::begun(conn);
     let out = f(&tx)?;
     tx.commit()?;
     Ok(out)
