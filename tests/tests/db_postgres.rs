@@ -734,6 +734,23 @@ fn copy_moves_every_row_of_an_install_and_refuses_to_merge_into_a_filled_databas
         "the changed facts still point at what replaced them"
     );
     assert!(stored(&mut client, "SELECT count(*) FROM brain.memory_turns") >= 2);
+    // Every copied message is in the transcript's index on the server, counted into
+    // its user's totals as the SQLite file counted it.
+    let messages = stored(&mut client, "SELECT count(*) FROM brain.messages");
+    assert!(messages > 0, "the install had messages to copy");
+    assert_eq!(
+        stored(&mut client, "SELECT count(*) FROM brain.message_sizes"),
+        messages,
+        "each copied message indexed"
+    );
+    assert_eq!(
+        stored(
+            &mut client,
+            "SELECT coalesce(sum(messages), 0)::BIGINT FROM brain.transcript_users"
+        ),
+        messages,
+        "the users' counters"
+    );
     // The next row numbered by the server comes after the copied ones.
     let highest = stored(&mut client, "SELECT max(id) FROM brain.history");
     let mut tx = acting(&mut client, engram::pg::SYSTEM_ROLE, None);
