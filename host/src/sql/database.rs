@@ -87,14 +87,17 @@ impl Database {
         f: impl FnOnce(&Tx<'_>) -> Result<R, E> + Send,
     ) -> Result<R, E> {
         match self.backend {
-            Backend::Sqlite => self.write_here(actor, f),
-            Backend::Postgres => outside_async(|| self.write_here(actor, f)),
+            Backend::Sqlite => self.on_writer(actor, Access::Write, f),
+            Backend::Postgres => outside_async(|| self.on_writer(actor, Access::Write, f)),
         }
     }
 
-    fn write_here<R, E: From<SqlError>>(
+    /// Runs `f` on the write connection: writes, and the reads of a store without
+    /// readers of its own (which then take no write lock).
+    fn on_writer<R, E: From<SqlError>>(
         &self,
         actor: Actor<'_>,
+        access: Access,
         f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let mut writer = self.writer();
@@ -107,7 +110,7 @@ impl Database {
                 writer.insert(reopen()?)
             }
         };
-        let out = run(conn, self.reopen.as_ref(), actor, Access::Write, f);
+        let out = run(conn, self.reopen.as_ref(), actor, access, f);
         if conn.is_closed() {
             *writer = None;
         }
@@ -133,7 +136,7 @@ impl Database {
         f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let Some(readers) = &self.readers else {
-            return self.write_here(actor, f);
+            return self.on_writer(actor, Access::Read, f);
         };
         let idle = readers.idle().pop();
         let mut conn = match idle {

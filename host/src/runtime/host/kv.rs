@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use super::CallState;
 use crate::pg::PgSchema;
 use crate::runtime::bindings::kv::{Host, KvError};
-use crate::sql::{Actor, Database, PgStore, SqlError, Tx};
+use crate::sql::{Actor, Database, PgStore, SqlError};
 use crate::sqlite::{Migration, Schema, SchemaError};
 
 pub const MAX_KEY_BYTES: usize = 256;
@@ -48,7 +48,8 @@ pub static PG_SCHEMA: PgSchema = PgSchema {
     user_tables: &[],
 };
 
-/// The persisted store shared by all plugins (one connection; calls are short).
+/// The persisted store shared by all plugins (one connection; calls are short). A
+/// plugin's keys belong to no person: every call acts for the host.
 #[derive(Clone)]
 pub struct KvStore {
     db: Arc<Database>,
@@ -87,17 +88,8 @@ impl KvStore {
         })
     }
 
-    /// Runs `f` in one transaction: a plugin's keys belong to no person, so the host
-    /// acts for itself.
-    fn with_tx<R: Send>(
-        &self,
-        f: impl FnOnce(&Tx<'_>) -> Result<R, KvError> + Send,
-    ) -> Result<R, KvError> {
-        self.db.write(Actor::System, f)
-    }
-
     pub fn get(&self, plugin: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        self.with_tx(|tx| {
+        self.db.read(Actor::System, |tx| {
             Ok(tx.query_opt(
                 "SELECT value FROM kv WHERE plugin = ?1 AND key = ?2",
                 &[plugin.into(), key.into()],
@@ -119,7 +111,7 @@ impl KvStore {
                 value.len()
             )));
         }
-        self.with_tx(|tx| {
+        self.db.write(Actor::System, |tx| {
             // `octet_length` counts bytes on both backends (`length` counts a text's
             // characters).
             let used: i64 = tx.query_one(
@@ -144,7 +136,7 @@ impl KvStore {
     }
 
     pub fn delete(&self, plugin: &str, key: &str) -> Result<(), KvError> {
-        self.with_tx(|tx| {
+        self.db.write(Actor::System, |tx| {
             tx.execute(
                 "DELETE FROM kv WHERE plugin = ?1 AND key = ?2",
                 &[plugin.into(), key.into()],
@@ -154,7 +146,7 @@ impl KvStore {
     }
 
     pub fn list_keys(&self, plugin: &str, prefix: &str) -> Result<Vec<String>, KvError> {
-        self.with_tx(|tx| {
+        self.db.read(Actor::System, |tx| {
             Ok(tx.query(
                 "SELECT key FROM kv WHERE plugin = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
                 &[plugin.into(), prefix.into()],
@@ -165,7 +157,7 @@ impl KvStore {
 
     /// Drops every key of a plugin (when it is removed).
     pub fn clear_plugin(&self, plugin: &str) -> Result<(), KvError> {
-        self.with_tx(|tx| {
+        self.db.write(Actor::System, |tx| {
             tx.execute("DELETE FROM kv WHERE plugin = ?1", &[plugin.into()])?;
             Ok(())
         })

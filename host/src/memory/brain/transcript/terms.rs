@@ -325,7 +325,7 @@ fn find(
         let postings = tx.query(
             "SELECT term, n, hits, size FROM message_terms
              WHERE user_id = ?1
-               AND term IN (SELECT decode(t, 'hex') FROM unnest(string_to_array(?2, ',')) AS t)",
+               AND term = ANY(ARRAY(SELECT decode(t, 'hex') FROM unnest(string_to_array(?2, ',')) AS t))",
             &[user.into(), keys.as_str().into()],
             |r| {
                 Ok((
