@@ -45,7 +45,9 @@ pub fn engram_bin() -> PathBuf {
     bin
 }
 
-/// `engram --data-dir <data>` with quiet logs, ready for more arguments.
+/// `engram --data-dir <data>` with quiet logs, ready for more arguments. Inside
+/// [`on_postgres`] its databases are on the test PostgreSQL cluster, one database per
+/// data directory (`ENGRAM_DATABASE_URL`).
 pub fn engram(data: &Path) -> Command {
     let mut command = Command::new(engram_bin());
     command
@@ -55,8 +57,58 @@ pub fn engram(data: &Path) -> Command {
         .env_remove("ENGRAM_TOKEN")
         .env_remove("ENGRAM_OPERATOR_TOKEN")
         .env_remove("ENGRAM_URL")
+        .env_remove("ENGRAM_DATABASE_URL")
         .env_remove("SECOND_BRAIN_ENABLED");
+    if ON_POSTGRES.with(std::cell::Cell::get) {
+        let url = pg::database_url_for(data).expect("on_postgres checked the cluster");
+        command.env("ENGRAM_DATABASE_URL", url);
+    }
     command
+}
+
+thread_local! {
+    static ON_POSTGRES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `test` with every daemon and CLI it starts through [`engram`] (on this thread)
+/// keeping its databases on PostgreSQL: how a suite runs its tests on both backends.
+/// Without PostgreSQL it prints SKIPPED and returns (under CI it fails), as
+/// [`pg::database`] does.
+pub fn on_postgres(name: &str, test: impl FnOnce()) {
+    if pg::database(name).is_none() {
+        return;
+    }
+    ON_POSTGRES.with(|on| on.set(true));
+    struct Off;
+    impl Drop for Off {
+        fn drop(&mut self) {
+            ON_POSTGRES.with(|on| on.set(false));
+        }
+    }
+    let _off = Off;
+    test();
+}
+
+/// Whether the test running on this thread keeps its databases on PostgreSQL.
+pub fn is_on_postgres() -> bool {
+    ON_POSTGRES.with(std::cell::Cell::get)
+}
+
+/// Runs the named tests (`#[test]` functions of the file) on PostgreSQL too, as
+/// `on_postgres::<name>` ([`on_postgres`]); as written they run on SQLite, the data
+/// directory's files. Invoked once per file.
+#[macro_export]
+macro_rules! also_on_postgres {
+    ($($name:ident),* $(,)?) => {
+        mod on_postgres {
+            $(
+                #[test]
+                fn $name() {
+                    $crate::on_postgres(stringify!($name), super::$name);
+                }
+            )*
+        }
+    };
 }
 
 /// Speaks HTTP/1.1 to a daemon, one connection per request (`Connection: close`).

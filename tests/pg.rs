@@ -122,6 +122,22 @@ pub fn database(test: &str) -> Option<PgDatabase> {
     })
 }
 
+/// The database the daemons of the data directory `data` keep their databases in
+/// when a test runs on PostgreSQL ([`crate::on_postgres`]): made at the first call
+/// for it, the same at every later one (a daemon restarted on `data` finds its
+/// rows). `None` as [`database`] is.
+pub fn database_url_for(data: &Path) -> Option<String> {
+    static MADE: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, url)) = made.iter().find(|(dir, _)| dir == data) {
+        return Some(url.clone());
+    }
+    let owner = Owner::new(&data.display().to_string())?;
+    let url = owner.url();
+    made.push((data.to_path_buf(), url.clone()));
+    Some(url)
+}
+
 /// The binary's one cluster, started at the first call; a failure is remembered.
 fn cluster() -> Result<&'static Cluster, Unavailable> {
     static CLUSTER: OnceLock<Result<Cluster, Unavailable>> = OnceLock::new();

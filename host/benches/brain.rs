@@ -1759,7 +1759,7 @@ fn latency(quick: bool, table: &mut Table) {
     subject.brain.store().checkpoint().expect("checkpoint");
     baseline.checkpoint();
     let (engram_before, plain_before) = (
-        database_bytes(subject.brain.store().path()),
+        database_bytes(subject.brain.store().path().expect("a SQLite store")),
         database_bytes(&baseline_path),
     );
 
@@ -1839,7 +1839,9 @@ fn latency(quick: bool, table: &mut Table) {
         "",
     );
     let per_100k = |bytes: u64| bytes as f64 * 100_000.0 / messages as f64 / 1e6;
-    let engram_size = per_100k(database_bytes(subject.brain.store().path()) - engram_before);
+    let engram_size = per_100k(
+        database_bytes(subject.brain.store().path().expect("a SQLite store")) - engram_before,
+    );
     let plain_size = per_100k(database_bytes(&baseline_path) - plain_before);
     table.row(
         "database size per 100k messages (.db + -wal, checkpointed)",

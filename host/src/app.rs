@@ -10,7 +10,7 @@ use crate::config::ConfigFile;
 use crate::embed::active::ActiveEncoder;
 use crate::embed::models::Models;
 use crate::events::EventBus;
-use crate::gate::{AllowedToolsCheck, ConfigPolicy, Gate, PolicySource};
+use crate::gate::{AllowedToolsCheck, AuditLog, ConfigPolicy, Gate, PolicySource, Retention};
 use crate::memory::{ENV_VAR, Memory, open_memory};
 use crate::paths::DataDir;
 use crate::runtime::packages::PluginPackages;
@@ -18,11 +18,14 @@ use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
 use crate::skills::{Library, seed_new_builtins};
-use crate::time::SystemClock;
+use crate::storage::Storage;
+use crate::time::{Clock, SystemClock};
 use crate::turns::{PluginTools, TurnService};
 
 pub struct App {
     pub data: DataDir,
+    /// Where the databases are: the data directory's SQLite files, or PostgreSQL.
+    pub storage: Storage,
     pub config: Arc<ConfigFile>,
     pub strategies: Arc<Strategies>,
     /// The Second Brain, or the fact store when it is disabled or cannot be opened.
@@ -69,12 +72,22 @@ impl App {
                 }
             );
         }
-        let kv = KvStore::open(&data.plugin_kv_file())
-            .with_context(|| format!("cannot open {}", data.plugin_kv_file().display()))?;
         let config = Arc::new(ConfigFile::new(data.config_file()));
+        let storage = Storage::choose(
+            std::env::var(crate::storage::ENV_VAR).ok().as_deref(),
+            &config.current(),
+        )?;
+        tracing::info!("databases: {}", storage.describe());
+        let kv = match storage.database_url() {
+            None => KvStore::open(&data.plugin_kv_file())
+                .with_context(|| format!("cannot open {}", data.plugin_kv_file().display()))?,
+            Some(url) => KvStore::postgres(url)
+                .context("cannot open the plugins' key-value store on PostgreSQL")?,
+        };
         let events = EventBus::default();
         let memory = Arc::new(open_memory(
             data.root(),
+            &storage,
             std::env::var(ENV_VAR).ok(),
             &config.current(),
             Arc::new(SystemClock),
@@ -85,10 +98,16 @@ impl App {
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
             .with_events(events.clone())
             .with_tool_check(Arc::new(AllowedToolsCheck(policy.clone())));
-        let gate = Arc::new(
-            Gate::open(&data, policy, Arc::new(SystemClock))
+        let gate = Arc::new(match storage.database_url() {
+            None => Gate::open(&data, policy, Arc::new(SystemClock))
                 .context("cannot open the tool gate's audit log")?,
-        );
+            Some(url) => Gate::new(
+                AuditLog::postgres(url, Retention::default(), SystemClock.now_ms())
+                    .context("cannot open the tool gate's audit log on PostgreSQL")?,
+                policy,
+                Arc::new(SystemClock),
+            ),
+        });
         // The runtime needs its tool gate now, and the turn service behind it needs
         // the runtime: the handle is attached once the service exists (see
         // `PluginTools`).
@@ -117,12 +136,16 @@ impl App {
         );
         plugin_tools.attach(&turns);
         start_skills(&skills);
-        let schedules = Arc::new(
-            Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
+        let schedules = Arc::new(match storage.database_url() {
+            None => Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
                 .context("cannot open the schedules database")?,
-        );
+            Some(url) => {
+                Schedules::postgres(url).context("cannot open the schedules on PostgreSQL")?
+            }
+        });
         Ok(App {
             encoder,
+            storage,
             data,
             config,
             strategies,

@@ -37,6 +37,19 @@ pub struct Config {
     pub agent: AgentConfig,
     #[serde(default)]
     pub embed: EmbedConfig,
+    #[serde(default)]
+    pub storage: StorageConfig,
+}
+
+/// `storage.*`: where the daemon's databases live (`storage.rs`). Read when the
+/// daemon starts.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StorageConfig {
+    /// `postgres://...`: every database on that PostgreSQL server, shared with the
+    /// other daemons on it. Unset: the SQLite files of the data directory.
+    /// `ENGRAM_DATABASE_URL` wins over it.
+    pub url: Option<String>,
 }
 
 /// `embed.*`: the sentence encoder. Read when the daemon starts.
@@ -222,6 +235,9 @@ impl Config {
         }
         let config: Config = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         config.plugins.validate()?;
+        if let Some(url) = &config.storage.url {
+            crate::storage::check_url(url).map_err(|e| format!("storage.url: {e}"))?;
+        }
         config.memory.redact_kinds()?;
         Ok(config)
     }

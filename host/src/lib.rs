@@ -32,6 +32,7 @@ pub mod server;
 pub mod skills;
 pub mod sql;
 pub mod sqlite;
+pub mod storage;
 pub mod strict_json;
 pub mod term_text;
 pub mod time;

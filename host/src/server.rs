@@ -30,6 +30,10 @@ struct Health {
     version: &'static str,
     strategies: Strategies,
     second_brain: SecondBrain,
+    /// Where the databases are: `sqlite` (the data directory's files) or `postgres`
+    /// (shared with the other daemons on it; the address is not shown here, which
+    /// answers without a token).
+    storage: &'static str,
     /// The sentence encoder in use (`static` or a model's name), and why a model is
     /// not, if so.
     encoder: EncoderStatus,
@@ -63,6 +67,7 @@ async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
             enabled: app.memory.brain().is_ok(),
             reason: app.memory.disabled_reason().map(str::to_owned),
         },
+        storage: app.storage.kind(),
         encoder: app.encoder.status(),
     })
 }

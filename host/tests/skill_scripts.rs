@@ -433,6 +433,7 @@ fn wired(data: &Path, skills_root: &Path) -> Wired {
     let config = Arc::new(ConfigFile::new(data.join("config.yaml")));
     let memory = Arc::new(open_memory(
         data,
+        &engram::storage::Storage::Files,
         None,
         &Config::default(),
         Arc::new(SystemClock),

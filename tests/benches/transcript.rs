@@ -152,7 +152,7 @@ fn main() {
         EventBus::default(),
     )
     .expect("SQLite");
-    let path = brain.store().path().to_path_buf();
+    let path = brain.store().path().expect("a SQLite store").to_path_buf();
     drop(brain);
     let file = rusqlite::Connection::open(&path).expect("open");
     Transcript::prepare_sqlite(&file).expect("engram_hits");

@@ -1330,3 +1330,14 @@ fn sigterm_during_a_burst_of_writes_loses_no_acknowledged_write() {
         lost.len()
     );
 }
+
+engram_e2e::also_on_postgres!(
+    every_route_refuses_a_request_without_the_token_and_leaks_nothing,
+    memory_endpoints_round_trip,
+    conversations_persons_graph_consolidation_and_learning,
+    the_transcript_is_searched_injected_and_deleted_by_conversation,
+    bad_requests_are_problems_and_change_nothing,
+    events_stream_committed_changes_of_the_user,
+    sigterm_during_a_burst_of_writes_loses_no_acknowledged_write,
+    disabled_second_brain_serves_the_fact_store_and_refuses_the_rest,
+);

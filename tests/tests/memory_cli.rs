@@ -486,3 +486,11 @@ fn with_the_second_brain_off_the_fact_store_answers_what_it_can() {
         stderr(&paused)
     );
 }
+
+engram_e2e::also_on_postgres!(
+    memory_commands_drive_the_running_daemon,
+    dismissed_lists_what_the_agent_deleted_and_restore_brings_it_back,
+    without_a_running_daemon_the_cli_names_the_data_dir,
+    the_token_and_url_can_be_given_and_a_wrong_one_is_refused,
+    with_the_second_brain_off_the_fact_store_answers_what_it_can,
+);

@@ -223,7 +223,12 @@ impl Both {
     /// Every query, for each user and nobody, answered alike on both backends; how
     /// many matches were compared.
     fn compare(&mut self, case: &str) -> usize {
-        let path = self.brain.store().path().to_path_buf();
+        let path = self
+            .brain
+            .store()
+            .path()
+            .expect("a SQLite store")
+            .to_path_buf();
         let conn = rusqlite::Connection::open(&path).expect("a connection of the test's");
         Transcript::prepare_sqlite(&conn).expect("engram_hits");
         let mut sqlite = Conn::sqlite(conn);

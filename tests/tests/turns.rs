@@ -1221,3 +1221,16 @@ fn tool_authorize_understands_claude_code_rules_over_mcp() {
         pair("deny", "not-in-allowed-tools")
     );
 }
+
+engram_e2e::also_on_postgres!(
+    a_skill_turn_grants_its_tools_only_while_it_lasts,
+    the_operators_deny_beats_the_skills_grant,
+    host_tools_run_behind_the_gate_and_stay_inside_the_skill,
+    an_approval_allows_an_asked_tool_in_its_turn_only,
+    every_turn_route_needs_the_token,
+    a_turn_runs_the_scripts_of_its_invoked_skill_only,
+    a_refused_turn_changes_nothing_stored,
+    a_skill_without_allowed_tools_leaves_the_turn_to_the_policy,
+    a_skill_with_allowed_tools_restricts_and_keeps_memory_unless_it_names_it,
+    tool_authorize_understands_claude_code_rules_over_mcp,
+);

@@ -133,7 +133,7 @@ fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) ->
     bulk_messages(&subject, ACTOR, &texts);
     drop(texts);
     subject.brain.store().checkpoint().expect("checkpoint");
-    let without = database_bytes(subject.brain.store().path());
+    let without = database_bytes(subject.brain.store().path().expect("a SQLite store"));
 
     eprintln!("latency-model: writing a vector for every row...");
     let mut rng = Rng(0x7EC7);
@@ -162,7 +162,8 @@ fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) ->
         .expect("write the vectors");
     subject.brain.store().checkpoint().expect("checkpoint");
     std::fs::create_dir_all(&dir).expect("the cache directory");
-    std::fs::copy(subject.brain.store().path(), &db).expect("cache the store");
+    std::fs::copy(subject.brain.store().path().expect("a SQLite store"), &db)
+        .expect("cache the store");
     std::fs::write(&sizes, without.to_string()).expect("cache the size");
     Cached {
         db,

@@ -726,7 +726,11 @@ pub async fn import_batch(
     let user = acting.user(query.user.as_deref())?;
     blocking(move || {
         let now = crate::time::Clock::now_ms(&crate::time::SystemClock);
-        let ledger = app.data.imports_file();
+        let ledger = match app.storage.database_url() {
+            None => crate::memory::import::Ledger::open(&app.data.imports_file()),
+            Some(url) => crate::memory::import::Ledger::postgres(url),
+        }
+        .map_err(crate::memory::import::ApplyError::from)?;
         let report = crate::memory::import::apply(
             &app.memory,
             &app.strategies,

@@ -490,6 +490,7 @@ mod tests {
         config.memory.second_brain.enabled = Some(enabled);
         let memory = open_memory(
             dir.path(),
+            &crate::storage::Storage::Files,
             None,
             &config,
             Arc::new(SystemClock),

@@ -41,6 +41,7 @@ const ENV_OVERRIDES: &[(&str, &[&str])] = &[
         crate::memory::ENV_VAR,
         &["memory", "secondBrain", "enabled"],
     ),
+    (crate::storage::ENV_VAR, &["storage", "url"]),
 ];
 
 /// Variables that hold secrets: shown as set or not, never their value.
@@ -206,6 +207,9 @@ fn mask(value: &mut Value) {
             for (key, value) in map.iter_mut() {
                 if key.as_str().is_some_and(is_secret_key) && !matches!(value, Value::Null) {
                     *value = Value::String(MASK.into());
+                } else if let (Some("url"), Value::String(url)) = (key.as_str(), &*value) {
+                    // A database address may carry its password.
+                    *value = Value::String(crate::storage::without_password(url, MASK));
                 } else {
                     mask(value);
                 }

@@ -58,7 +58,7 @@ pub mod bench {
     pub use super::brain::retrieve::{
         ENCODED_MEANING_FLOOR, Fusion, MEANING_FLOOR, MEANING_WINDOW, Tuning,
     };
-    pub use super::brain::store::q;
+    pub use super::brain::store::{KEEP_CHANGES_MS, q};
     pub use super::brain::transcript::either::Transcript;
 }
 
@@ -131,18 +131,16 @@ pub struct Memory {
 }
 
 enum Backend {
-    Brain(Brain),
+    /// Boxed: a store is large beside the fact store.
+    Brain(Box<Brain>),
     /// The Second Brain is off or could not be opened; `reason` says which and why.
-    Facts {
-        store: FactsStore,
-        reason: String,
-    },
+    Facts { store: FactsStore, reason: String },
 }
 
 impl Memory {
     pub(crate) fn from_brain(brain: Brain) -> Memory {
         Memory {
-            backend: Arc::new(Backend::Brain(brain)),
+            backend: Arc::new(Backend::Brain(Box::new(brain))),
         }
     }
 

@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::events::EventBus;
 use crate::memory::Brain;
 use crate::memory::StoreError;
+use crate::storage::Storage;
 use crate::time::Clock;
 
 /// The environment variable that can turn the Second Brain off.
@@ -73,13 +74,14 @@ pub fn enablement(env: Option<&str>, config_enabled: Option<bool>) -> Enablement
 /// environment; the daemon passes `std::env::var(ENV_VAR).ok()`).
 pub fn open_memory(
     data_dir: &Path,
+    storage: &Storage,
     env: Option<String>,
     config: &Config,
     clock: Arc<dyn Clock>,
     events: EventBus,
 ) -> Memory {
     let facts = || FactsStore::new(&facts_path(data_dir), Arc::clone(&clock), events.clone());
-    let memory = open_store(data_dir, env, config, &clock, &events, facts);
+    let memory = open_store(data_dir, storage, env, config, &clock, &events, facts);
     // An unknown kind was refused when config.yaml was read; all kinds then.
     memory.set_redaction(config.memory.redact_kinds().unwrap_or_default());
     memory
@@ -87,6 +89,7 @@ pub fn open_memory(
 
 fn open_store(
     data_dir: &Path,
+    storage: &Storage,
     env: Option<String>,
     config: &Config,
     clock: &Arc<dyn Clock>,
@@ -99,15 +102,25 @@ fn open_store(
             Memory::from_facts(facts(), reason)
         }
         Enablement::Enabled => {
-            let path = brain_db_path(data_dir);
-            match Brain::open(&path, Arc::clone(clock), events.clone()) {
+            let (opened, place) = match storage {
+                Storage::Files => {
+                    let path = brain_db_path(data_dir);
+                    let opened = Brain::open(&path, Arc::clone(clock), events.clone());
+                    (opened, path.display().to_string())
+                }
+                Storage::Postgres { url, shown } => {
+                    let opened = Brain::postgres(url, Arc::clone(clock), events.clone());
+                    (opened, shown.clone())
+                }
+            };
+            match opened {
                 Ok(brain) => Memory::from_brain(brain),
                 Err(e) => {
                     let detail = match e {
                         StoreError::Open { reason, .. } => reason,
                         other => other.to_string(),
                     };
-                    let reason = format!("cannot open {}: {detail}", path.display());
+                    let reason = format!("cannot open {place}: {detail}");
                     tracing::error!(
                         "Second Brain unavailable, {reason}; memory falls back to the fact store at {} until this is fixed",
                         facts_path(data_dir).display()
@@ -184,13 +197,17 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             None,
             &config(None),
             clock(),
             EventBus::default(),
         );
         let brain = memory.brain().expect("the Second Brain");
-        assert_eq!(brain.store().path(), brain_db_path(dir.path()));
+        assert_eq!(
+            brain.store().path(),
+            Some(brain_db_path(dir.path()).as_path())
+        );
         assert!(brain_db_path(dir.path()).is_file());
         assert_eq!(memory.disabled_reason(), None);
         assert!(!facts_path(dir.path()).exists());
@@ -201,6 +218,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             Some("false".into()),
             &config(None),
             clock(),
@@ -243,6 +261,7 @@ mod tests {
             Config::parse("memory:\n  secondBrain:\n    enabled: false\n").expect("config");
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             Some("true".into()),
             &parsed,
             clock(),
@@ -270,6 +289,7 @@ mod tests {
 
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             None,
             &config(Some(true)),
             clock(),
@@ -305,6 +325,7 @@ mod tests {
 
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             None,
             &config(None),
             clock(),
@@ -334,6 +355,7 @@ mod tests {
         std::fs::write(dir.path().join("memory"), b"not a directory").expect("write");
         let memory = open_memory(
             dir.path(),
+            &Storage::Files,
             None,
             &config(None),
             clock(),

@@ -162,9 +162,14 @@ fn describe_table(
     let mut columns = Vec::new();
     for row in tx
         .query(
+            // A column the server derives (one standing in for SQLite's rowid) is
+            // filled by the server, not copied.
             "SELECT column_name::text, data_type::text, is_identity::text
              FROM information_schema.columns
-             WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position",
+             WHERE table_schema = $1 AND table_name = $2
+               AND coalesce(col_description(format('%I.%I', table_schema, table_name)::regclass,
+                                            ordinal_position::int), '') NOT LIKE 'derived:%'
+             ORDER BY ordinal_position",
             &[&namespace, &name],
         )
         .map_err(sql(what()))?

@@ -153,9 +153,29 @@ pub fn connect(url: &str) -> Result<Server, PgError> {
     Ok(Server { client, shown })
 }
 
+/// Checks, without connecting, that `url` names a PostgreSQL server this release
+/// connects to (one on this machine: see [`connect_with`]); what it names, without a
+/// password, for messages.
+pub fn check_url(url: &str) -> Result<String, PgError> {
+    let config = Config::from_str(url)
+        .map_err(|e| PgError::Url(format!("not a PostgreSQL address: {e}")))?;
+    check(&config)?;
+    Ok(shown(&config))
+}
+
 /// Connects as `config` says, to a server on this machine only (see [`connect`]).
 pub fn connect_with(mut config: Config) -> Result<Client, PgError> {
+    check(&config)?;
     let shown = shown(&config);
+    config.connect_timeout(CONNECT_TIMEOUT);
+    config
+        .connect(NoTls)
+        .map_err(|error| PgError::Connect { url: shown, error })
+}
+
+/// What [`connect_with`] accepts: a server on loopback or a unix socket, no TLS asked.
+fn check(config: &Config) -> Result<(), PgError> {
+    let shown = shown(config);
     if config.get_ssl_mode() == SslMode::Require {
         return Err(PgError::Url(format!(
             "{shown}: sslmode=require, but this release connects to PostgreSQL without TLS (a server on this machine only)"
@@ -180,10 +200,7 @@ pub fn connect_with(mut config: Config) -> Result<Client, PgError> {
             "{shown}: hostaddr is not a loopback address; this release connects to PostgreSQL without TLS"
         )));
     }
-    config.connect_timeout(CONNECT_TIMEOUT);
-    config
-        .connect(NoTls)
-        .map_err(|error| PgError::Connect { url: shown, error })
+    Ok(())
 }
 
 fn is_loopback(host: &str) -> bool {

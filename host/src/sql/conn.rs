@@ -34,6 +34,8 @@ struct PgConn {
     broken: bool,
     /// Whether a transaction is open (SQLite's connection knows this itself).
     open: bool,
+    /// Whether the open transaction may write.
+    writing: bool,
 }
 
 /// The PostgreSQL client of a [`Conn`]. Boxed, as it is large beside a SQLite handle;
@@ -130,6 +132,7 @@ impl Conn {
                 statements: Statements::default(),
                 broken: false,
                 open: false,
+                writing: false,
             })),
         }
     }
@@ -188,6 +191,7 @@ impl Conn {
                     return Err(e);
                 }
                 pg.open = true;
+                pg.writing = access == Access::Write;
             }
         }
         Ok(())
@@ -351,6 +355,18 @@ impl<'c> Tx<'c> {
         match self.inner {
             TxInner::Sqlite(_) => Backend::Sqlite,
             TxInner::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Whether this is a write transaction on PostgreSQL (a SQLite caller tells its
+    /// connections apart itself: only the writer's may write).
+    pub fn is_postgres_write(&self) -> bool {
+        match self.inner {
+            TxInner::Sqlite(_) => false,
+            TxInner::Postgres(pg) => {
+                let pg = pg.borrow();
+                pg.open && pg.writing
+            }
         }
     }
 

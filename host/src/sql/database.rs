@@ -8,9 +8,13 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use super::{Access, Actor, Backend, Conn, PgStore, SqlError, Transaction, Tx, outside_async};
+use super::{
+    Access, Actor, Backend, Conn, PgStore, SqlError, Transaction, Tx, off_async_worker,
+    outside_async,
+};
 
-type Open = Box<dyn Fn() -> Result<Conn, SqlError> + Send + Sync>;
+/// Opens a connection of a store's (again, after the server dropped one).
+pub type Open = Box<dyn Fn() -> Result<Conn, SqlError> + Send + Sync>;
 
 pub struct Database {
     backend: Backend,
@@ -23,7 +27,11 @@ pub struct Database {
     readers: Option<Readers>,
 }
 
-struct Readers {
+/// Connections for reads, each in a read transaction of its own, in parallel with
+/// each other and with the store's writer: at most `max_idle` kept open between reads,
+/// more opened during a burst.
+pub struct Readers {
+    backend: Backend,
     idle: Mutex<Vec<Conn>>,
     max_idle: usize,
     open: Open,
@@ -43,18 +51,11 @@ impl Database {
     /// A SQLite file written through `writer` and read, in parallel with it, on
     /// read-only connections of its own, at most `max_idle` kept between reads.
     pub fn sqlite_file(writer: rusqlite::Connection, path: &Path, max_idle: usize) -> Database {
-        let path = path.to_path_buf();
         Database {
             backend: Backend::Sqlite,
             writer: Mutex::new(Some(Conn::sqlite(writer))),
             reopen: None,
-            readers: Some(Readers {
-                idle: Mutex::new(Vec::new()),
-                max_idle,
-                open: Box::new(move || {
-                    Ok(Conn::sqlite(crate::sqlite::open_reader(&path, |_| Ok(()))?))
-                }),
-            }),
+            readers: Some(Readers::sqlite_file(path, max_idle, |_| Ok(()))),
         }
     }
 
@@ -67,11 +68,7 @@ impl Database {
             backend: Backend::Postgres,
             writer: Mutex::new(Some(writer)),
             reopen: Some(Box::new(move || store.connect())),
-            readers: Some(Readers {
-                idle: Mutex::new(Vec::new()),
-                max_idle,
-                open: Box::new(move || reader.connect()),
-            }),
+            readers: Some(Readers::postgres(reader, max_idle)),
         })
     }
 
@@ -135,20 +132,10 @@ impl Database {
         actor: Actor<'_>,
         f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
-        let Some(readers) = &self.readers else {
-            return self.on_writer(actor, Access::Read, f);
-        };
-        let idle = readers.idle().pop();
-        let mut conn = match idle {
-            Some(conn) => conn,
-            None => (readers.open)()?,
-        };
-        let out = run(&mut conn, Some(&readers.open), actor, Access::Read, f);
-        let mut idle = readers.idle();
-        if !conn.is_closed() && idle.len() < readers.max_idle {
-            idle.push(conn);
+        match &self.readers {
+            Some(readers) => readers.read_here(actor, f),
+            None => self.on_writer(actor, Access::Read, f),
         }
-        out
     }
 
     /// Moves SQLite's WAL into the main file and truncates it (at a clean stop);
@@ -169,6 +156,64 @@ impl Database {
 }
 
 impl Readers {
+    /// Read-only connections to the SQLite file at `path`, `setup` run on each as it
+    /// opens (the SQL functions its reads call).
+    pub fn sqlite_file(
+        path: &Path,
+        max_idle: usize,
+        setup: fn(&rusqlite::Connection) -> rusqlite::Result<()>,
+    ) -> Readers {
+        let path = path.to_path_buf();
+        Readers {
+            backend: Backend::Sqlite,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+            open: Box::new(move || Ok(Conn::sqlite(crate::sqlite::open_reader(&path, setup)?))),
+        }
+    }
+
+    /// Connections to a PostgreSQL store.
+    pub fn postgres(store: PgStore, max_idle: usize) -> Readers {
+        Readers {
+            backend: Backend::Postgres,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+            open: Box::new(move || store.connect()),
+        }
+    }
+
+    /// Runs `f` in a read transaction acting for `actor`: it sees every write
+    /// committed before the call, and on SQLite one snapshot throughout (PostgreSQL's
+    /// read committed takes one per statement).
+    pub fn read<R, E: From<SqlError>>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        match self.backend {
+            Backend::Sqlite => self.read_here(actor, f),
+            Backend::Postgres => off_async_worker(|| self.read_here(actor, f)),
+        }
+    }
+
+    fn read_here<R, E: From<SqlError>>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let idle = self.idle().pop();
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => (self.open)()?,
+        };
+        let out = run(&mut conn, Some(&self.open), actor, Access::Read, f);
+        let mut idle = self.idle();
+        if !conn.is_closed() && idle.len() < self.max_idle {
+            idle.push(conn);
+        }
+        out
+    }
+
     fn idle(&self) -> MutexGuard<'_, Vec<Conn>> {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -185,19 +230,31 @@ fn run<R, E: From<SqlError>>(
     access: Access,
     f: impl FnOnce(&Tx<'_>) -> Result<R, E>,
 ) -> Result<R, E> {
-    if let Err(e) = conn.begin(actor, access) {
-        match reopen {
-            Some(open) if e.is_unavailable() => {
-                *conn = open()?;
-                conn.begin(actor, access)?;
-            }
-            _ => return Err(e.into()),
-        }
-    }
+    begin(conn, reopen, actor, access)?;
     let tx = Transaction::begun(conn);
     let out = f(&tx)?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Begins a transaction on `conn`, on a new connection from `reopen` when the server
+/// dropped this one while it sat idle (see [`run`]).
+pub fn begin(
+    conn: &mut Conn,
+    reopen: Option<&Open>,
+    actor: Actor<'_>,
+    access: Access,
+) -> Result<(), SqlError> {
+    match conn.begin(actor, access) {
+        Err(e) if e.is_unavailable() => match reopen {
+            Some(open) => {
+                *conn = open()?;
+                conn.begin(actor, access)
+            }
+            None => Err(e),
+        },
+        other => other,
+    }
 }
 
 #[cfg(test)]

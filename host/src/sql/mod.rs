@@ -22,7 +22,7 @@ mod value;
 use std::str::FromStr;
 
 pub use conn::{AsTx, Conn, Row, Transaction, Tx};
-pub use database::Database;
+pub use database::{Database, Open, Readers, begin};
 pub use value::{Cell, FromColumn, Value};
 
 use crate::pg::{PgError, PgSchema};
@@ -169,6 +169,22 @@ impl PgStore {
             self.namespace
         ))?;
         Ok(Conn::postgres(client))
+    }
+}
+
+/// Runs `f`, which may use the PostgreSQL client, with the async worker it is called
+/// on (if any) handed back to the runtime, as [`outside_async`] does for a `Send`
+/// closure: for callers whose closures borrow what cannot cross threads (the Second
+/// Brain's transactions). On a single-threaded runtime it runs in place, where the
+/// client refuses to block: the daemon's runtime is multi-threaded, and its handlers
+/// reach the Second Brain through `spawn_blocking` anyway.
+pub(crate) fn off_async_worker<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 

@@ -80,7 +80,15 @@ impl Statements {
         if let Some(statement) = self.prepared.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = client.prepare(&placeholders_to_dollars(sql))?;
+        let statement = client
+            .prepare(&placeholders_to_dollars(sql))
+            .inspect_err(|e| {
+                // Engram's own SQL (never input) that the server cannot read: a bug, named
+                // in the log with the statement.
+                if e.as_db_error().is_some() {
+                    tracing::error!("PostgreSQL cannot prepare a statement ({e}): {sql}");
+                }
+            })?;
         if self.prepared.len() >= MAX_STATEMENTS {
             self.prepared.clear();
         }

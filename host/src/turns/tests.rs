@@ -40,6 +40,7 @@ fn fixture(policy: Policy) -> Fixture {
     data.create().expect("data dir");
     let memory = Arc::new(open_memory(
         data.root(),
+        &crate::storage::Storage::Files,
         None,
         &Config::default(),
         Arc::new(SystemClock),

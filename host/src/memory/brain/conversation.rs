@@ -140,6 +140,7 @@ impl Brain {
                     at.into(),
                 ],
             )?;
+            super::transcript::index_message(&tx.as_tx(), &id)?;
             // A request to forget is acted on before anything reads the message.
             if role == Role::User {
                 let message = MessageRecord {

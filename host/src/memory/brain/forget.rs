@@ -277,6 +277,7 @@ fn redact(
             content.as_str().into(),
         ],
     )?;
+    super::transcript::index_message(&tx.as_tx(), &message.id)?;
     if !forgotten.messages.contains(&message.id) {
         forgotten.messages.push(message.id.clone());
     }

@@ -58,8 +58,13 @@ pub struct PruneReport {
     pub decayed: usize,
 }
 
-/// The SQL for "last referenced".
-const REFERENCED: &str = "max(created_at, last_seen_at, coalesce(last_used_at, 0))";
+/// The SQL for "last referenced at or before `param`": each of the times at or before
+/// it (SQLite's `max(a, b, c)` is PostgreSQL's `greatest`; this reads the same on both).
+fn referenced_by(param: &str) -> String {
+    format!(
+        "created_at <= {param} AND last_seen_at <= {param} AND coalesce(last_used_at, 0) <= {param}"
+    )
+}
 
 /// The stated-again transition, applied inside a write transaction.
 pub fn reinforce(old: &MemoryRecord, now: i64) -> MemoryRecord {
@@ -111,7 +116,7 @@ impl Brain {
 
             let demote_before = now - config.subconscious_after_ms;
             let live = "dismissed_at IS NULL AND scope = 'active'";
-            for id in select(&format!("{live} AND {REFERENCED} <= ?2"), &[demote_before.into()])? {
+            for id in select(&format!("{live} AND {}", referenced_by("?2")), &[demote_before.into()])? {
                 apply(&id, "DEMOTE", &|m| {
                     m.scope = Scope::Subconscious;
                     m.prior_scope = Some(Scope::Active);
@@ -121,7 +126,7 @@ impl Brain {
             }
 
             let stale_before = now - config.stale_after_ms;
-            for id in select(&format!("{live} AND stale = 0 AND {REFERENCED} <= ?2"), &[stale_before.into()])? {
+            for id in select(&format!("{live} AND stale = 0 AND {}", referenced_by("?2")), &[stale_before.into()])? {
                 apply(&id, "UPDATE", &|m| m.stale = true)?;
                 report.staled += 1;
             }
@@ -129,7 +134,7 @@ impl Brain {
             let dismiss_before = now - config.dismiss_after_ms;
             let threshold = f64::from(config.dismiss_below_confidence);
             for id in select(
-                &format!("dismissed_at IS NULL AND scope = 'durable' AND confidence < ?2 AND {REFERENCED} <= ?3"),
+                &format!("dismissed_at IS NULL AND scope = 'durable' AND confidence < ?2 AND {}", referenced_by("?3")),
                 &[threshold.into(), dismiss_before.into()],
             )? {
                 apply(&id, "DISMISS", &|m| m.dismissed_at = Some(now))?;

@@ -96,6 +96,10 @@ pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Repor
         report.failures += 1;
         tracing::error!("purging forgotten text from the database file failed: {e}");
     }
+    if let Err(e) = brain.store().prune_changes(brain.now()) {
+        report.failures += 1;
+        tracing::error!("pruning the memory index's change log failed: {e}");
+    }
     let due = brain.users_due().unwrap_or_else(|e| {
         report.failures += 1;
         tracing::error!("finding users due for consolidation failed: {e}");

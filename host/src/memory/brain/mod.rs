@@ -110,6 +110,21 @@ impl Brain {
         })
     }
 
+    /// The Second Brain on the PostgreSQL server at `url`, shared with every daemon
+    /// on it (`store.rs`).
+    pub fn postgres(
+        url: &str,
+        clock: Arc<dyn Clock>,
+        events: EventBus,
+    ) -> Result<Brain, StoreError> {
+        Ok(Brain {
+            store: Store::postgres(url, events)?,
+            clock,
+            redaction: redact::Redaction::default(),
+            model: vectors::Slot::default(),
+        })
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -378,14 +393,8 @@ impl Brain {
         let now = self.now();
         let text = self.store.text();
         self.store.write(|tx| {
-            let (count, memories) = q::import(
-                store::sqlite_tx(tx)?,
-                user,
-                input,
-                ACTOR_USER,
-                now,
-                self.redaction.kinds(),
-            )?;
+            let (count, memories) =
+                q::import(tx, user, input, ACTOR_USER, now, self.redaction.kinds())?;
             for id in memories {
                 let record = q::get(tx, user, &id)?;
                 if record.is_live() {

@@ -128,15 +128,17 @@ fn summaries(
     };
     // A person only the agent's deleted memories name is hidden with them.
     let only_dismissed = super::store::ONLY_DISMISSED_PERSON;
-    // No limit is the largest one (PostgreSQL refuses SQLite's -1).
+    // No limit is the largest one (PostgreSQL refuses SQLite's -1). A parameter is
+    // compared with a column before `IS NULL` reads it: PostgreSQL takes its type
+    // from its first use.
     let limit = limit.map_or(i64::MAX, |n| n as i64);
     Ok(conn.as_tx().query(
         &format!(
             "SELECT p.id, p.name, p.aliases, p.last_seen,
                 (SELECT count(*) FROM memory_persons l JOIN memories m ON m.id = l.memory_id
                  WHERE l.person_id = p.id AND m.superseded_by IS NULL AND m.dismissed_at IS NULL)
-             FROM persons p WHERE p.user_id = ?1 AND (?2 IS NULL OR p.id = ?2) AND NOT {only_dismissed}
-               AND (?3 IS NULL OR p.last_seen < ?3 OR (p.last_seen = ?3 AND p.id > ?4))
+             FROM persons p WHERE p.user_id = ?1 AND (p.id = ?2 OR ?2 IS NULL) AND NOT {only_dismissed}
+               AND (p.last_seen < ?3 OR ?3 IS NULL OR (p.last_seen = ?3 AND p.id > ?4))
              ORDER BY p.last_seen DESC, p.id LIMIT ?5"
         ),
         &[

@@ -81,6 +81,7 @@ impl Brain {
                         "UPDATE messages SET content = ?2 WHERE id = ?1",
                         &[id.as_str().into(), redacted.text.as_ref().into()],
                     )?;
+                    super::transcript::index_message(&tx.as_tx(), &id)?;
                     count_found(tx, user, &redacted.found)?;
                 }
             }

@@ -308,12 +308,7 @@ impl FullText for Memories<'_> {
     }
 
     fn search(&self, query: &TextQuery) -> Result<Vec<TextMatch>, StoreError> {
-        self.text.search(
-            super::store::sqlite_tx(self.conn)?,
-            self.user,
-            query,
-            self.limit,
-        )
+        self.text.search(self.conn, self.user, query, self.limit)
     }
 }
 

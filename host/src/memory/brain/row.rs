@@ -5,9 +5,18 @@
 use engram_strategies::model::{Evidence, Scope};
 
 use crate::memory::record::{MemoryRecord, WireName};
-use crate::sql::{Row, SqlError, Value};
+use crate::sql::{Backend, Row, SqlError, Tx, Value};
 
 pub(super) const COLUMNS: &str = "id, user_id, memory_type, summary, detail, scope, prior_scope, confidence, importance, durability, evidence, negated, validated, reinforcements, stale, dismissed_at, superseded_by, created_at, updated_at, last_seen_at, last_used_at, source_conversation, source_turns, confidence_at, holder, attribute";
+
+/// The column numbering a memory's row, `n` on PostgreSQL: what the memory index
+/// orders ties by, and what the vector worker's cursor moves along.
+pub(super) fn number_column(tx: &Tx) -> &'static str {
+    match tx.backend() {
+        Backend::Sqlite => "rowid",
+        Backend::Postgres => "n",
+    }
+}
 
 fn enum_column<T: WireName>(row: &Row, index: usize) -> Result<T, SqlError> {
     let name: String = row.get(index)?;
@@ -18,35 +27,41 @@ fn enum_column<T: WireName>(row: &Row, index: usize) -> Result<T, SqlError> {
 }
 
 pub(super) fn record_from_row(row: &Row) -> Result<MemoryRecord, SqlError> {
-    let prior: Option<String> = row.get(6)?;
-    let turns: String = row.get(22)?;
+    record_from_row_at(row, 0)
+}
+
+/// A record read from `COLUMNS` starting at column `first` (after others a query
+/// selects first).
+pub(super) fn record_from_row_at(row: &Row, first: usize) -> Result<MemoryRecord, SqlError> {
+    let prior: Option<String> = row.get(first + 6)?;
+    let turns: String = row.get(first + 22)?;
     Ok(MemoryRecord {
-        id: row.get(0)?,
-        user_id: row.get(1)?,
-        memory_type: enum_column(row, 2)?,
-        summary: row.get(3)?,
-        detail: row.get(4)?,
-        scope: enum_column(row, 5)?,
+        id: row.get(first)?,
+        user_id: row.get(first + 1)?,
+        memory_type: enum_column(row, first + 2)?,
+        summary: row.get(first + 3)?,
+        detail: row.get(first + 4)?,
+        scope: enum_column(row, first + 5)?,
         prior_scope: prior.as_deref().and_then(Scope::parse),
-        confidence: row.get(7)?,
-        importance: row.get(8)?,
-        durability: row.get(9)?,
-        evidence: enum_column::<Evidence>(row, 10)?,
-        negated: row.get(11)?,
-        validated: row.get(12)?,
-        reinforcements: row.get(13)?,
-        stale: row.get(14)?,
-        dismissed_at: row.get(15)?,
-        superseded_by: row.get(16)?,
-        created_at: row.get(17)?,
-        updated_at: row.get(18)?,
-        last_seen_at: row.get(19)?,
-        last_used_at: row.get(20)?,
-        source_conversation: row.get(21)?,
+        confidence: row.get(first + 7)?,
+        importance: row.get(first + 8)?,
+        durability: row.get(first + 9)?,
+        evidence: enum_column::<Evidence>(row, first + 10)?,
+        negated: row.get(first + 11)?,
+        validated: row.get(first + 12)?,
+        reinforcements: row.get(first + 13)?,
+        stale: row.get(first + 14)?,
+        dismissed_at: row.get(first + 15)?,
+        superseded_by: row.get(first + 16)?,
+        created_at: row.get(first + 17)?,
+        updated_at: row.get(first + 18)?,
+        last_seen_at: row.get(first + 19)?,
+        last_used_at: row.get(first + 20)?,
+        source_conversation: row.get(first + 21)?,
         source_turns: serde_json::from_str(&turns).unwrap_or_default(),
-        confidence_at: row.get(23)?,
-        holder: row.get(24)?,
-        attribute: row.get(25)?,
+        confidence_at: row.get(first + 23)?,
+        holder: row.get(first + 24)?,
+        attribute: row.get(first + 25)?,
     })
 }
 

@@ -458,6 +458,14 @@ const MIGRATIONS: &[Migration] = &[
         description: "the transcript's full-text index on PostgreSQL (nothing changes on SQLite)",
         sql: "",
     },
+    // 11: how each daemon's memory index follows the table on PostgreSQL
+    // (`schema_pg.rs`: a number per memory row, and a log of the rows each transaction
+    // changed). Nothing changes here: a memory's rowid is its number, and the one
+    // writer's update hook is its log.
+    Migration {
+        description: "the memory index's change log on PostgreSQL (nothing changes on SQLite)",
+        sql: "",
+    },
 ];
 
 pub use crate::sqlite::SchemaError;

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use engram_strategies::model::{PersonRef, Scope};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 use super::error::StoreError;
 use super::row::{COLUMNS, placeholders, record_from_row, turns_json, values};
 use super::schema;
-use super::text_index::{TextIndex, TextMatch, TextQuery};
+use super::text_index::{CHANGES_FLOOR, TextIndex, TextMatch, TextQuery};
 use super::transcript::{
     CONVERSATION_COLUMNS, MESSAGE_COLUMNS, conversation_from_row, message_from_row,
 };
@@ -22,8 +22,9 @@ use super::writer::Writer;
 use crate::events::EventBus;
 use crate::memory::record::{ExportLine, MemoryRecord, PersonLink, PersonRecord};
 use crate::memory::{Counts, HistoryEntry, ListFilter, MAX_MESSAGE_BYTES, Page};
-use crate::sql::{Access, Actor, AsTx, Conn, Tx};
-use crate::sqlite::ReaderPool;
+use crate::sql::{
+    Access, Actor, AsTx, Backend, Conn, PgStore, Readers, SqlError, Tx, off_async_worker,
+};
 
 /// Read connections kept open between reads; more may be open during a burst. A
 /// connection opened for a burst and closed after it loses its prepared statements, so
@@ -31,6 +32,13 @@ use crate::sqlite::ReaderPool;
 /// load benchmark). An idle reader holds its statements and a page cache of at most
 /// SQLite's default 2 MB, which a commit by the writer empties at its next read.
 const MAX_IDLE_READERS: usize = 32;
+
+/// How long the memory index's change log keeps a change on PostgreSQL: a daemon
+/// that looked at it within this long never builds its index again.
+pub const KEEP_CHANGES_MS: i64 = 60 * 60 * 1000;
+
+/// Meta key (user `""`): the next floor of the change log, and when it was taken.
+const CHANGES_CANDIDATE: &str = "memory_changes_candidate";
 
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
@@ -40,20 +48,21 @@ pub struct Store {
     /// it announces `memory.*` events for the history rows each commit adds.
     writer: Writer,
     /// Reads (search, get, list) run here, in parallel with each other and the writer.
-    readers: ReaderPool,
+    readers: Readers,
     /// Memory search's ranking, kept in step by the writer (see `text_index.rs`).
     text: Arc<TextIndex>,
     /// Which words are common in each user's transcript, shared by every read (see
     /// `word_counts.rs`).
     word_counts: WordCounts,
-    path: PathBuf,
+    /// The SQLite file; `None` on PostgreSQL.
+    path: Option<PathBuf>,
     /// Set when forgotten text may still be in the file (`forget.rs`).
     purge_requested: std::sync::atomic::AtomicBool,
 }
 
-/// The SQLite connection under the writer's transaction. The Second Brain's
-/// statements are still written for SQLite (issue 32 moves them onto `sql::Tx` one
-/// module at a time), so on any other backend they refuse to run.
+/// The SQLite connection under a transaction, for the tests that use SQLite's own
+/// calls.
+#[cfg(test)]
 pub(super) fn sqlite_tx<'t>(tx: &'t Tx) -> Result<&'t Connection, StoreError> {
     tx.as_sqlite().ok_or(StoreError::SqliteOnly)
 }
@@ -170,13 +179,45 @@ impl Store {
         read_about_once(&mut conn)?;
         let text = Arc::new(TextIndex::new()?);
         Ok(Store {
-            writer: Writer::new(conn, events, text.clone()),
-            readers: ReaderPool::new(path, MAX_IDLE_READERS).with_setup(super::bm25::register),
+            writer: Writer::new(conn, None, events, text.clone()),
+            readers: Readers::sqlite_file(path, MAX_IDLE_READERS, super::bm25::register),
             text,
             word_counts: WordCounts::default(),
-            path: path.to_path_buf(),
+            path: Some(path.to_path_buf()),
             purge_requested: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Opens the Second Brain on the PostgreSQL server at `url` (its `brain` schema,
+    /// migrated to this release's version), shared with every other daemon on it.
+    pub fn postgres(url: &str, events: EventBus) -> Result<Store, StoreError> {
+        let store = PgStore::open(url, &super::PG_SCHEMA)?;
+        let mut conn = store.connect()?;
+        off_async_worker(|| read_about_once(&mut conn))?;
+        let reopen = store.clone();
+        let text = Arc::new(TextIndex::new()?);
+        let brain = Store {
+            writer: Writer::new(
+                conn,
+                Some(Box::new(move || reopen.connect())),
+                events,
+                text.clone(),
+            ),
+            readers: Readers::postgres(store, MAX_IDLE_READERS),
+            text,
+            word_counts: WordCounts::default(),
+            path: None,
+            purge_requested: std::sync::atomic::AtomicBool::new(false),
+        };
+        // Messages that came without their postings (`engram db copy`, a store of
+        // version 9) are indexed before anything searches the transcript.
+        while brain.write(super::transcript::index_unindexed)? > 0 {}
+        Ok(brain)
+    }
+
+    /// The SQLite file; `None` on PostgreSQL.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// Asks for a purge of forgotten text (`forget.rs`) at the next chance.
@@ -195,7 +236,13 @@ impl Store {
             return Ok(());
         }
         let complete = self.writer.exclusive(|conn| -> Result<bool, StoreError> {
-            let conn = sqlite_conn(conn)?;
+            let Some(conn) = conn.as_sqlite() else {
+                // PostgreSQL keeps no index segments; the old versions of redacted
+                // rows are gone once vacuumed (not in a transaction: none is open).
+                conn.tx()
+                    .batch("VACUUM messages, memories, history, message_terms")?;
+                return Ok(true);
+            };
             conn.execute_batch("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');")?;
             let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
             Ok(busy == 0)
@@ -213,10 +260,6 @@ impl Store {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn events(&self) -> &EventBus {
         self.writer.events()
     }
@@ -230,7 +273,18 @@ impl Store {
     /// change to a memory writes a history row, so the rows this transaction added are
     /// exactly what to announce once it is committed, whichever code path made them.
     pub fn write<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        self.caught_up_for_write()?;
         self.writer.transaction(Actor::System, f)
+    }
+
+    /// PostgreSQL: a write settles its memories against the others through the index
+    /// (`settle.rs`), which first catches up with what the other daemons committed
+    /// (on SQLite the index follows the one writer, and builds itself inside it).
+    fn caught_up_for_write(&self) -> Result<(), StoreError> {
+        if self.path.is_none() {
+            self.text_built()?;
+        }
+        Ok(())
     }
 
     /// A small write that may share its commit with concurrent ones (group commit, see
@@ -241,6 +295,7 @@ impl Store {
         &self,
         f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
+        self.caught_up_for_write()?;
         self.writer.grouped(Actor::System, f)
     }
 
@@ -253,7 +308,15 @@ impl Store {
         f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.writer.exclusive(|conn| {
-            sqlite_conn(conn)?.pragma_update(None, "synchronous", "NORMAL")?;
+            let Some(sqlite) = conn.as_sqlite() else {
+                // The commit returns before its WAL record is flushed; a crash of the
+                // server may forget it, and never corrupts anything.
+                return self.writer.transaction_on(conn, Actor::System, |tx| {
+                    tx.batch("SET LOCAL synchronous_commit TO OFF")?;
+                    f(tx)
+                });
+            };
+            sqlite.pragma_update(None, "synchronous", "NORMAL")?;
             let out = self.writer.transaction_on(conn, Actor::System, f);
             // FULL again before anyone else writes; if even that fails, later writes
             // would silently lose their durability, so the error wins.
@@ -262,9 +325,9 @@ impl Store {
         })
     }
 
-    /// Runs `f` on a read-only connection (see [`ReaderPool::read`]).
+    /// Runs `f` in a read transaction of its own (see [`Readers::read`]).
     pub fn read<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
-        self.readers.read(|conn| f(&Tx::sqlite(conn)))
+        self.readers.read(Actor::System, f)
     }
 
     /// Which words are common in each user's transcript.
@@ -275,10 +338,16 @@ impl Store {
     /// Memory search's ranking, built first if this is its first use since opening
     /// (under the writer, so that no commit slips between its read of the table and
     /// the index taking over). Not from inside a write: use [`Store::text`] there.
+    ///
+    /// On PostgreSQL it first catches up with what every daemon committed since it
+    /// last looked (`text_index/sync.rs`): a round trip, and what makes a search
+    /// through this daemon see a write acknowledged by another.
     pub fn text_built(&self) -> Result<&TextIndex, StoreError> {
-        if !self.text.is_built() {
+        if self.path.is_none() {
+            self.read(|tx| self.text.catch_up(tx))?;
+        } else if !self.text.is_built() {
             self.writer
-                .exclusive(|conn| self.text.build(sqlite_conn(conn)?))?;
+                .exclusive(|conn| self.text.build(&Tx::sqlite(sqlite_conn(conn)?)))?;
         }
         Ok(&self.text)
     }
@@ -289,10 +358,46 @@ impl Store {
         &self.text
     }
 
-    /// Flushes the WAL into the main file (at shutdown).
+    /// PostgreSQL: drops from the memory index's change log what every daemon that
+    /// looked in the last [`KEEP_CHANGES_MS`] has read (`text_index/sync.rs`). A
+    /// daemon that last looked before that builds its index again. Nothing on SQLite.
+    pub fn prune_changes(&self, now: i64) -> Result<(), StoreError> {
+        if self.path.is_some() {
+            return Ok(());
+        }
+        self.write(|tx| {
+            // The candidate floor: the oldest transaction running at a pass that many
+            // milliseconds ago, as `xact:at`.
+            let candidate = q::meta(tx, "", CHANGES_CANDIDATE)?.and_then(|value| {
+                let (xact, at) = value.split_once(':')?;
+                Some((xact.parse::<i64>().ok()?, at.parse::<i64>().ok()?))
+            });
+            if let Some((_, at)) = candidate
+                && now.saturating_sub(at) < KEEP_CHANGES_MS
+            {
+                return Ok(());
+            }
+            if let Some((floor, _)) = candidate {
+                tx.execute(
+                    "DELETE FROM memory_changes WHERE xact < ?1",
+                    &[floor.into()],
+                )?;
+                q::set_meta(tx, "", CHANGES_FLOOR, &floor.to_string())?;
+            }
+            let oldest: i64 = tx.query_one(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
+                &[],
+                |r| r.get(0),
+            )?;
+            q::set_meta(tx, "", CHANGES_CANDIDATE, &format!("{oldest}:{now}"))
+        })
+    }
+
+    /// Flushes the WAL into the main file (at shutdown); nothing on PostgreSQL.
     pub fn checkpoint(&self) -> Result<(), StoreError> {
-        self.writer.exclusive(|conn| {
-            Ok(sqlite_conn(conn)?.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)
+        self.writer.exclusive(|conn| match conn.as_sqlite() {
+            Some(conn) => Ok(conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?),
+            None => Ok(()),
         })
     }
 }
@@ -567,7 +672,7 @@ pub mod q {
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
         match TextQuery::any(text) {
-            Some(query) => text_index.search(sqlite_tx(conn)?, user, &query, limit),
+            Some(query) => text_index.search(conn, user, &query, limit),
             None => Ok(Vec::new()),
         }
     }
@@ -705,7 +810,7 @@ pub mod q {
     /// another user's memory or person fails the whole import. Returns the lines
     /// imported and the ids of the memories among them.
     pub fn import(
-        tx: &Connection,
+        tx: &Tx,
         user: &str,
         input: &mut dyn BufRead,
         actor: &str,
@@ -714,7 +819,10 @@ pub mod q {
     ) -> Result<(usize, Vec<String>), StoreError> {
         let mut memories = Vec::new();
         // Records may name others further down the file (superseded_by, links).
-        tx.pragma_update(None, "defer_foreign_keys", true)?;
+        tx.batch(match tx.backend() {
+            Backend::Sqlite => "PRAGMA defer_foreign_keys = ON",
+            Backend::Postgres => "SET CONSTRAINTS ALL DEFERRED",
+        })?;
         let mut count = 0;
         let mut line_number = 0;
         let mut buffer = String::new();
@@ -746,13 +854,11 @@ pub mod q {
             };
             let line: ExportLine = serde_json::from_str(text).map_err(|e| fail(e.to_string()))?;
             let owner_of = |table: &str, id: &str| -> Result<Option<String>, StoreError> {
-                Ok(tx
-                    .query_row(
-                        &format!("SELECT user_id FROM {table} WHERE id = ?1"),
-                        params![id],
-                        |r| r.get(0),
-                    )
-                    .optional()?)
+                Ok(tx.query_opt(
+                    &format!("SELECT user_id FROM {table} WHERE id = ?1"),
+                    &[id.into()],
+                    |r| r.get(0),
+                )?)
             };
             match line {
                 ExportLine::Memory(mut record) => {
@@ -764,7 +870,10 @@ pub mod q {
                                 id: record.id.clone(),
                             });
                         }
-                        tx.execute("DELETE FROM memories WHERE id = ?1", params![record.id])?;
+                        tx.execute(
+                            "DELETE FROM memories WHERE id = ?1",
+                            &[record.id.as_str().into()],
+                        )?;
                     }
                     let summary = engram_strategies::secrets::redact(&record.summary, kinds);
                     let detail = record
@@ -791,6 +900,8 @@ pub mod q {
                 }
                 ExportLine::Person(mut person) => {
                     person.user_id = user.to_string();
+                    let aliases =
+                        serde_json::to_string(&person.aliases).unwrap_or_else(|_| "[]".into());
                     if owner_of("persons", &person.id)?.is_some_and(|owner| owner != user) {
                         return Err(StoreError::OtherUsers {
                             what: "person",
@@ -801,13 +912,13 @@ pub mod q {
                         "INSERT INTO persons (id, user_id, name, aliases, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                          ON CONFLICT (id) DO UPDATE SET name = excluded.name, aliases = excluded.aliases,
                             created_at = excluded.created_at, last_seen = excluded.last_seen",
-                        params![
-                            person.id,
-                            person.user_id,
-                            person.name,
-                            serde_json::to_string(&person.aliases).unwrap_or_else(|_| "[]".into()),
-                            person.created_at,
-                            person.last_seen
+                        &[
+                            person.id.as_str().into(),
+                            person.user_id.as_str().into(),
+                            person.name.as_str().into(),
+                            aliases.as_str().into(),
+                            person.created_at.into(),
+                            person.last_seen.into(),
                         ],
                     )
                     .map_err(|e| fail(e.to_string()))?;
@@ -826,13 +937,13 @@ pub mod q {
                         "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                          ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at, last_message_at = excluded.last_message_at,
                             ended_at = excluded.ended_at, extracted_seq = excluded.extracted_seq",
-                        params![
-                            conversation.id,
-                            conversation.user_id,
-                            conversation.started_at,
-                            conversation.last_message_at,
-                            conversation.ended_at,
-                            conversation.extracted_seq
+                        &[
+                            conversation.id.as_str().into(),
+                            conversation.user_id.as_str().into(),
+                            conversation.started_at.into(),
+                            conversation.last_message_at.into(),
+                            conversation.ended_at.into(),
+                            conversation.extracted_seq.into(),
                         ],
                     )
                     .map_err(|e| fail(e.to_string()))?;
@@ -866,18 +977,19 @@ pub mod q {
                         "INSERT INTO messages (id, conversation_id, user_id, seq, role, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                          ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, seq = excluded.seq,
                             role = excluded.role, name = excluded.name, content = excluded.content, at = excluded.at",
-                        params![
-                            message.id,
-                            message.conversation_id,
-                            message.user_id,
-                            message.seq,
-                            message.role,
-                            message.name,
-                            message.content,
-                            message.at
+                        &[
+                            message.id.as_str().into(),
+                            message.conversation_id.as_str().into(),
+                            message.user_id.as_str().into(),
+                            message.seq.into(),
+                            message.role.as_str().into(),
+                            message.name.as_deref().into(),
+                            message.content.as_str().into(),
+                            message.at.into(),
                         ],
                     )
                     .map_err(|e| fail(format!("message `{}`: {e}", message.id)))?;
+                    super::super::transcript::index_message(tx, &message.id)?;
                 }
                 ExportLine::PersonLink(link) => {
                     // A link joins two of this user's records. Ids not seen yet must
@@ -896,8 +1008,15 @@ pub mod q {
                         }
                     }
                     tx.execute(
-                        "INSERT OR REPLACE INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)",
-                        params![link.memory_id, link.person_id, user, link.relation],
+                        "INSERT INTO memory_persons (memory_id, person_id, user_id, relation) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT (memory_id, person_id) DO UPDATE SET user_id = excluded.user_id,
+                            relation = excluded.relation",
+                        &[
+                            link.memory_id.as_str().into(),
+                            link.person_id.as_str().into(),
+                            user.into(),
+                            link.relation.as_deref().into(),
+                        ],
                     )
                     .map_err(|e| fail(format!("link {} -> {}: {e}", link.memory_id, link.person_id)))?;
                 }
@@ -906,16 +1025,32 @@ pub mod q {
         }
         // Records may name others further down, so references are checked once all
         // are in: a name neither the import nor the store has fails the whole import.
-        let dangling: Option<(String, String)> = tx
-            .query_row(
-                "SELECT \"table\", parent FROM pragma_foreign_key_check LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        if let Some((table, parent)) = dangling {
+        let dangling = match tx.backend() {
+            Backend::Sqlite => tx
+                .query_opt(
+                    "SELECT \"table\", parent FROM pragma_foreign_key_check LIMIT 1",
+                    &[],
+                    |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+                )?
+                .map(|(table, parent)| format!("a record of `{table}` names one of `{parent}`")),
+            // The deferred checks run now; the server names the reference.
+            Backend::Postgres => match tx.batch("SET CONSTRAINTS ALL IMMEDIATE") {
+                Ok(()) => None,
+                Err(SqlError::Postgres(e))
+                    if e.code() == Some(&::postgres::error::SqlState::FOREIGN_KEY_VIOLATION) =>
+                {
+                    Some(format!(
+                        "a record names another ({})",
+                        e.as_db_error()
+                            .map_or_else(|| e.to_string(), |d| d.message().to_string())
+                    ))
+                }
+                Err(e) => return Err(e.into()),
+            },
+        };
+        if let Some(dangling) = dangling {
             return Err(StoreError::Dangling(format!(
-                "a record of `{table}` names one of `{parent}` that neither the import nor the store has"
+                "{dangling} that neither the import nor the store has"
             )));
         }
         Ok((count, memories))

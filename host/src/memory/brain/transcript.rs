@@ -32,7 +32,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::bm25;
 use super::error::StoreError;
-use super::store::sqlite_tx;
 use super::text_index::TextQuery;
 use crate::memory::record::{ConversationRecord, MessageRecord};
 use crate::sql::{self, AsTx, SqlError, Tx};
@@ -133,12 +132,14 @@ fn count(
 /// only them. FTS5 reads only the user's block of the index, once: each match's size
 /// and instances of each word (`engram_hits`); the scores are computed here.
 pub(super) fn search(
-    conn: &Tx,
+    tx: &Tx,
     user: &str,
     query: &TextQuery,
     limit: usize,
 ) -> Result<Vec<MessageMatch>, StoreError> {
-    let conn = sqlite_tx(conn)?;
+    let Some(conn) = tx.as_sqlite() else {
+        return terms::with_tokenizer(|t| terms::search(tx, t, user, query, limit));
+    };
     let words = query.words.len();
     let Some(share) = share(conn, user)?.filter(|_| words > 0) else {
         return Ok(Vec::new());
@@ -231,12 +232,14 @@ pub(super) fn latest(
 
 /// How many of `user`'s messages match `query`, counting no further than `cap + 1`.
 pub(super) fn match_count(
-    conn: &Tx,
+    tx: &Tx,
     user: &str,
     query: &TextQuery,
     cap: usize,
 ) -> Result<usize, StoreError> {
-    let conn = sqlite_tx(conn)?;
+    let Some(conn) = tx.as_sqlite() else {
+        return terms::with_tokenizer(|t| terms::match_count(tx, t, user, query, cap));
+    };
     let Some(share) = share(conn, user)? else {
         return Ok(0);
     };
@@ -245,8 +248,53 @@ pub(super) fn match_count(
 
 /// How many messages `user` has (bm25's N for them, and what deciding which words are
 /// common for them reads).
-pub(super) fn size(conn: &Tx, user: &str) -> Result<i64, StoreError> {
-    Ok(share(sqlite_tx(conn)?, user)?.map_or(0, |s| s.messages as i64))
+pub(super) fn size(tx: &Tx, user: &str) -> Result<i64, StoreError> {
+    match tx.as_sqlite() {
+        Some(conn) => Ok(share(conn, user)?.map_or(0, |s| s.messages as i64)),
+        None => terms::size(tx, user),
+    }
+}
+
+/// Indexes message `id`, just written, or rewritten (its text redacted), in this
+/// transaction: on PostgreSQL its postings are the host's to write
+/// (`transcript/terms.rs`); on SQLite FTS5's triggers have done it.
+pub(super) fn index_message(tx: &Tx, id: &str) -> Result<(), StoreError> {
+    if tx.as_sqlite().is_some() {
+        return Ok(());
+    }
+    let unindexed = tx.query_opt(
+        "SELECT n, user_id, content, name FROM messages m
+         WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM message_sizes s WHERE s.n = m.n)",
+        &[id.into()],
+        |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<Option<String>>(3)?,
+            ))
+        },
+    )?;
+    let Some((n, user, content, name)) = unindexed else {
+        return Ok(());
+    };
+    let message = terms::Indexed {
+        n,
+        user: &user,
+        content: &content,
+        name: name.as_deref(),
+    };
+    terms::with_tokenizer(|t| terms::index(tx, t, &message))
+}
+
+/// PostgreSQL: writes the postings of a batch of messages that came without them
+/// (`engram db copy`, a store of version 9) and says how many; 0 on SQLite.
+pub(super) fn index_unindexed(tx: &Tx) -> Result<usize, StoreError> {
+    const BATCH: usize = 500;
+    if tx.as_sqlite().is_some() {
+        return Ok(0);
+    }
+    terms::with_tokenizer(|t| terms::index_unindexed(tx, t, BATCH))
 }
 
 #[cfg(test)]
@@ -410,7 +458,8 @@ mod tests {
                     continue;
                 }
                 let store = brain.store();
-                let c = &Connection::open(store.path()).expect("a connection of the test's");
+                let c = &Connection::open(store.path().expect("a SQLite store"))
+                    .expect("a connection of the test's");
                 crate::memory::brain::bm25::register(c).expect("engram_hits");
                 for user in USERS.iter().chain(&["nobody"]) {
                     reference(c, user);

@@ -501,7 +501,14 @@ mod forgetting {
             &["Please delete what I said about the flowerpot."],
         );
         f.brain.store().checkpoint().expect("checkpoint");
-        let dir = f.brain.store().path().parent().expect("dir").to_path_buf();
+        let dir = f
+            .brain
+            .store()
+            .path()
+            .expect("a SQLite store")
+            .parent()
+            .expect("dir")
+            .to_path_buf();
         for entry in std::fs::read_dir(&dir).expect("dir") {
             let bytes = std::fs::read(entry.expect("entry").path()).expect("read");
             assert!(

@@ -14,11 +14,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, params};
-
-use crate::sql::AsTx;
+use crate::sql::{AsTx, Row, Tx};
 
 use super::error::StoreError;
+use super::row::number_column;
 use super::{Brain, meaning};
 use crate::embed::encoder::{BATCH, Encoder};
 
@@ -96,38 +95,42 @@ impl Tier {
     /// never retrieved, so never embedded.
     fn missing(
         self,
-        conn: &Connection,
+        tx: &Tx,
         model: &str,
         after: i64,
         updated_since: i64,
         limit: usize,
     ) -> Result<Vec<(i64, String, String, String)>, StoreError> {
-        let read = |r: &rusqlite::Row| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?));
-        let rows = match self {
-            Tier::Memories => conn
-                .prepare_cached(
-                    "SELECT m.rowid, m.user_id, m.id, m.summary FROM memories m
-                     WHERE (m.rowid > ?2 OR m.updated_at >= ?4)
-                       AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
-                       AND NOT EXISTS (SELECT 1 FROM memory_vectors v
-                           WHERE v.user_id = m.user_id AND v.memory_id = m.id AND v.model = ?1)
-                     ORDER BY m.rowid LIMIT ?3",
-                )?
-                .query_map(params![model, after, limit as i64, updated_since], read)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
+        let read = |r: &Row| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?));
+        let sql = match self {
+            Tier::Memories => format!(
+                "SELECT m.{number}, m.user_id, m.id, m.summary FROM memories m
+                 WHERE (m.{number} > ?2 OR m.updated_at >= ?4)
+                   AND m.superseded_by IS NULL AND m.dismissed_at IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM memory_vectors v
+                       WHERE v.user_id = m.user_id AND v.memory_id = m.id AND v.model = ?1)
+                 ORDER BY m.{number} LIMIT ?3",
+                number = number_column(tx)
+            ),
             // Messages are not edited; a redacted one ("[forgotten]") needs no meaning.
-            Tier::Messages => conn
-                .prepare_cached(
-                    "SELECT m.n, m.user_id, m.id, m.content FROM messages m
-                     WHERE m.n > ?2
-                       AND NOT EXISTS (SELECT 1 FROM message_vectors v
-                           WHERE v.user_id = m.user_id AND v.message_id = m.id AND v.model = ?1)
-                     ORDER BY m.n LIMIT ?3",
-                )?
-                .query_map(params![model, after, limit as i64], read)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
+            // Every parameter is named, so that PostgreSQL knows each one's type.
+            Tier::Messages => "SELECT m.n, m.user_id, m.id, m.content FROM messages m
+                 WHERE m.n > ?2 AND ?4 = ?4
+                   AND NOT EXISTS (SELECT 1 FROM message_vectors v
+                       WHERE v.user_id = m.user_id AND v.message_id = m.id AND v.model = ?1)
+                 ORDER BY m.n LIMIT ?3"
+                .to_string(),
         };
-        Ok(rows)
+        Ok(tx.query(
+            &sql,
+            &[
+                model.into(),
+                after.into(),
+                (limit as i64).into(),
+                updated_since.into(),
+            ],
+            read,
+        )?)
     }
 
     /// Stores `vector` for the row, if it still holds `text`.
@@ -281,15 +284,9 @@ impl Brain {
                 break;
             }
             let after = cursor.after[index];
-            let rows = self.store.read(|c| {
-                tier.missing(
-                    super::store::sqlite_tx(c)?,
-                    &model.version,
-                    after,
-                    updated_since,
-                    room,
-                )
-            })?;
+            let rows = self
+                .store
+                .read(|c| tier.missing(c, &model.version, after, updated_since, room))?;
             let Some(last) = rows.last() else {
                 continue;
             };
@@ -495,7 +492,7 @@ mod tests {
                     tx.execute(
                         "INSERT INTO messages (id, conversation_id, user_id, seq, role, content, at)
                          VALUES (?1, 'c', 'default', ?2, 'user', ?3, ?2)",
-                        params![format!("turn_{i:04}"), i as i64, text],
+                        rusqlite::params![format!("turn_{i:04}"), i as i64, text],
                     )?;
                 }
                 Ok(())

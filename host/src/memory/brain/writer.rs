@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::error::StoreError;
 use super::text_index::TextIndex;
 use crate::events::{Event, EventBus, EventKind};
-use crate::sql::{Access, Actor, Conn, SqlError, Tx};
+use crate::sql::{Access, Actor, Backend, Conn, Open, SqlError, Tx, off_async_worker};
 
 /// The most writes one commit carries: past this a group commits even with writers
 /// queued, so that a steady stream of writes cannot keep one transaction open.
@@ -41,6 +41,9 @@ pub struct Writer {
     events: EventBus,
     /// Re-reads the rows each transaction changed once it has ended.
     text: Arc<TextIndex>,
+    backend: Backend,
+    /// Opens the connection again after the server dropped it (PostgreSQL).
+    reopen: Option<Open>,
     /// Told of every commit: wakes the vector worker (`vectors.rs`). A permit is kept
     /// while nobody waits, so commits in between wake it once. Boxed, as `state`.
     committed: Box<tokio::sync::Notify>,
@@ -146,15 +149,17 @@ impl SharedError {
 }
 
 impl Writer {
-    pub fn new(conn: Conn, events: EventBus, text: Arc<TextIndex>) -> Writer {
+    pub fn new(conn: Conn, reopen: Option<Open>, events: EventBus, text: Arc<TextIndex>) -> Writer {
         if let Some(sqlite) = conn.as_sqlite() {
             text.watch(sqlite);
         }
         Writer {
+            backend: conn.backend(),
             state: Mutex::new(Box::new(State { conn, open: None })),
             queued: AtomicUsize::new(0),
             events,
             text,
+            reopen,
             committed: Box::default(),
             #[cfg(test)]
             commits: AtomicUsize::new(0),
@@ -181,6 +186,19 @@ impl Writer {
 
     /// Runs `f` with the connection to itself, once any open group is committed.
     pub fn exclusive<R>(&self, f: impl FnOnce(&mut Conn) -> R) -> R {
+        self.off_async(|| self.exclusive_here(f))
+    }
+
+    /// Runs `f`, which uses the connection, off the async worker it is called on when
+    /// the connection is PostgreSQL's (whose client blocks on a runtime of its own).
+    fn off_async<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.backend {
+            Backend::Sqlite => f(),
+            Backend::Postgres => off_async_worker(f),
+        }
+    }
+
+    fn exclusive_here<R>(&self, f: impl FnOnce(&mut Conn) -> R) -> R {
         let mut state = self.lock();
         self.commit_group(&mut state);
         let out = f(&mut state.conn);
@@ -207,7 +225,7 @@ impl Writer {
     ) -> Result<R, StoreError> {
         // The mark is read as the host: under row-level security a person sees only
         // their own history rows, and the mark is the last of everyone's.
-        conn.begin(Actor::System, Access::Write)?;
+        crate::sql::begin(conn, self.reopen.as_ref(), Actor::System, Access::Write)?;
         let out = catch_unwind(AssertUnwindSafe(|| {
             let mark = self.mark(&conn.tx())?;
             conn.act_for(actor)?;
@@ -247,9 +265,23 @@ impl Writer {
         actor: Actor<'_>,
         f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
+        self.off_async(|| self.grouped_here(actor, f))
+    }
+
+    fn grouped_here<R>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         let mut state = self.lock();
         if state.open.is_none() {
-            state.conn.begin(Actor::System, Access::Write)?;
+            let state = &mut **state;
+            crate::sql::begin(
+                &mut state.conn,
+                self.reopen.as_ref(),
+                Actor::System,
+                Access::Write,
+            )?;
             let mark = match self.mark(&state.conn.tx()) {
                 Ok(mark) => mark,
                 Err(e) => {
@@ -431,6 +463,7 @@ mod tests {
         Fixture {
             writer: Arc::new(Writer::new(
                 Conn::sqlite(conn),
+                None,
                 EventBus::default(),
                 Arc::new(TextIndex::new().expect("index")),
             )),

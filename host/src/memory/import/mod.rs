@@ -32,6 +32,7 @@ use super::{Memory, MemoryError};
 use crate::described::Described;
 use crate::memory::{NewMemory, Outcome};
 use crate::runtime::strategies::Strategies;
+pub use ledger::Ledger;
 
 /// The formats read here (the Engram JSONL export has its own route).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -364,11 +365,11 @@ pub fn validate(batch: &Batch, user: &str, now: i64) -> Result<(), ImportError> 
 static IMPORTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Applies a batch for `user`, checked whole first: conversations replayed and learned
-/// from, memories added, each once (the keys in the ledger at `ledger_path`).
+/// from, memories added, each once (the keys in `ledger`).
 pub fn apply(
     memory: &Memory,
     strategies: &Strategies,
-    ledger_path: &std::path::Path,
+    ledger: &Ledger,
     user: &str,
     batch: &Batch,
     now: i64,
@@ -377,7 +378,6 @@ pub fn apply(
     let _one_at_a_time = IMPORTING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let ledger = ledger::Ledger::open(ledger_path)?;
     let source = batch.source;
     let mut report = ImportReport::default();
     if !batch.conversations.is_empty() {

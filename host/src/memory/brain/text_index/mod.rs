@@ -26,7 +26,9 @@
 //! such read went back to the file, page by page.
 //!
 //! Nothing is durable: the index is built from the table on first use after opening
-//! (the daemon builds it as it starts, `Brain::warm`). (It replaced the FTS5 table
+//! (the daemon builds it as it starts, `Brain::warm`). On PostgreSQL, where other
+//! daemons write the same table, it follows a log of the rows each transaction
+//! changed instead of the writer (`sync.rs`). (It replaced the FTS5 table
 //! `memories_fts`, which schema version 3 drops.)
 //!
 //! Here: the index's state (each user's postings, each row's record and tokens) and
@@ -404,6 +406,10 @@ pub struct TextIndex {
     /// The writer's connection (its handle's address): the one a search may find in a
     /// write transaction.
     writer: AtomicUsize,
+    /// PostgreSQL: the oldest transaction that was running when the index last looked
+    /// at the table (`sync.rs`); `None` until it is built. Held while it looks, so that
+    /// two threads catching up apply their rows in order.
+    follow: Mutex<Option<i64>>,
 }
 
 impl TextIndex {
@@ -418,12 +424,19 @@ impl TextIndex {
             tokenizer: Mutex::new(Tokenizer::new()?),
             changed: Arc::default(),
             writer: AtomicUsize::new(0),
+            follow: Mutex::new(None),
         })
     }
 
     fn tokenizer(&self) -> MutexGuard<'_, Tokenizer> {
         // A tokenizer keeps no state between calls that a panic could tear.
         self.tokenizer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn follow(&self) -> MutexGuard<'_, Option<i64>> {
+        // A panic while catching up leaves the mark where it was: the rows after it
+        // are read again.
+        self.follow.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn changed(&self) -> MutexGuard<'_, Vec<i64>> {
@@ -458,6 +471,8 @@ fn tokens(tokenizer: &mut Tokenizer, text: Option<&str>) -> Result<Vec<Box<[u8]>
 mod cache;
 mod rank;
 mod sync;
+
+pub use sync::CHANGES_FLOOR;
 
 #[cfg(test)]
 mod read_your_writes;

@@ -14,6 +14,7 @@ use super::{Inner, Share, TermId, TextIndex, TextMatch, TextQuery, index_error};
 use crate::memory::brain::bm25;
 use crate::memory::brain::error::StoreError;
 use crate::memory::record::MemoryRecord;
+use crate::sql::Tx;
 
 const WEIGHTS: [f64; 2] = [1.0, 0.5];
 
@@ -106,49 +107,29 @@ impl TextIndex {
 
     /// `user`'s live memories matching `query`, best first, at most `limit`, with
     /// their bm25 (negative; lower is better). The records are the index's, as last
-    /// committed; `conn` matters only when it is the writer's inside a transaction, whose
-    /// own changes are then read from it.
+    /// committed; `tx` matters only when it is a write transaction (the writer's
+    /// connection on SQLite), whose own changes are then read from it.
     pub fn search(
         &self,
-        conn: &Connection,
+        tx: &Tx,
         user: &str,
         query: &TextQuery,
         limit: usize,
     ) -> Result<Vec<TextMatch>, StoreError> {
-        // SAFETY: only the handle's address is read, to tell the writer's connection
-        // (which may be inside a transaction of its own) from a reader's.
-        let in_writer = self.writer.load(Ordering::SeqCst) == unsafe { conn.handle() } as usize;
-        if in_writer && !self.is_built() {
-            self.build(conn)?;
-        }
-        let overlay = if in_writer && !conn.is_autocommit() {
-            let mut rowids: Vec<i64> = self.changed().clone();
-            rowids.sort_unstable();
-            rowids.dedup();
-            // Only the user's rows count (other users' changes only leave their
-            // indexed versions out, which this search never reads).
-            let mut rows = Vec::new();
-            for &rowid in &rowids {
-                if let Some(row) = self.read_row(conn, rowid)?
-                    && row.record.user_id == user
-                {
-                    rows.push((rowid, row));
+        let overlay = match tx.as_sqlite() {
+            Some(conn) => self.changed_on_writer(conn, user)?,
+            None if tx.is_postgres_write() => {
+                if !self.is_built() {
+                    return Err(not_built());
                 }
+                self.changed_here(tx, user)?
             }
-            Overlay {
-                rowids: rowids.into_iter().collect(),
-                rows,
-            }
-        } else {
-            Overlay::none()
+            None => Overlay::none(),
         };
         let phrases = self.phrases(query)?;
         let state = self.read();
         let Some(inner) = state.as_ref() else {
-            return Err(StoreError::Invalid {
-                field: "search",
-                reason: "the search index is not built".into(),
-            });
+            return Err(not_built());
         };
         let ranked = rank(
             inner,
@@ -166,6 +147,37 @@ impl TextIndex {
                 bm25,
             })
             .collect())
+    }
+
+    /// The rows the writer's open transaction changed, when `conn` is the writer's
+    /// and one is open (building the index first on it if need be).
+    fn changed_on_writer(&self, conn: &Connection, user: &str) -> Result<Overlay, StoreError> {
+        // SAFETY: only the handle's address is read, to tell the writer's connection
+        // (which may be inside a transaction of its own) from a reader's.
+        let in_writer = self.writer.load(Ordering::SeqCst) == unsafe { conn.handle() } as usize;
+        if in_writer && !self.is_built() {
+            self.build(&Tx::sqlite(conn))?;
+        }
+        if !in_writer || conn.is_autocommit() {
+            return Ok(Overlay::none());
+        }
+        let mut rowids: Vec<i64> = self.changed().clone();
+        rowids.sort_unstable();
+        rowids.dedup();
+        // Only the user's rows count (other users' changes only leave their indexed
+        // versions out, which this search never reads).
+        let mut rows = Vec::new();
+        for &rowid in &rowids {
+            if let Some(row) = self.read_row(conn, rowid)?
+                && row.record.user_id == user
+            {
+                rows.push((rowid, row));
+            }
+        }
+        Ok(Overlay {
+            rowids: rowids.into_iter().collect(),
+            rows,
+        })
     }
 
     pub(super) fn phrases(&self, query: &TextQuery) -> Result<Vec<Phrase>, StoreError> {
@@ -189,6 +201,13 @@ impl TextIndex {
             }
         }
         Ok(phrases)
+    }
+}
+
+fn not_built() -> StoreError {
+    StoreError::Invalid {
+        field: "search",
+        reason: "the search index is not built".into(),
     }
 }
 

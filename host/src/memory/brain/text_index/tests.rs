@@ -5,6 +5,7 @@ use super::*;
 use crate::memory::brain::row::{COLUMNS, record_from_row};
 use crate::memory::brain::test_rng::Rng;
 use crate::memory::brain::{MemoryEdit, NewMemory};
+use crate::sql::Tx;
 
 /// Words with shared stems, diacritics, digits, and words that FTS5 reads as a
 /// phrase of several tokens (a visarga splits `sun\u{903}set`).
@@ -116,7 +117,9 @@ fn assert_same(
     case: &str,
 ) -> usize {
     let expected = fts5_ranking(conn, user, query);
-    let found = text.search(conn, user, query, 500).expect("search");
+    let found = text
+        .search(&Tx::sqlite(conn), user, query, 500)
+        .expect("search");
     // The records returned are the rows as `conn` reads them, not older copies.
     for m in &found {
         let row = crate::sql::Tx::sqlite(conn)
@@ -133,7 +136,7 @@ fn assert_same(
     assert_eq!(ids(&got), ids(&expected), "{case}: {query:?} for {user}");
     // The best few alone are the same as the head of the whole ranking.
     let few: Vec<String> = text
-        .search(conn, user, query, 3)
+        .search(&Tx::sqlite(conn), user, query, 3)
         .expect("search")
         .into_iter()
         .map(|m| m.record.id)
@@ -219,7 +222,8 @@ fn stale_postings_never_count_and_lists_stay_compact() {
             );
         }
     }
-    let c = &Connection::open(store.path()).expect("a connection of the test's");
+    let c = &Connection::open(store.path().expect("a SQLite store"))
+        .expect("a connection of the test's");
     for words in ["tea", "garden", "sushi", "tea garden", "ramen kept"] {
         let query = TextQuery::any(words).expect("words");
         let compared = assert_same(c, text, "default", &query, "after 300 edits");
@@ -319,7 +323,8 @@ fn ranks_as_fts5_bm25_through_every_kind_of_change() {
             }
             if step % 10 == 9 {
                 let text = store.text_built().expect("index");
-                let c = &Connection::open(store.path()).expect("a connection of the test's");
+                let c = &Connection::open(store.path().expect("a SQLite store"))
+                    .expect("a connection of the test's");
                 (|| -> Result<(), StoreError> {
                     for _ in 0..20 {
                         let query = random_query(&mut rng);

@@ -141,6 +141,26 @@ fn write(tx: &Tx<'_>, message: &Indexed<'_>, postings: &Postings) -> Result<(), 
     Ok(())
 }
 
+thread_local! {
+    /// FTS5's tokenizer, for the Second Brain's transcript calls on this thread. One
+    /// per thread: it is an in-memory SQLite connection, opened once.
+    static TOKENIZER: std::cell::RefCell<Option<Tokenizer>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's tokenizer, opened at the first call.
+pub fn with_tokenizer<R>(
+    f: impl FnOnce(&mut Tokenizer) -> Result<R, StoreError>,
+) -> Result<R, StoreError> {
+    TOKENIZER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let tokenizer = match &mut *slot {
+            Some(tokenizer) => tokenizer,
+            empty => empty.insert(Tokenizer::new().map_err(tokenizer_error)?),
+        };
+        f(tokenizer)
+    })
+}
+
 /// Indexes a message just written (or rewritten) in this transaction: its postings,
 /// and its user's N and tokens.
 pub fn index(

@@ -1,0 +1,232 @@
+//! Several daemons, one service (issue 32): daemons with data directories of their own
+//! on one PostgreSQL database answer as one. What one acknowledges, the other finds at
+//! once; one killed with SIGKILL under load loses no acknowledged write, the other keeps
+//! answering, and the killed one, started again, serves everything written meanwhile.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engram_e2e::pg::Owner;
+use engram_e2e::{Client, Daemon, engram, ok};
+use serde_json::{Value, json};
+
+fn daemon_on(url: &str, data: &std::path::Path) -> Daemon {
+    Daemon::start(engram(data).env("ENGRAM_DATABASE_URL", url))
+}
+
+fn add(client: &Client, summary: &str) -> Result<String, String> {
+    let body = json!({"type": "preference", "summary": summary}).to_string();
+    let response = client
+        .try_call("POST", "/api/brain/memory", &body)
+        .map_err(|e| e.to_string())?;
+    if response.status != 201 {
+        return Err(format!("{}: {}", response.status, response.text()));
+    }
+    Ok(response.json()["id"].as_str().expect("id").to_string())
+}
+
+fn search(daemon: &Daemon, word: &str) -> Vec<String> {
+    let found = ok(
+        daemon.get(&format!("/api/brain/memory/search?q={word}")),
+        200,
+    );
+    found["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|hit| hit["memory"]["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+#[test]
+fn each_daemon_serves_what_the_other_acknowledged_at_once() {
+    let Some(owner) = Owner::new("each_daemon_serves_what_the_other_acknowledged") else {
+        return;
+    };
+    let (one_dir, two_dir) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let one = daemon_on(&owner.url(), one_dir.path());
+    let two = daemon_on(&owner.url(), two_dir.path());
+    for (daemon, dir) in [(&one, &one_dir), (&two, &two_dir)] {
+        assert_eq!(ok(daemon.get("/healthz"), 200)["storage"], "postgres");
+        assert!(
+            !engram::memory::brain_db_path(dir.path()).exists(),
+            "no SQLite file of the Second Brain"
+        );
+    }
+    for i in 0..20 {
+        let (writer, reader) = if i % 2 == 0 {
+            (&one, &two)
+        } else {
+            (&two, &one)
+        };
+        let word = format!("zqx{i}tea");
+        let id = add(&writer.client(), &format!("likes {word}")).expect("add");
+        assert_eq!(
+            search(reader, &word),
+            [id.as_str()],
+            "found through the other"
+        );
+        let got = ok(reader.get(&format!("/api/brain/memory/{id}")), 200);
+        assert_eq!(got["summary"], format!("likes {word}"));
+        let edited = format!("zqy{i}tea");
+        ok(
+            writer.call(
+                "PUT",
+                &format!("/api/brain/memory/{id}"),
+                &json!({"summary": format!("likes {edited}")}).to_string(),
+            ),
+            200,
+        );
+        assert_eq!(
+            search(reader, &edited),
+            [id.as_str()],
+            "the edit, through the other"
+        );
+        assert!(
+            search(reader, &word).is_empty(),
+            "the old text, through the other"
+        );
+    }
+    // Plugins' key-value stores, schedules and the audit log are shared too: a
+    // schedule made through one is listed by the other.
+    let made = ok(
+        one.call(
+            "POST",
+            "/api/schedules",
+            &json!({"skill": "web-search", "every": 3600, "input": "rust release notes"})
+                .to_string(),
+        ),
+        201,
+    );
+    let listed = ok(two.get("/api/schedules"), 200);
+    assert!(
+        listed["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|s| s["id"] == made["id"]),
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_daemon_killed_under_load_loses_no_acknowledged_write() {
+    let Some(owner) = Owner::new("a_daemon_killed_under_load") else {
+        return;
+    };
+    let (one_dir, two_dir) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let mut one = daemon_on(&owner.url(), one_dir.path());
+    let two = daemon_on(&owner.url(), two_dir.path());
+    let acknowledged: Arc<Mutex<Vec<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (t, client) in [one.client(), one.client(), two.client()]
+        .into_iter()
+        .enumerate()
+    {
+        let (acknowledged, stop) = (acknowledged.clone(), stop.clone());
+        writers.push(std::thread::spawn(move || {
+            let mut failed_after_kill = 0;
+            for i in 0.. {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                match add(&client, &format!("note {t} {i} about kz{t}w{i}")) {
+                    Ok(id) => acknowledged.lock().expect("lock").push(id),
+                    // The killed daemon's writers fail from then on; nothing they
+                    // were not told was stored is counted.
+                    Err(_) => {
+                        failed_after_kill += 1;
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+            }
+            failed_after_kill
+        }));
+    }
+    // Reads through the survivor all along.
+    let reader = {
+        let (client, stop) = (two.client(), stop.clone());
+        std::thread::spawn(move || {
+            let mut answered = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let response = client.call("GET", "/api/brain/memory?limit=5", "");
+                assert_eq!(
+                    response.status,
+                    200,
+                    "the survivor answers: {}",
+                    response.text()
+                );
+                answered += 1;
+            }
+            answered
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    one.child.kill().expect("SIGKILL");
+    one.child.wait().expect("reaped");
+    let killed_at = acknowledged.lock().expect("lock").len();
+    std::thread::sleep(Duration::from_millis(1000));
+    stop.store(true, Ordering::SeqCst);
+    for writer in writers {
+        writer.join().expect("writer");
+    }
+    assert!(
+        reader.join().expect("reader") > 0,
+        "the survivor answered reads"
+    );
+    let acknowledged = acknowledged.lock().expect("lock").clone();
+    assert!(killed_at > 0, "writes were acknowledged before the kill");
+    assert!(
+        acknowledged.len() > killed_at,
+        "the survivor kept taking writes after the kill"
+    );
+    // Every acknowledged write is there, through the survivor and through the killed
+    // daemon started again.
+    let restarted = daemon_on(&owner.url(), one_dir.path());
+    for daemon in [&two, &restarted] {
+        let mut listed = std::collections::BTreeSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/api/brain/memory?limit=500&cursor={c}"),
+                None => "/api/brain/memory?limit=500".to_string(),
+            };
+            let page: Value = ok(daemon.get(&path), 200);
+            for item in page["items"].as_array().expect("items") {
+                listed.insert(item["id"].as_str().expect("id").to_string());
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
+        }
+        let lost: Vec<&String> = acknowledged
+            .iter()
+            .filter(|id| !listed.contains(*id))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{} acknowledged writes lost: {lost:?}",
+            lost.len()
+        );
+    }
+    // The restarted daemon's index has what was written while it was down.
+    let last = acknowledged.last().expect("a write");
+    let got = ok(restarted.get(&format!("/api/brain/memory/{last}")), 200);
+    let word = got["summary"]
+        .as_str()
+        .expect("summary")
+        .rsplit(' ')
+        .next()
+        .expect("word")
+        .to_string();
+    assert_eq!(search(&restarted, &word), [last.as_str()]);
+}
