@@ -236,7 +236,7 @@ impl Config {
         let config: Config = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         config.plugins.validate()?;
         if let Some(url) = &config.storage.url {
-            crate::storage::check_url(url).map_err(|e| format!("storage.url: {e}"))?;
+            crate::pg::check_url(url).map_err(|e| format!("storage.url: {e}"))?;
         }
         config.memory.redact_kinds()?;
         Ok(config)

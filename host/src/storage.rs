@@ -42,9 +42,9 @@ impl Storage {
                 None => return Ok(Storage::Files),
             },
         };
-        let shown = check_url(url).map_err(|reason| StorageError {
+        let shown = crate::pg::check_url(url).map_err(|e| StorageError {
             source_name,
-            reason,
+            reason: e.to_string(),
         })?;
         Ok(Storage::Postgres {
             url: url.to_string(),
@@ -75,14 +75,6 @@ impl Storage {
             Storage::Postgres { shown, .. } => format!("postgres {shown}"),
         }
     }
-}
-
-/// Checks an address without connecting; what it names, without a password.
-pub fn check_url(url: &str) -> Result<String, String> {
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err("give a postgres://user@host/database address".to_string());
-    }
-    crate::pg::check_url(url).map_err(|e| e.to_string())
 }
 
 /// `url` with the password of its `user:password@` part, if any, replaced by `mask`.

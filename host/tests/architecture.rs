@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sqlite",
             "pg",
             "sql",
+            "storage",
             "lock",
             "credentials",
             "described",

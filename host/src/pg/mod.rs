@@ -157,6 +157,11 @@ pub fn connect(url: &str) -> Result<Server, PgError> {
 /// connects to (one on this machine: see [`connect_with`]); what it names, without a
 /// password, for messages.
 pub fn check_url(url: &str) -> Result<String, PgError> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(PgError::Url(
+            "give a postgres://user@host/database address".to_string(),
+        ));
+    }
     let config = Config::from_str(url)
         .map_err(|e| PgError::Url(format!("not a PostgreSQL address: {e}")))?;
     check(&config)?;
