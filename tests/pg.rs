@@ -138,6 +138,21 @@ pub fn database_url_for(data: &Path) -> Option<String> {
     Some(url)
 }
 
+/// Restarts the test binary's cluster (`pg_ctl restart -m fast`: every connection is
+/// ended, as a server's restart ends them) and returns once it accepts connections
+/// again. Every test of the binary shares the cluster: a test that calls this has a
+/// binary of its own.
+pub fn restart_cluster() -> Result<(), String> {
+    let cluster = cluster().map_err(|e| format!("{e:?}"))?;
+    let as_root = is_root()?;
+    run(as_service(as_root, &cluster.bin.join("pg_ctl"))
+        .arg("-D")
+        .arg(cluster.dir.join("data"))
+        .arg("-l")
+        .arg(cluster.dir.join("server.log"))
+        .args(["-w", "-t", "60", "-m", "fast", "restart"]))
+}
+
 /// The binary's one cluster, started at the first call; a failure is remembered.
 fn cluster() -> Result<&'static Cluster, Unavailable> {
     static CLUSTER: OnceLock<Result<Cluster, Unavailable>> = OnceLock::new();

@@ -21,6 +21,12 @@
 //!    by then, so a poll cannot miss the start of serving), then /healthz is polled
 //!    every ~1 ms.
 //! 7. Every daemon is stopped with SIGTERM and must exit 0.
+//! 8. PostgreSQL (issue 32), in the same run, on a throwaway cluster (`tests/pg.rs`;
+//!    skipped, and said so, where PostgreSQL is not installed): the same memories in a
+//!    database of their own, the same mixed load against one daemon on it, then
+//!    against two daemons on it (each with a data directory of its own, the
+//!    connections split between them). Throughput beside SQLite's one daemon and the
+//!    one PostgreSQL daemon's. Set ENGRAM_LOAD_POSTGRES=0 to skip it.
 //!
 //! Overrides: ENGRAM_LOAD_SECS (per load phase, default 30), ENGRAM_LOAD_CONNECTIONS
 //! (default 32), ENGRAM_LOAD_STARTS (default 10), ENGRAM_LOAD_MEMORIES (default 10000),
@@ -30,6 +36,10 @@
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+// The e2e tests' throwaway PostgreSQL cluster, of which this uses a database.
+#[allow(dead_code)]
+#[path = "../../tests/pg.rs"]
+mod pg;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -40,15 +50,14 @@ use engram::memory::bench::q;
 use engram::memory::brain_db_path;
 use engram::memory::record::MemoryRecord;
 use engram::memory::{Brain, DEFAULT_USER};
-use engram::time::{Clock, DAY_MS, SystemClock};
-use engram_strategies::model::{Evidence, Scope};
+use engram::time::{Clock, SystemClock};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 
 use common::daemon::{Daemon, cpu_seconds};
 use common::{
-    ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, TIMES, Table,
-    agent_question, ms, ratio, synthetic_summary,
+    ACTIVITIES, ADJECTIVES, FOODS, NAMES, PLACES, RELATIONS, Rng, THINGS, Table, agent_question,
+    ms, ratio, synthetic_detail, synthetic_record, synthetic_summary,
 };
 
 /// Every request's deadline, connect to last body byte.
@@ -70,6 +79,8 @@ struct Settings {
     memories: usize,
     /// Percent of the mixed load that writes (half add, half edit); the rest reads.
     write_percent: u64,
+    /// Whether to run the mixed load on PostgreSQL too.
+    postgres: bool,
 }
 
 impl Settings {
@@ -78,6 +89,7 @@ impl Settings {
             secs: env_or("ENGRAM_LOAD_SECS", if quick { 3 } else { 30 }),
             connections: env_or("ENGRAM_LOAD_CONNECTIONS", 32),
             starts: env_or("ENGRAM_LOAD_STARTS", if quick { 3 } else { 10 }),
+            postgres: env_or("ENGRAM_LOAD_POSTGRES", 1) != 0,
             memories: env_or("ENGRAM_LOAD_MEMORIES", 10_000),
             write_percent: env_or("ENGRAM_LOAD_WRITE_PERCENT", 20),
         }
@@ -119,7 +131,11 @@ fn main() {
         data.path().display()
     );
     let seeding = Instant::now();
-    let ids = seed(data.path(), settings.memories, &mut rng);
+    let now = SystemClock.now_ms();
+    let records: Vec<MemoryRecord> = (0..settings.memories)
+        .map(|_| synthetic_record(&mut rng, DEFAULT_USER, now, SUMMARY_SHAPES))
+        .collect();
+    let ids = seed(data.path(), &records);
     eprintln!("  seeded in {:.1} s", seeding.elapsed().as_secs_f64());
 
     // The first start compiles the embedded strategies into {data_dir}/cache.
@@ -131,12 +147,13 @@ fn main() {
         ms1(cold.first_200)
     );
     let base = format!("http://{}", daemon.addr);
+    let searches = search_queries(&mut rng, QUERIES);
     let workload = Arc::new(Workload {
-        base: base.clone(),
+        bases: vec![base.clone()],
         token: token.clone(),
         write_percent: settings.write_percent,
-        searches: search_queries(&mut rng, QUERIES),
-        ids,
+        searches: searches.clone(),
+        ids: ids.clone(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -173,6 +190,62 @@ fn main() {
     let (mixed, mixed_cpu, mixed_client_cpu) = measured(Mix::Mixed);
     let memory = daemon.memory();
     let load_exit = daemon.stop();
+
+    // The same load on PostgreSQL: one daemon, then two on the same database.
+    let on_postgres = if settings.postgres {
+        match pg::Owner::new("api_load") {
+            Some(owner) => {
+                let url = owner.url();
+                eprintln!("seeding the same memories into PostgreSQL...");
+                seed_postgres(&url, &records);
+                let dirs = [
+                    tempfile::tempdir().expect("a data directory"),
+                    tempfile::tempdir().expect("a data directory"),
+                ];
+                let env = [("ENGRAM_DATABASE_URL", url.as_str())];
+                let mut daemons = Vec::new();
+                let mut phases = Vec::new();
+                for dir in &dirs {
+                    let (daemon, _) = Daemon::start_with(&bin, dir.path(), &token, &env);
+                    daemons.push(daemon);
+                    let workload = Arc::new(Workload {
+                        bases: daemons
+                            .iter()
+                            .map(|d| format!("http://{}", d.addr))
+                            .collect(),
+                        token: token.clone(),
+                        write_percent: settings.write_percent,
+                        searches: searches.clone(),
+                        ids: ids.clone(),
+                    });
+                    runtime.block_on(sanity_check(&workload));
+                    eprintln!(
+                        "mixed load on PostgreSQL, {} daemon(s), {} connections, {} s...",
+                        daemons.len(),
+                        settings.connections,
+                        settings.secs
+                    );
+                    let cpu_before: f64 = daemons.iter().map(Daemon::cpu).sum();
+                    let phase = runtime.block_on(run_phase(
+                        &workload,
+                        Mix::Mixed,
+                        settings.connections,
+                        duration,
+                    ));
+                    let cpu: f64 = daemons.iter().map(Daemon::cpu).sum::<f64>() - cpu_before;
+                    phases.push((phase, cpu));
+                }
+                let exits: Vec<ExitStatus> = daemons.into_iter().map(Daemon::stop).collect();
+                Some((phases, exits))
+            }
+            None => {
+                eprintln!("PostgreSQL is not installed: the PostgreSQL phases are skipped");
+                None
+            }
+        }
+    } else {
+        None
+    };
 
     eprintln!(
         "startup: {} starts with a warm compile cache...",
@@ -263,6 +336,71 @@ fn main() {
             std::thread::available_parallelism().map_or(0, |n| n.get())
         ),
     );
+    let mut postgres_failed = false;
+    if let Some((phases, exits)) = &on_postgres {
+        let one = phases[0].0.per_second();
+        for (daemons, (phase, cpu)) in phases.iter().enumerate() {
+            let daemons = daemons + 1;
+            let total = phase.total();
+            table.row(
+                &format!("throughput, mixed, PostgreSQL, {daemons} daemon(s)"),
+                &format!("{:.0} req/s", phase.per_second()),
+                &format!(
+                    "p50 {} / p99 {}, {:.2} cores busy (daemons)",
+                    ms(total.p50),
+                    ms(total.p99),
+                    cpu / phase.elapsed_secs()
+                ),
+                &if daemons == 1 {
+                    format!(
+                        "{:.2}x of SQLite's one daemon (target >= 0.5x)",
+                        phase.per_second() / mixed.per_second()
+                    )
+                } else {
+                    format!(
+                        "{:.2}x of one PostgreSQL daemon (target >= 1x)",
+                        phase.per_second() / one
+                    )
+                },
+            );
+            for op in Op::MIXED {
+                let stats = phase.stats(op);
+                table.row(
+                    &format!("  {}", op.label()),
+                    &format!("{} / {}", ms(stats.p50), ms(stats.p99)),
+                    &format!("{} requests", stats.count),
+                    "",
+                );
+            }
+            table.row(
+                "  errors (non-2xx or transport)",
+                &phase.error_count.to_string(),
+                "",
+                if phase.error_count == 0 {
+                    "ok"
+                } else {
+                    "FAILED"
+                },
+            );
+            postgres_failed |= phase.error_count > 0;
+            if phase.error_count > 0 {
+                for error in &phase.first_errors {
+                    eprintln!("!!!!!!!! PostgreSQL, {daemons} daemon(s): {error}");
+                }
+            }
+        }
+        postgres_failed |= exits.iter().any(|e| !e.success());
+        table.row(
+            "  PostgreSQL daemons' exits after SIGTERM",
+            &exits.iter().map(exit_text).collect::<Vec<_>>().join(", "),
+            "",
+            if exits.iter().all(ExitStatus::success) {
+                "ok"
+            } else {
+                "FAILED"
+            },
+        );
+    }
     table.row(
         "daemon peak RSS (VmHWM) / RSS at the end",
         &format!("{:.1} MiB", memory.peak_kib as f64 / 1024.0),
@@ -342,7 +480,7 @@ fn main() {
     );
     table.print();
 
-    let mut failed = false;
+    let mut failed = postgres_failed;
     for (phase, result) in [("mixed", &mixed), ("healthz", &health)] {
         if result.error_count > 0 {
             failed = true;
@@ -373,9 +511,9 @@ fn main() {
 // ---------------------------------------------------------------------------------
 // The data
 
-/// Writes `n` synthetic memories of the default user into the Second Brain's database
-/// of `data_dir`, in one transaction; returns their ids.
-fn seed(data_dir: &Path, n: usize, rng: &mut Rng) -> Vec<String> {
+/// Writes `records` (the default user's) into the Second Brain's database of
+/// `data_dir`, in one transaction; returns their ids.
+fn seed(data_dir: &Path, records: &[MemoryRecord]) -> Vec<String> {
     let path = brain_db_path(data_dir);
     std::fs::create_dir_all(path.parent().expect("database directory"))
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
@@ -385,57 +523,35 @@ fn seed(data_dir: &Path, n: usize, rng: &mut Rng) -> Vec<String> {
         engram::events::EventBus::default(),
     )
     .unwrap_or_else(|e| panic!("cannot open the Second Brain at {}: {e}", path.display()));
-    let now = SystemClock.now_ms();
-    let records: Vec<MemoryRecord> = (0..n).map(|_| synthetic_memory(rng, now)).collect();
+    insert(&brain, records);
+    brain
+        .store()
+        .checkpoint()
+        .expect("checkpoint the seeded database");
+    records.iter().map(|r| r.id.clone()).collect()
+}
+
+/// Writes `records` into the Second Brain on the PostgreSQL database at `url`.
+fn seed_postgres(url: &str, records: &[MemoryRecord]) {
+    let brain = Brain::postgres(
+        url,
+        Arc::new(SystemClock),
+        engram::events::EventBus::default(),
+    )
+    .unwrap_or_else(|e| panic!("cannot open the Second Brain on PostgreSQL: {e}"));
+    insert(&brain, records);
+}
+
+fn insert(brain: &Brain, records: &[MemoryRecord]) {
     brain
         .store()
         .write(|tx| {
-            for record in &records {
+            for record in records {
                 q::insert(tx, record, "import")?;
             }
             Ok(())
         })
         .expect("insert the synthetic memories");
-    brain
-        .store()
-        .checkpoint()
-        .expect("checkpoint the seeded database");
-    records.into_iter().map(|r| r.id).collect()
-}
-
-/// A memory first stated some time in the last year; one in three has a detail, one
-/// in five has sunk to the subconscious tier, as an older store's memories do.
-fn synthetic_memory(rng: &mut Rng, now: i64) -> MemoryRecord {
-    let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);
-    let at = now - rng.below(365 * DAY_MS as u64) as i64;
-    let confidence = 0.6 + rng.below(41) as f32 / 100.0;
-    let mut record = MemoryRecord::fresh(
-        DEFAULT_USER,
-        memory_type,
-        &summary,
-        Evidence::Direct,
-        confidence,
-        at,
-    );
-    if rng.below(3) == 0 {
-        record.detail = Some(synthetic_detail(rng));
-    }
-    if rng.below(5) == 0 {
-        record.prior_scope = Some(record.scope);
-        record.scope = Scope::Subconscious;
-    }
-    record
-}
-
-fn synthetic_detail(rng: &mut Rng) -> String {
-    format!(
-        "Mentioned while talking about the {} {} with their {} {}; it came up again {}.",
-        rng.pick(ADJECTIVES),
-        rng.pick(THINGS),
-        rng.pick(RELATIONS),
-        rng.pick(NAMES),
-        rng.pick(TIMES)
-    )
 }
 
 /// What users type in a search box (a word or two) and what agents send (a whole
@@ -467,7 +583,8 @@ fn exit_text(status: &ExitStatus) -> String {
 // The load
 
 struct Workload {
-    base: String,
+    /// The daemons' addresses: worker `n` sends to `bases[n % bases.len()]`.
+    bases: Vec<String>,
     token: String,
     write_percent: u64,
     ids: Vec<String>,
@@ -587,9 +704,15 @@ fn stats(mut micros: Vec<u32>) -> Stats {
 
 /// Checks the daemon serves the seeded Second Brain before any timing.
 async fn sanity_check(w: &Workload) {
+    for base in &w.bases {
+        sanity_check_one(w, base).await;
+    }
+}
+
+async fn sanity_check_one(w: &Workload, base: &str) {
     let client = client();
     let health: Value = client
-        .get(format!("{}/healthz", w.base))
+        .get(format!("{base}/healthz"))
         .send()
         .await
         .and_then(|r| r.error_for_status())
@@ -604,7 +727,7 @@ async fn sanity_check(w: &Workload) {
     );
     let first = &w.ids[0];
     let record: Value = client
-        .get(format!("{}/api/brain/memory/{first}", w.base))
+        .get(format!("{base}/api/brain/memory/{first}"))
         .bearer_auth(&w.token)
         .send()
         .await
@@ -643,7 +766,10 @@ async fn run_phase(
         let workload = workload.clone();
         let barrier = barrier.clone();
         let seed = 0xBEEF ^ ((n as u64 + 1) << 20) ^ (mix as u64);
-        workers.push(tokio::spawn(worker(workload, mix, seed, barrier, duration)));
+        let base = workload.bases[n % workload.bases.len()].clone();
+        workers.push(tokio::spawn(worker(
+            workload, base, mix, seed, barrier, duration,
+        )));
     }
     barrier.wait().await;
     let started = Instant::now();
@@ -671,6 +797,7 @@ async fn run_phase(
 
 async fn worker(
     w: Arc<Workload>,
+    base: String,
     mix: Mix,
     seed: u64,
     barrier: Arc<Barrier>,
@@ -679,8 +806,8 @@ async fn worker(
     let client = client();
     let mut rng = Rng(seed);
     // Open the connection before the clock starts.
-    if let Err(e) = client.get(format!("{}/healthz", w.base)).send().await {
-        panic!("a load worker cannot reach {}: {e}", w.base);
+    if let Err(e) = client.get(format!("{base}/healthz")).send().await {
+        panic!("a load worker cannot reach {base}: {e}");
     }
     barrier.wait().await;
     let deadline = Instant::now() + duration;
@@ -692,7 +819,7 @@ async fn worker(
     };
     while Instant::now() < deadline {
         let op = Op::pick(mix, w.write_percent, &mut rng);
-        let request = build(&client, &w, op, &mut rng);
+        let request = build(&client, &w, &base, op, &mut rng);
         let started = Instant::now();
         let outcome = send(request).await;
         let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
@@ -709,14 +836,20 @@ async fn worker(
     result
 }
 
-fn build(client: &reqwest::Client, w: &Workload, op: Op, rng: &mut Rng) -> reqwest::RequestBuilder {
-    let memory_url = |id: &str| format!("{}/api/brain/memory/{id}", w.base);
+fn build(
+    client: &reqwest::Client,
+    w: &Workload,
+    base: &str,
+    op: Op,
+    rng: &mut Rng,
+) -> reqwest::RequestBuilder {
+    let memory_url = |id: &str| format!("{base}/api/brain/memory/{id}");
     let request = match op {
-        Op::Healthz => return client.get(format!("{}/healthz", w.base)),
+        Op::Healthz => return client.get(format!("{base}/healthz")),
         Op::Search => {
             let query = &w.searches[rng.below(w.searches.len() as u64) as usize];
             client
-                .get(format!("{}/api/brain/memory/search", w.base))
+                .get(format!("{base}/api/brain/memory/search"))
                 .query(&[("q", query.as_str()), ("limit", SEARCH_LIMIT)])
         }
         Op::Get => client.get(memory_url(pick_id(w, rng))),
@@ -729,9 +862,7 @@ fn build(client: &reqwest::Client, w: &Workload, op: Op, rng: &mut Rng) -> reqwe
             if rng.below(3) == 0 {
                 body["detail"] = json!(synthetic_detail(rng));
             }
-            client
-                .post(format!("{}/api/brain/memory", w.base))
-                .json(&body)
+            client.post(format!("{base}/api/brain/memory")).json(&body)
         }
         Op::Edit => {
             let (memory_type, summary) = synthetic_summary(rng, SUMMARY_SHAPES);

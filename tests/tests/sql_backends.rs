@@ -344,3 +344,59 @@ fn one_transaction_may_act_for_several_people_in_turn() {
         ]
     );
 }
+
+/// Two daemons' transactions that take the same rows in the other order: the server
+/// ends one of them, which fails as a conflict (what a caller may run again) and keeps
+/// nothing; the other commits.
+#[test]
+fn a_deadlock_fails_one_transaction_as_a_conflict_and_keeps_nothing_of_it() {
+    let Some(owner) = Owner::new("seam_deadlock_is_a_conflict") else {
+        return;
+    };
+    let open = || {
+        Database::postgres(PgStore::open(&owner.url(), &NOTES).expect("open"), 1).expect("connect")
+    };
+    let (one, two) = (open(), open());
+    for body in ["first", "second"] {
+        one.write(Actor::System, |tx| {
+            tx.execute(
+                "INSERT INTO notes (user_id, body, count) VALUES ('alice', ?1, 0)",
+                &[body.into()],
+            )
+        })
+        .expect("insert");
+    }
+    let both_hold_one = std::sync::Barrier::new(2);
+    let take = |db: &Database, order: [&str; 2]| {
+        db.write(Actor::System, |tx| {
+            let bump = |body: &str| {
+                tx.execute(
+                    "UPDATE notes SET count = count + 1 WHERE body = ?1",
+                    &[body.into()],
+                )
+            };
+            bump(order[0])?;
+            both_hold_one.wait();
+            bump(order[1])
+        })
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| take(&one, ["first", "second"]));
+        let b = s.spawn(|| take(&two, ["second", "first"]));
+        (a.join().expect("one"), b.join().expect("two"))
+    });
+    let failed: Vec<&SqlError> = [&a, &b]
+        .into_iter()
+        .filter_map(|r| r.as_ref().err())
+        .collect();
+    assert_eq!(failed.len(), 1, "one ends, one commits: {a:?} {b:?}");
+    assert!(failed[0].is_conflict(), "{:?}", failed[0]);
+    let counts = one
+        .read(Actor::System, |tx| {
+            tx.query("SELECT count FROM notes ORDER BY body", &[], |r| {
+                r.get::<i64>(0)
+            })
+        })
+        .expect("read");
+    assert_eq!(counts, [1, 1], "only the committed transaction's bumps");
+}

@@ -30,6 +30,16 @@ impl Daemon {
     /// Starts `engram serve` on a free loopback port and waits for its first 200 on
     /// /healthz.
     pub fn start(bin: &Path, data_dir: &Path, token: &str) -> (Daemon, StartTiming) {
+        Daemon::start_with(bin, data_dir, token, &[])
+    }
+
+    /// As [`Daemon::start`], with more environment variables (`ENGRAM_DATABASE_URL`).
+    pub fn start_with(
+        bin: &Path,
+        data_dir: &Path,
+        token: &str,
+        env: &[(&str, &str)],
+    ) -> (Daemon, StartTiming) {
         let spawned = Instant::now();
         let mut child = Command::new(bin)
             .arg("--data-dir")
@@ -38,6 +48,8 @@ impl Daemon {
             .env("ENGRAM_TOKEN", token)
             .env("ENGRAM_LOG", "warn")
             .env_remove("SECOND_BRAIN_ENABLED")
+            .env_remove("ENGRAM_DATABASE_URL")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -16,7 +16,9 @@ pub mod lexical;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use engram_strategies::model::MemoryType;
+use engram::memory::record::MemoryRecord;
+use engram::time::DAY_MS;
+use engram_strategies::model::{Evidence, MemoryType, Scope};
 
 // ---------------------------------------------------------------------------------
 // Data sets that stay out of the repository
@@ -117,6 +119,45 @@ pub const THINGS: &str = "weather station, garden, podcast, novel, website, bike
     database, telescope, aquarium, greenhouse, workshop";
 pub const TIMES: &str = "last week, yesterday, in March, last summer, two years ago, every Sunday, \
     on weekends, every morning, next month, before work";
+
+/// A memory of `user` first stated some time in the year before `now`, its summary of
+/// `shapes` shapes ([`synthetic_summary`]); one in three has a detail, one in five has
+/// sunk to the subconscious tier, as an older store's memories do.
+#[allow(dead_code)] // api_load and brain_postgres store them
+pub fn synthetic_record(rng: &mut Rng, user: &str, now: i64, shapes: u64) -> MemoryRecord {
+    let (memory_type, summary) = synthetic_summary(rng, shapes);
+    let at = now - rng.below(365 * DAY_MS as u64) as i64;
+    let confidence = 0.6 + rng.below(41) as f32 / 100.0;
+    let mut record = MemoryRecord::fresh(
+        user,
+        memory_type,
+        &summary,
+        Evidence::Direct,
+        confidence,
+        at,
+    );
+    if rng.below(3) == 0 {
+        record.detail = Some(synthetic_detail(rng));
+    }
+    if rng.below(5) == 0 {
+        record.prior_scope = Some(record.scope);
+        record.scope = Scope::Subconscious;
+    }
+    record
+}
+
+/// A memory's detail: where it came up.
+#[allow(dead_code)] // api_load and brain_postgres write them
+pub fn synthetic_detail(rng: &mut Rng) -> String {
+    format!(
+        "Mentioned while talking about the {} {} with their {} {}; it came up again {}.",
+        rng.pick(ADJECTIVES),
+        rng.pick(THINGS),
+        rng.pick(RELATIONS),
+        rng.pick(NAMES),
+        rng.pick(TIMES)
+    )
+}
 
 /// A memory summary in the extractor's style ("User ..."), and its type: one of
 /// `shapes` shapes (2 to 12), drawn with one `rng.below(shapes)`. The last shape drawn

@@ -65,6 +65,11 @@ pub enum SqlError {
     /// transaction was committed, and the same request may be retried.
     #[error("the database is unavailable: {0}")]
     Unavailable(String),
+    /// PostgreSQL ended the transaction for a concurrent one's sake (a deadlock, or a
+    /// serialization failure): nothing of it was committed, and running it again is
+    /// the remedy.
+    #[error("a concurrent transaction conflicted with this one: {0}")]
+    Conflict(String),
     #[error(transparent)]
     Open(#[from] PgError),
     #[error("column {column} holds {found} where {wanted} was expected")]
@@ -87,8 +92,13 @@ pub enum SqlError {
 
 impl From<::postgres::Error> for SqlError {
     fn from(error: ::postgres::Error) -> Self {
+        use ::postgres::error::SqlState;
         if postgres::is_unavailable(&error) {
             SqlError::Unavailable(server_message(&error))
+        } else if error.code().is_some_and(|c| {
+            *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+        }) {
+            SqlError::Conflict(server_message(&error))
         } else {
             SqlError::Postgres(error)
         }
@@ -99,6 +109,11 @@ impl SqlError {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, SqlError::Unavailable(_))
             || matches!(self, SqlError::Open(PgError::Connect { .. }))
+    }
+
+    /// See [`SqlError::Conflict`].
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, SqlError::Conflict(_))
     }
 
     pub fn is_disk_full(&self) -> bool {
@@ -112,12 +127,13 @@ impl SqlError {
 }
 
 /// How a store's database failure reaches a caller, the same for every store: a full
-/// disk is 507, an unreachable server 503 (retry), the rest the host's own failure.
+/// disk is 507, an unreachable server 503 (retry), and so is a conflict with concurrent
+/// writes that retrying did not get past; the rest the host's own failure.
 pub fn describe(error: &SqlError, context: &'static str) -> crate::described::Description {
     use crate::described::Description;
     if error.is_disk_full() {
         Description::disk_full(context)
-    } else if error.is_unavailable() {
+    } else if error.is_unavailable() || error.is_conflict() {
         Description::unavailable(context)
     } else {
         Description::internal(context)

@@ -143,7 +143,7 @@ impl Brain {
         let text = self.store.text();
         self.store.write_grouped(|conn| {
             redact::count_found(conn, user, &found)?;
-            store_settled(conn, text, record, now, ACTOR_USER)
+            store_settled(conn, text, record.clone(), now, ACTOR_USER)
         })
     }
 
@@ -181,8 +181,8 @@ impl Brain {
             }
             let old = q::get(tx, user, id)?;
             let mut new = old.clone();
-            if let Some(summary) = summary {
-                new.negated = engram_strategies::text::is_negated(&summary);
+            if let Some(summary) = &summary {
+                new.negated = engram_strategies::text::is_negated(summary);
                 new.summary = summary.trim().to_string();
                 new = new.with_about_read();
             }

@@ -40,6 +40,10 @@ pub const KEEP_CHANGES_MS: i64 = 60 * 60 * 1000;
 /// Meta key (user `""`): the next floor of the change log, and when it was taken.
 const CHANGES_CANDIDATE: &str = "memory_changes_candidate";
 
+/// How many times in all a grouped write is run when PostgreSQL ends it for a
+/// concurrent one's sake (see [`Store::write_grouped`]).
+const CONFLICT_ATTEMPTS: u32 = 4;
+
 /// Longest line accepted by `import`.
 const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
 
@@ -272,9 +276,34 @@ impl Store {
     /// Runs `f` in one IMMEDIATE transaction, committed only if it succeeds. Every
     /// change to a memory writes a history row, so the rows this transaction added are
     /// exactly what to announce once it is committed, whichever code path made them.
+    /// (On PostgreSQL, a transaction the server ended for a concurrent one's sake
+    /// fails as a conflict, 503 with `Retry-After` on REST: these writes are few, and
+    /// their closures keep what they did in the caller's state, so they are not run
+    /// again here as [`Store::write_grouped`]'s are.)
     pub fn write<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
         self.caught_up_for_write()?;
         self.writer.transaction(Actor::System, f)
+    }
+
+    /// Runs `attempt` again while it fails with a conflict (PostgreSQL only: SQLite
+    /// has one writer), a little later each time.
+    fn retrying_conflicts<R>(
+        &self,
+        attempt: impl Fn() -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut tries = 1;
+        loop {
+            match attempt() {
+                Err(StoreError::Sql(e)) if e.is_conflict() && tries < CONFLICT_ATTEMPTS => {
+                    tracing::debug!("write conflicted with another daemon's, run again: {e}");
+                    // Apart, so that the two writers do not meet again at once.
+                    let spread = std::process::id() as u64 % 7 + 1;
+                    std::thread::sleep(std::time::Duration::from_millis(spread * tries as u64));
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// PostgreSQL: a write settles its memories against the others through the index
@@ -291,12 +320,19 @@ impl Store {
     /// `writer.rs`): `f` runs in a savepoint of its own and this returns once the
     /// commit holding its change is durable. A failure of `f` undoes only its own
     /// changes. For the writes that arrive many at a time: manual add, edit, delete.
+    ///
+    /// On PostgreSQL a group that the server ended for a concurrent one's sake
+    /// (another daemon's group took the same rows in the other order) is run again, each
+    /// member by itself, up to [`CONFLICT_ATTEMPTS`] times in all: so `f` may run more
+    /// than once, each time from the start.
     pub fn write_grouped<R>(
         &self,
-        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
+        f: impl Fn(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.caught_up_for_write()?;
-        self.writer.grouped(Actor::System, f)
+        self.retrying_conflicts(|| {
+            self.caught_up_for_write()?;
+            self.writer.grouped(Actor::System, &f)
+        })
     }
 
     /// As [`Store::write`], for bookkeeping whose loss in a power cut costs nothing

@@ -107,6 +107,7 @@ enum SharedError {
         message: Option<String>,
     },
     Unavailable(String),
+    Conflict(String),
     Other(String),
 }
 
@@ -115,6 +116,7 @@ impl SharedError {
         match error {
             SqlError::Sqlite(e) => SharedError::of_sqlite(e),
             e if e.is_unavailable() => SharedError::Unavailable(e.to_string()),
+            SqlError::Conflict(message) => SharedError::Conflict(message.clone()),
             other => SharedError::Other(other.to_string()),
         }
     }
@@ -143,6 +145,7 @@ impl SharedError {
                 StoreError::Sqlite(rusqlite::Error::SqliteFailure(code, message))
             }
             SharedError::Unavailable(message) => StoreError::Sql(SqlError::Unavailable(message)),
+            SharedError::Conflict(message) => StoreError::Sql(SqlError::Conflict(message)),
             SharedError::Other(message) => StoreError::GroupFailed(message),
         }
     }

@@ -410,6 +410,16 @@ pub struct TextIndex {
     /// at the table (`sync.rs`); `None` until it is built. Held while it looks, so that
     /// two threads catching up apply their rows in order.
     follow: Mutex<Option<i64>>,
+    /// PostgreSQL: the looks at the log begun and ended, for callers to share one.
+    looks: Looks,
+}
+
+/// Numbers of the index's looks at the change log (`sync.rs`): how many have begun,
+/// and the last that ended (each is numbered as it begins, under `follow`).
+#[derive(Default)]
+struct Looks {
+    begun: std::sync::atomic::AtomicU64,
+    ended: std::sync::atomic::AtomicU64,
 }
 
 impl TextIndex {
@@ -425,6 +435,7 @@ impl TextIndex {
             changed: Arc::default(),
             writer: AtomicUsize::new(0),
             follow: Mutex::new(None),
+            looks: Looks::default(),
         })
     }
 

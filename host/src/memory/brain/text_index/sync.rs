@@ -127,14 +127,26 @@ impl TextIndex {
     /// past where it last looked. Nothing on SQLite, where the writer keeps the index
     /// in step. Not from inside a write transaction, whose own changes are not
     /// committed (a search there ranks them through its overlay).
+    ///
+    /// Callers arriving together share one look: a look that began after a caller
+    /// arrived has read every commit acknowledged before it, so once one has ended the
+    /// caller needs none of its own (under load, one round trip serves every search
+    /// that was waiting for it).
     pub fn catch_up(&self, tx: &Tx) -> Result<(), StoreError> {
         if tx.as_sqlite().is_some() {
             return Ok(());
         }
+        let arrived = self.looks.begun.load(Ordering::SeqCst);
         let mut follow = self.follow();
+        if self.looks.ended.load(Ordering::SeqCst) > arrived {
+            return Ok(());
+        }
+        let look = self.looks.begun.fetch_add(1, Ordering::SeqCst) + 1;
         let Some(since) = *follow else {
             drop(follow);
-            return self.build(tx);
+            self.build(tx)?;
+            self.looks.ended.fetch_max(look, Ordering::SeqCst);
+            return Ok(());
         };
         // One statement, one snapshot: the floor, the oldest transaction running, and
         // the rows changed since `since` as they are now (a deleted one as NULLs).
@@ -170,7 +182,9 @@ impl TextIndex {
             *self.write() = None;
             *follow = None;
             drop(follow);
-            return self.build(tx);
+            self.build(tx)?;
+            self.looks.ended.fetch_max(look, Ordering::SeqCst);
+            return Ok(());
         }
         let oldest = *oldest;
         let mut read = Vec::with_capacity(rows.len());
@@ -195,6 +209,7 @@ impl TextIndex {
             }
         }
         *follow = Some(oldest);
+        self.looks.ended.fetch_max(look, Ordering::SeqCst);
         Ok(())
     }
 
