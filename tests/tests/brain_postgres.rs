@@ -285,3 +285,30 @@ fn a_daemon_that_looked_before_the_log_was_pruned_builds_its_index_again() {
     assert_eq!(found(&idle, "alice", "oolong"), ["likes oolong tea"]);
     assert_eq!(found(&idle, "alice", "cello"), ["plays the cello"]);
 }
+
+/// The daemons on one database run one maintenance pass per interval between them, by
+/// the server's clock.
+#[test]
+fn one_daemon_claims_each_maintenance_pass() {
+    let Some(owner) = Owner::new("one_daemon_claims_each_maintenance_pass") else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(START));
+    let one = brain_on(&owner.url(), &clock);
+    let two = brain_on(&owner.url(), &clock);
+    let every = engram::memory::bench::MAINTENANCE_EVERY_MS;
+    assert!(
+        one.store().claim_maintenance(every).expect("claim"),
+        "the first asks"
+    );
+    assert!(
+        !two.store().claim_maintenance(every).expect("claim"),
+        "taken"
+    );
+    assert!(
+        !one.store().claim_maintenance(every).expect("claim"),
+        "taken, by itself too"
+    );
+    // Once the interval has passed (here: an interval of nothing), the next asker.
+    assert!(two.store().claim_maintenance(0).expect("claim"));
+}

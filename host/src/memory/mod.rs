@@ -55,6 +55,7 @@ pub use vocabulary::{
 #[doc(hidden)]
 pub mod bench {
     pub use super::brain::ingest::MAX_FACTS_PER_CONVERSATION;
+    pub use super::brain::maintenance::PASS_EVERY_MS as MAINTENANCE_EVERY_MS;
     pub use super::brain::retrieve::{
         ENCODED_MEANING_FLOOR, Fusion, MEANING_FLOOR, MEANING_WINDOW, Tuning,
     };

@@ -63,9 +63,24 @@ pub struct Report {
     pub failures: usize,
 }
 
-/// One maintenance pass.
+/// The least time between two passes of the daemons on one PostgreSQL database: a
+/// little under the daemon's 30 s timer, so that one daemon's passes are never skipped
+/// for its timer's jitter.
+pub const PASS_EVERY_MS: i64 = 25_000;
+
+/// One maintenance pass (none when another daemon on the same database ran one within
+/// [`PASS_EVERY_MS`]).
 pub fn run(brain: &Brain, strategies: &Strategies, settings: &Settings) -> Report {
     let mut report = Report::default();
+    match brain.store().claim_maintenance(PASS_EVERY_MS) {
+        Ok(true) => {}
+        Ok(false) => return report,
+        Err(e) => {
+            report.failures += 1;
+            tracing::error!("claiming the maintenance pass failed: {e}");
+            return report;
+        }
+    }
     for ended in brain.end_idle_conversations(settings.idle_ms, strategies) {
         match ended {
             Ok(_) => report.conversations_ended += 1,

@@ -37,6 +37,10 @@ const MAX_IDLE_READERS: usize = 32;
 /// that looked at it within this long never builds its index again.
 pub const KEEP_CHANGES_MS: i64 = 60 * 60 * 1000;
 
+/// Meta key (user `""`): when a daemon last claimed the maintenance pass (server
+/// milliseconds).
+const MAINTENANCE_CLAIM: &str = "maintenance_claimed_at";
+
 /// Meta key (user `""`): the next floor of the change log, and when it was taken.
 const CHANGES_CANDIDATE: &str = "memory_changes_candidate";
 
@@ -392,6 +396,31 @@ impl Store {
     /// (which builds it on the transaction's connection if need be).
     pub fn text(&self) -> &TextIndex {
         &self.text
+    }
+
+    /// Whether this daemon runs the maintenance pass now: always on SQLite (one daemon
+    /// per file); on PostgreSQL, for the first daemon to ask once `every_ms` has passed
+    /// since the last pass any daemon claimed, by the server's clock, so that the
+    /// daemons on one database run one pass per interval between them.
+    pub fn claim_maintenance(&self, every_ms: i64) -> Result<bool, StoreError> {
+        if self.path.is_some() {
+            return Ok(true);
+        }
+        self.write(|tx| {
+            let claimed = tx.query_opt(
+                &format!(
+                    "INSERT INTO meta (user_id, key, value)
+                     VALUES ('', '{MAINTENANCE_CLAIM}',
+                             ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text)
+                     ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value
+                     WHERE meta.value::bigint <= excluded.value::bigint - ?1
+                     RETURNING 1"
+                ),
+                &[every_ms.into()],
+                |r| r.get::<i64>(0),
+            )?;
+            Ok(claimed.is_some())
+        })
     }
 
     /// PostgreSQL: drops from the memory index's change log what every daemon that
