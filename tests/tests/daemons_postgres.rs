@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engram_e2e::pg::Owner;
-use engram_e2e::{Client, Daemon, engram, ok};
+use engram_e2e::{Client, Daemon, engram, next_event, ok};
 use serde_json::{Value, json};
 
 fn daemon_on(url: &str, data: &std::path::Path) -> Daemon {
@@ -57,6 +57,11 @@ fn each_daemon_serves_what_the_other_acknowledged_at_once() {
             "no SQLite file of the Second Brain"
         );
     }
+    // Each daemon's event stream carries the changes made through the other.
+    let mut events = [
+        one.open_stream("/api/events"),
+        two.open_stream("/api/events"),
+    ];
     for i in 0..20 {
         let (writer, reader) = if i % 2 == 0 {
             (&one, &two)
@@ -70,6 +75,10 @@ fn each_daemon_serves_what_the_other_acknowledged_at_once() {
             [id.as_str()],
             "found through the other"
         );
+        for stream in &mut events {
+            let created = next_event(stream, "memory.created");
+            assert_eq!(created["data"]["id"], id.as_str(), "{created}");
+        }
         let got = ok(reader.get(&format!("/api/brain/memory/{id}")), 200);
         assert_eq!(got["summary"], format!("likes {word}"));
         let edited = format!("zqy{i}tea");

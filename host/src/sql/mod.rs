@@ -174,17 +174,64 @@ impl PgStore {
         outside_async(|| self.open_connection())
     }
 
-    fn open_connection(&self) -> Result<Conn, SqlError> {
+    /// A connection of its own that receives what is sent to `channel`
+    /// (`pg_notify`): a committed transaction's notifications reach every daemon's.
+    /// `channel` is a static name, never input.
+    pub fn listen(&self, channel: &'static str) -> Result<Listener, SqlError> {
+        let mut client = self.client()?;
+        client.batch_execute(&format!("LISTEN {channel}"))?;
+        Ok(Listener { client })
+    }
+
+    fn client(&self) -> Result<::postgres::Client, SqlError> {
         let mut config = ::postgres::Config::from_str(&self.url)
             .map_err(|e| SqlError::Open(PgError::Url(format!("not a PostgreSQL address: {e}"))))?;
         config.application_name("engram");
-        let mut client = crate::pg::connect_with(config)?;
+        Ok(crate::pg::connect_with(config)?)
+    }
+
+    fn open_connection(&self) -> Result<Conn, SqlError> {
+        let mut client = self.client()?;
         // The namespace is a store's static name, never input.
         client.batch_execute(&format!(
             "SET search_path TO {}; SET statement_timeout = {STATEMENT_TIMEOUT_MS}",
             self.namespace
         ))?;
         Ok(Conn::postgres(client))
+    }
+}
+
+/// Notifications on a channel of a PostgreSQL store ([`PgStore::listen`]).
+pub struct Listener {
+    client: ::postgres::Client,
+}
+
+impl Listener {
+    /// The payloads that arrive within `wait` (at once, those already there). Not
+    /// from an async worker: it blocks.
+    pub fn next_within(&mut self, wait: std::time::Duration) -> Result<Vec<String>, SqlError> {
+        use ::postgres::fallible_iterator::FallibleIterator;
+        let mut payloads = Vec::new();
+        {
+            let mut notifications = self.client.notifications();
+            let first = notifications.timeout_iter(wait).next()?;
+            if let Some(first) = first {
+                payloads.push(first.payload().to_string());
+                // And those that came with it, without waiting for more.
+                let mut pending = notifications.iter();
+                while payloads.len() < 1_000
+                    && let Some(more) = pending.next()?
+                {
+                    payloads.push(more.payload().to_string());
+                }
+            }
+        }
+        if self.client.is_closed() {
+            return Err(SqlError::Unavailable(
+                "the listening connection was closed".into(),
+            ));
+        }
+        Ok(payloads)
     }
 }
 

@@ -153,6 +153,19 @@ const LATER: &[Migration] = &[
     CREATE TRIGGER memories_log_change AFTER INSERT OR UPDATE OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION memories_log_change();
 
+    -- Each committed change of a memory reaches every daemon (its event stream and
+    -- MCP notifications, `store.rs`): the history row every change writes is
+    -- announced, and PostgreSQL delivers it at commit, never for a rollback.
+    CREATE FUNCTION history_announce() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+    BEGIN
+        PERFORM pg_notify('engram_memory', json_build_object(
+            'user', NEW.user_id, 'id', NEW.memory_id, 'change', NEW.event)::text);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER history_announce AFTER INSERT ON history
+        FOR EACH ROW EXECUTE FUNCTION history_announce();
+
     -- An import may name a record further down its file, as SQLite's
     -- `defer_foreign_keys` allows: every reference may be checked at the end instead.
     DO $$

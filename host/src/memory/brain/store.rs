@@ -66,6 +66,81 @@ pub struct Store {
     path: Option<PathBuf>,
     /// Set when forgotten text may still be in the file (`forget.rs`).
     purge_requested: std::sync::atomic::AtomicBool,
+    /// PostgreSQL: the thread relaying every daemon's memory changes to `events`
+    /// (held for its `Drop`, which stops it).
+    _relay: Option<Relay>,
+}
+
+/// The channel the history's trigger announces committed memory changes on
+/// (`schema_pg.rs`, version 11).
+const MEMORY_CHANNEL: &str = "engram_memory";
+
+/// Stops the relay thread when the store goes (within a second: it waits that long
+/// for notifications at a time).
+struct Relay(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Relay {
+    /// Publishes on `events` every memory change any daemon commits on `store`, as
+    /// the server announces it; listens again after a dropped connection (changes
+    /// announced meanwhile are not heard: events are notifications, the store is the
+    /// record).
+    fn start(store: PgStore, events: EventBus) -> Relay {
+        use std::sync::atomic::Ordering;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let spawned = std::thread::Builder::new()
+            .name("memory-events".into())
+            .spawn(move || {
+                let wait = std::time::Duration::from_secs(1);
+                while !stopped.load(Ordering::SeqCst) {
+                    let mut listener = match store.listen(MEMORY_CHANNEL) {
+                        Ok(listener) => listener,
+                        Err(e) => {
+                            tracing::warn!("cannot listen for memory changes: {e}");
+                            std::thread::sleep(wait);
+                            continue;
+                        }
+                    };
+                    while !stopped.load(Ordering::SeqCst) {
+                        match listener.next_within(wait) {
+                            Ok(payloads) => {
+                                for payload in payloads {
+                                    relay_one(&events, &payload);
+                                }
+                            }
+                            Err(e) => {
+                                tracing::warn!("listening for memory changes: {e}");
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the memory events relay: {e}");
+        }
+        Relay(stop)
+    }
+}
+
+/// One announced change (`{"user", "id", "change"}`) as an event.
+fn relay_one(events: &EventBus, payload: &str) {
+    #[derive(serde::Deserialize)]
+    struct Announced {
+        user: String,
+        id: String,
+        change: String,
+    }
+    match serde_json::from_str::<Announced>(payload) {
+        Ok(a) => events.publish(super::writer::memory_event(a.user, &a.id, &a.change)),
+        Err(e) => tracing::warn!("an announced memory change that is not one: {e}"),
+    }
 }
 
 /// The SQLite connection under a transaction, for the tests that use SQLite's own
@@ -193,6 +268,7 @@ impl Store {
             word_counts: WordCounts::default(),
             path: Some(path.to_path_buf()),
             purge_requested: std::sync::atomic::AtomicBool::new(false),
+            _relay: None,
         })
     }
 
@@ -204,6 +280,7 @@ impl Store {
         off_async_worker(|| read_about_once(&mut conn))?;
         let reopen = store.clone();
         let text = Arc::new(TextIndex::new()?);
+        let relay = Relay::start(store.clone(), events.clone());
         let brain = Store {
             writer: Writer::new(
                 conn,
@@ -216,6 +293,7 @@ impl Store {
             word_counts: WordCounts::default(),
             path: None,
             purge_requested: std::sync::atomic::AtomicBool::new(false),
+            _relay: Some(relay),
         };
         // Messages that came without their postings (`engram db copy`, a store of
         // version 9) are indexed before anything searches the transcript.

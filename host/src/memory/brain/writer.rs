@@ -364,9 +364,10 @@ impl Writer {
         }
     }
 
-    /// The last history row, when anyone listens for the rows a commit adds.
+    /// The last history row, when anyone listens for the rows a commit adds (on
+    /// SQLite: on PostgreSQL every daemon hears of them from the server, `store.rs`).
     fn mark(&self, tx: &Tx) -> Result<Option<i64>, StoreError> {
-        if !self.events.has_subscribers() {
+        if !self.events.has_subscribers() || self.backend == Backend::Postgres {
             return Ok(None);
         }
         Ok(Some(tx.query_one(
@@ -396,21 +397,26 @@ impl Writer {
             });
         match rows {
             Ok(rows) => {
-                for (user, id, event) in rows {
-                    let kind = match event.as_str() {
-                        "ADD" | "RESTORE" => EventKind::MemoryCreated,
-                        "DELETE" | "DISMISS" => EventKind::MemoryDeleted,
-                        _ => EventKind::MemoryUpdated,
-                    };
-                    self.events.publish(Event {
-                        kind,
-                        user,
-                        data: serde_json::json!({ "id": id, "change": event }),
-                    });
+                for (user, id, change) in rows {
+                    self.events.publish(memory_event(user, &id, &change));
                 }
             }
             Err(e) => tracing::warn!("cannot announce committed memory changes: {e}"),
         }
+    }
+}
+
+/// The event announcing a history row: `change` is its event (`ADD`, `UPDATE`, ...).
+pub(super) fn memory_event(user: String, id: &str, change: &str) -> Event {
+    let kind = match change {
+        "ADD" | "RESTORE" => EventKind::MemoryCreated,
+        "DELETE" | "DISMISS" => EventKind::MemoryDeleted,
+        _ => EventKind::MemoryUpdated,
+    };
+    Event {
+        kind,
+        user,
+        data: serde_json::json!({ "id": id, "change": change }),
     }
 }
 
