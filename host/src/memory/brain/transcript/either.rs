@@ -1,27 +1,23 @@
-//! The transcript's search on whichever backend a transaction is on: FTS5 on SQLite
-//! (`transcript.rs`), the postings of `terms.rs` on PostgreSQL. The way in for the test
-//! comparing the two (`tests/tests/transcript_postgres.rs`) and for the bench
-//! measuring them (`host/benches/transcript.rs`), with a query as text, as a search
-//! is asked for; the Second Brain calls the two itself.
+//! The transcript's search on whichever backend a transaction is on (FTS5 on SQLite,
+//! the postings of `terms.rs` on PostgreSQL: `transcript.rs` chooses), with a query as
+//! text, as a search is asked for: the way in for the test comparing the two
+//! (`tests/tests/transcript_postgres.rs`) and for the bench measuring them
+//! (`tests/benches/transcript.rs`).
 
 use rusqlite::Connection;
 
 use super::terms::{self, Indexed};
 use crate::memory::brain::bm25;
-use crate::memory::brain::error::{IndexError, StoreError};
+use crate::memory::brain::error::StoreError;
 use crate::memory::brain::text_index::TextQuery;
-use crate::memory::brain::tokenizer::Tokenizer;
 use crate::sql::Tx;
 
 /// The transcript's search over a transaction of either backend.
-pub struct Transcript {
-    tokenizer: Tokenizer,
-}
+pub struct Transcript(());
 
 impl Transcript {
     pub fn new() -> Result<Transcript, StoreError> {
-        let tokenizer = Tokenizer::new().map_err(|e| StoreError::Index(IndexError::from(e)))?;
-        Ok(Transcript { tokenizer })
+        Ok(Transcript(()))
     }
 
     /// Registers on a SQLite connection of the caller's what the FTS5 search calls
@@ -49,12 +45,12 @@ impl Transcript {
             content,
             name,
         };
-        terms::index(tx, &mut self.tokenizer, &message)
+        terms::with_tokenizer(|t| terms::index(tx, t, &message))
     }
 
     /// [`terms::index_unindexed`].
     pub fn index_unindexed(&mut self, tx: &Tx<'_>, batch: usize) -> Result<usize, StoreError> {
-        terms::index_unindexed(tx, &mut self.tokenizer, batch)
+        terms::with_tokenizer(|t| terms::index_unindexed(tx, t, batch))
     }
 
     /// `user`'s messages matching any word of `text` (every word, when `all`), best
@@ -71,10 +67,7 @@ impl Transcript {
         let Some(query) = query(text, all) else {
             return Ok(Vec::new());
         };
-        let found = match tx.as_sqlite() {
-            Some(_) => super::search(tx, user, &query, limit)?,
-            None => terms::search(tx, &mut self.tokenizer, user, &query, limit)?,
-        };
+        let found = super::search(tx, user, &query, limit)?;
         Ok(found.into_iter().map(|m| (m.message.id, m.bm25)).collect())
     }
 
@@ -90,18 +83,12 @@ impl Transcript {
         let Some(query) = query(text, all) else {
             return Ok(0);
         };
-        match tx.as_sqlite() {
-            Some(_) => super::match_count(tx, user, &query, cap),
-            None => terms::match_count(tx, &mut self.tokenizer, user, &query, cap),
-        }
+        super::match_count(tx, user, &query, cap)
     }
 
     /// How many messages `user` has.
     pub fn size(&self, tx: &Tx<'_>, user: &str) -> Result<i64, StoreError> {
-        match tx.as_sqlite() {
-            Some(_) => super::size(tx, user),
-            None => terms::size(tx, user),
-        }
+        super::size(tx, user)
     }
 }
 
