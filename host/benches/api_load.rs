@@ -233,7 +233,17 @@ fn main() {
                         duration,
                     ));
                     let cpu: f64 = daemons.iter().map(Daemon::cpu).sum::<f64>() - cpu_before;
-                    phases.push((phase, cpu));
+                    let connections = connections_to(&owner.db);
+                    let peak_mib = daemons
+                        .iter()
+                        .map(|d| d.memory().peak_kib as f64 / 1024.0)
+                        .fold(0.0, f64::max);
+                    phases.push(PostgresPhase {
+                        phase,
+                        cpu,
+                        connections,
+                        peak_mib,
+                    });
                 }
                 let exits: Vec<ExitStatus> = daemons.into_iter().map(Daemon::stop).collect();
                 Some((phases, exits))
@@ -338,8 +348,14 @@ fn main() {
     );
     let mut postgres_failed = false;
     if let Some((phases, exits)) = &on_postgres {
-        let one = phases[0].0.per_second();
-        for (daemons, (phase, cpu)) in phases.iter().enumerate() {
+        let one = phases[0].phase.per_second();
+        for (daemons, measured) in phases.iter().enumerate() {
+            let PostgresPhase {
+                phase,
+                cpu,
+                connections,
+                peak_mib,
+            } = measured;
             let daemons = daemons + 1;
             let total = phase.total();
             table.row(
@@ -372,6 +388,12 @@ fn main() {
                     "",
                 );
             }
+            table.row(
+                "  server connections open after the phase / a daemon's peak RSS",
+                &connections.to_string(),
+                &format!("{peak_mib:.1} MiB"),
+                &format!("{} connections per daemon", connections / daemons as i64),
+            );
             table.row(
                 "  errors (non-2xx or transport)",
                 &phase.error_count.to_string(),
@@ -529,6 +551,31 @@ fn seed(data_dir: &Path, records: &[MemoryRecord]) -> Vec<String> {
         .checkpoint()
         .expect("checkpoint the seeded database");
     records.iter().map(|r| r.id.clone()).collect()
+}
+
+/// What one PostgreSQL phase measured.
+struct PostgresPhase {
+    phase: PhaseResult,
+    /// The daemons' CPU time.
+    cpu: f64,
+    /// Connections to the database open when the phase ended (every daemon's).
+    connections: i64,
+    /// The largest peak RSS among the daemons.
+    peak_mib: f64,
+}
+
+/// The connections open to `db`, as the server counts them (this count's own aside).
+fn connections_to(db: &pg::PgDatabase) -> i64 {
+    let mut client = postgres::Client::connect(&db.conninfo(), postgres::NoTls)
+        .expect("connect as the superuser");
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+             AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .expect("count the connections")
+        .get(0)
 }
 
 /// Writes `records` into the Second Brain on the PostgreSQL database at `url`.

@@ -40,7 +40,15 @@ fn the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http() {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
-    let output = Command::new(python)
+    let mut python = Command::new(python);
+    // On PostgreSQL the embedded sessions the suite starts keep their databases in a
+    // database of their own data directory's, as the daemon does in its own.
+    python.env_remove("ENGRAM_DATABASE_URL");
+    if engram_e2e::is_on_postgres() {
+        let url = engram_e2e::pg::database_url_for(embedded.path()).expect("a database");
+        python.env("ENGRAM_DATABASE_URL", url);
+    }
+    let output = python
         .arg(repo().join("tests/mcp/test_mcp.py"))
         .env("PATH", path)
         .env("ENGRAM_MCP_URL", daemon.url())
@@ -80,4 +88,17 @@ fn embedded_refuses_a_data_directory_a_daemon_holds_and_touches_nothing() {
     assert!(output.stdout.is_empty(), "no protocol was spoken");
     assert_eq!(std::fs::read(&daemon_file).expect("daemon.json"), before);
     assert_eq!(daemon.get("/healthz").status, 200);
+}
+
+/// The same suite with every database on PostgreSQL.
+#[test]
+#[cfg_attr(
+    not(test_venv),
+    ignore = "needs target/test-venv (tests/requirements.txt; .ci/run makes it)"
+)]
+fn the_python_sdk_uses_every_tool_prompt_and_resource_on_postgres() {
+    engram_e2e::on_postgres(
+        "the_python_sdk_uses_every_tool_prompt_and_resource_on_postgres",
+        the_python_sdk_uses_every_tool_prompt_and_resource_over_stdio_and_http,
+    );
 }
