@@ -21,17 +21,7 @@ fn brain_on(url: &str, clock: &Arc<ManualClock>) -> Brain {
 }
 
 fn note(summary: &str) -> NewMemory {
-    NewMemory {
-        memory_type: MemoryType::Preference,
-        summary: summary.to_string(),
-        detail: None,
-        evidence: None,
-        scope: None,
-        confidence: None,
-        importance: None,
-        holder: None,
-        attribute: None,
-    }
+    NewMemory::new(MemoryType::Preference, summary)
 }
 
 fn found(brain: &Brain, user: &str, text: &str) -> Vec<String> {

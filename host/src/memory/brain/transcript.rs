@@ -47,15 +47,21 @@ pub struct MessageMatch {
 }
 
 pub(super) fn message_from_row(row: &sql::Row) -> Result<MessageRecord, SqlError> {
+    message_from_row_at(row, 0)
+}
+
+/// A message read from [`MESSAGE_COLUMNS`] starting at column `first` (after others a
+/// query selects first).
+pub(super) fn message_from_row_at(row: &sql::Row, first: usize) -> Result<MessageRecord, SqlError> {
     Ok(MessageRecord {
-        id: row.get(0)?,
-        conversation_id: row.get(1)?,
-        user_id: row.get(2)?,
-        seq: row.get(3)?,
-        role: row.get(4)?,
-        name: row.get(5)?,
-        content: row.get(6)?,
-        at: row.get(7)?,
+        id: row.get(first)?,
+        conversation_id: row.get(first + 1)?,
+        user_id: row.get(first + 2)?,
+        seq: row.get(first + 3)?,
+        role: row.get(first + 4)?,
+        name: row.get(first + 5)?,
+        content: row.get(first + 6)?,
+        at: row.get(first + 7)?,
     })
 }
 
@@ -262,29 +268,7 @@ pub(super) fn index_message(tx: &Tx, id: &str) -> Result<(), StoreError> {
     if tx.as_sqlite().is_some() {
         return Ok(());
     }
-    let unindexed = tx.query_opt(
-        "SELECT n, user_id, content, name FROM messages m
-         WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM message_sizes s WHERE s.n = m.n)",
-        &[id.into()],
-        |r| {
-            Ok((
-                r.get::<i64>(0)?,
-                r.get::<String>(1)?,
-                r.get::<String>(2)?,
-                r.get::<Option<String>>(3)?,
-            ))
-        },
-    )?;
-    let Some((n, user, content, name)) = unindexed else {
-        return Ok(());
-    };
-    let message = terms::Indexed {
-        n,
-        user: &user,
-        content: &content,
-        name: name.as_deref(),
-    };
-    terms::with_tokenizer(|t| terms::index(tx, t, &message))
+    terms::with_tokenizer(|t| terms::index_message(tx, t, id))
 }
 
 /// PostgreSQL: writes the postings of a batch of messages that came without them

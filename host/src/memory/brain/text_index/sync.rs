@@ -50,6 +50,18 @@ fn columns_of_m() -> String {
         .join(", ")
 }
 
+/// The memory whose columns start at `first`, `None` where the row joined none (a
+/// deleted one).
+fn record_if_any(
+    row: &crate::sql::Row,
+    first: usize,
+) -> Result<Option<crate::memory::record::MemoryRecord>, crate::sql::SqlError> {
+    match row.get::<Option<String>>(first)? {
+        Some(_) => Ok(Some(record_from_row_at(row, first)?)),
+        None => Ok(None),
+    }
+}
+
 /// The oldest transaction still running as the statement starts: every one before it
 /// is over, its changes visible to the statement.
 const OLDEST_RUNNING: &str = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
@@ -165,12 +177,7 @@ impl TextIndex {
                 let floor: Option<String> = r.get(0)?;
                 let oldest: i64 = r.get(1)?;
                 let number: Option<i64> = r.get(2)?;
-                let id: Option<String> = r.get(number_at)?;
-                let record = match id {
-                    Some(_) => Some(record_from_row_at(r, number_at)?),
-                    None => None,
-                };
-                Ok((floor, oldest, number, record))
+                Ok((floor, oldest, number, record_if_any(r, number_at)?))
             },
         )?;
         let Some((floor, oldest, _, _)) = rows.first() else {
@@ -224,14 +231,7 @@ impl TextIndex {
                 columns_of_m()
             ),
             &[],
-            |r| {
-                let id: Option<String> = r.get(number_at)?;
-                let record = match id {
-                    Some(_) => Some(record_from_row_at(r, number_at)?),
-                    None => None,
-                };
-                Ok((r.get::<i64>(0)?, record))
-            },
+            |r| Ok((r.get::<i64>(0)?, record_if_any(r, number_at)?)),
         )?;
         let mut overlay = Overlay::none();
         let mut tokenizer = self.tokenizer();

@@ -35,13 +35,13 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
-use super::{MESSAGE_COLUMNS, MessageMatch};
+use super::{MESSAGE_COLUMNS, MessageMatch, message_from_row_at};
 use crate::memory::brain::bm25;
 use crate::memory::brain::error::{IndexError, StoreError};
 use crate::memory::brain::text_index::TextQuery;
 use crate::memory::brain::tokenizer::{Tokenizer, TokenizerError};
 use crate::memory::record::MessageRecord;
-use crate::sql::{Actor, Row, SqlError, Tx};
+use crate::sql::{Actor, Tx};
 
 /// Terms longer than this many bytes are keyed by their digest: a B-tree key holds at
 /// most about 2.7 KB on PostgreSQL, and a message's text may hold a longer token.
@@ -178,6 +178,58 @@ pub fn index(
     write(tx, message, &postings)
 }
 
+/// A message without postings, as read to index it.
+struct Unindexed {
+    n: i64,
+    user: String,
+    content: String,
+    name: Option<String>,
+}
+
+impl Unindexed {
+    fn indexed(&self) -> Indexed<'_> {
+        Indexed {
+            n: self.n,
+            user: &self.user,
+            content: &self.content,
+            name: self.name.as_deref(),
+        }
+    }
+}
+
+/// Messages without postings; `which` narrows them, with `arg` as `?1` (`AND m.id =
+/// ?1`, or `ORDER BY n LIMIT ?1`).
+fn unindexed(
+    tx: &Tx<'_>,
+    which: &str,
+    arg: crate::sql::Value<'_>,
+) -> Result<Vec<Unindexed>, StoreError> {
+    Ok(tx.query(
+        &format!(
+            "SELECT n, user_id, content, name FROM messages m
+             WHERE NOT EXISTS (SELECT 1 FROM message_sizes s WHERE s.n = m.n) {which}"
+        ),
+        &[arg],
+        |r| {
+            Ok(Unindexed {
+                n: r.get(0)?,
+                user: r.get(1)?,
+                content: r.get(2)?,
+                name: r.get(3)?,
+            })
+        },
+    )?)
+}
+
+/// Indexes message `id` ([`index`]) if it has no postings: just written, or
+/// rewritten (its text redacted: a trigger took it out of the index).
+pub fn index_message(tx: &Tx<'_>, tokenizer: &mut Tokenizer, id: &str) -> Result<(), StoreError> {
+    for message in unindexed(tx, "AND m.id = ?1", id.into())? {
+        index(tx, tokenizer, &message.indexed())?;
+    }
+    Ok(())
+}
+
 /// Writes the postings of up to `batch` messages that have none, oldest first, and
 /// says how many it wrote. Their users' counters are left as they are: messages
 /// without postings came with them, from `engram db copy` (which copies the SQLite
@@ -187,27 +239,9 @@ pub fn index_unindexed(
     tokenizer: &mut Tokenizer,
     batch: usize,
 ) -> Result<usize, StoreError> {
-    let unindexed = tx.query(
-        "SELECT n, user_id, content, name FROM messages m
-         WHERE NOT EXISTS (SELECT 1 FROM message_sizes s WHERE s.n = m.n)
-         ORDER BY n LIMIT ?1",
-        &[(batch as i64).into()],
-        |r| {
-            Ok((
-                r.get::<i64>(0)?,
-                r.get::<String>(1)?,
-                r.get::<String>(2)?,
-                r.get::<Option<String>>(3)?,
-            ))
-        },
-    )?;
-    for (n, user, content, name) in &unindexed {
-        let message = Indexed {
-            n: *n,
-            user,
-            content,
-            name: name.as_deref(),
-        };
+    let unindexed = unindexed(tx, "ORDER BY n LIMIT ?1", (batch as i64).into())?;
+    for message in &unindexed {
+        let message = message.indexed();
         let postings = Postings::of(tokenizer, &message)?;
         write(tx, &message, &postings)?;
     }
@@ -449,7 +483,7 @@ pub fn search(
                  WHERE user_id = ?1 AND n = ANY (string_to_array(?2, ',')::bigint[])"
             ),
             &[user.into(), rows.as_str().into()],
-            |r| Ok((r.get::<i64>(0)?, message(r, 1)?)),
+            |r| Ok((r.get::<i64>(0)?, message_from_row_at(r, 1)?)),
         )?
         .into_iter()
         .collect();
@@ -460,20 +494,6 @@ pub fn search(
             Some(MessageMatch { message, bm25 })
         })
         .collect())
-}
-
-/// A message read from [`MESSAGE_COLUMNS`], starting at column `first`.
-fn message(row: &Row<'_>, first: usize) -> Result<MessageRecord, SqlError> {
-    Ok(MessageRecord {
-        id: row.get(first)?,
-        conversation_id: row.get(first + 1)?,
-        user_id: row.get(first + 2)?,
-        seq: row.get(first + 3)?,
-        role: row.get(first + 4)?,
-        name: row.get(first + 5)?,
-        content: row.get(first + 6)?,
-        at: row.get(first + 7)?,
-    })
 }
 
 /// How many of `user`'s messages match `query`, counting no further than `cap + 1`:
