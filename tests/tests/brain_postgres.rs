@@ -302,3 +302,32 @@ fn one_daemon_claims_each_maintenance_pass() {
     // Once the interval has passed (here: an interval of nothing), the next asker.
     assert!(two.store().claim_maintenance(0).expect("claim"));
 }
+
+/// Forgotten text is purged on PostgreSQL too: the pass vacuums the tables it was in
+/// (outside any transaction, as the server requires), and fails nothing.
+#[test]
+fn a_purge_after_forgetting_vacuums_the_tables() {
+    let Some(owner) = Owner::new("a_purge_after_forgetting_vacuums_the_tables") else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(START));
+    let brain = brain_on(&owner.url(), &clock);
+    let added = brain
+        .add("alice", note("likes oolong tea"))
+        .expect("add")
+        .record;
+    brain.delete("alice", &added.id).expect("delete");
+    brain.store().request_purge();
+    brain.store().purge_if_requested().expect("purge");
+    let mut client =
+        postgres::Client::connect(&owner.db.conninfo(), postgres::NoTls).expect("connect");
+    let vacuumed: Option<i64> = client
+        .query_one(
+            "SELECT vacuum_count FROM pg_stat_user_tables
+             WHERE schemaname = 'brain' AND relname = 'memories'",
+            &[],
+        )
+        .expect("statistics")
+        .get(0);
+    assert!(vacuumed.is_some_and(|n| n >= 1), "{vacuumed:?}");
+}
