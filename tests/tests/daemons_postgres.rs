@@ -239,3 +239,73 @@ fn a_daemon_killed_under_load_loses_no_acknowledged_write() {
         .to_string();
     assert_eq!(search(&restarted, &word), [last.as_str()]);
 }
+
+/// One stateless MCP call (protocol 2026-07-28: no session) to `daemon`: the tool's
+/// result, read from a JSON answer or from the event stream's `data:` line.
+fn mcp_call(daemon: &Daemon, tool: &str, arguments: Value) -> Value {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": tool,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    })
+    .to_string();
+    let authorization = format!("Bearer {}", daemon.token);
+    let response = daemon
+        .client()
+        .try_request_with(
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", authorization.as_str()),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", tool),
+            ],
+            body.as_bytes(),
+        )
+        .expect("POST /mcp");
+    assert_eq!(response.status, 200, "{}", response.text());
+    let text = response.text();
+    let answer = text
+        .lines()
+        .find_map(|line| line.strip_prefix("data:"))
+        .unwrap_or(&text);
+    let answer: Value = serde_json::from_str(answer.trim()).expect("a JSON-RPC answer");
+    assert!(answer["error"].is_null(), "{answer}");
+    answer["result"].clone()
+}
+
+/// MCP in its stateless mode through either daemon: a memory an agent saves through
+/// one is what it finds through the other, with no session to pin.
+#[test]
+fn stateless_mcp_calls_may_go_to_any_daemon() {
+    let Some(owner) = Owner::new("stateless_mcp_calls_may_go_to_any_daemon") else {
+        return;
+    };
+    let (one_dir, two_dir) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let one = daemon_on(&owner.url(), one_dir.path());
+    let two = daemon_on(&owner.url(), two_dir.path());
+    let saved = mcp_call(
+        &one,
+        "memory_add",
+        json!({"type": "preference", "summary": "likes qzvx tea"}),
+    );
+    assert_ne!(saved["isError"], true, "{saved}");
+    let found = mcp_call(&two, "memory_search", json!({"q": "qzvx"}));
+    assert_ne!(found["isError"], true, "{found}");
+    assert!(found.to_string().contains("likes qzvx tea"), "{found}");
+}
