@@ -331,3 +331,42 @@ fn a_purge_after_forgetting_vacuums_the_tables() {
         .get(0);
     assert!(vacuumed.is_some_and(|n| n >= 1), "{vacuumed:?}");
 }
+
+/// Two daemons told two values of one single-valued attribute at once: one person's
+/// writes are taken one after the other (a write lock per person), so the later
+/// replaces the earlier and one value stays live, as through one daemon.
+#[test]
+fn two_daemons_settle_one_persons_facts_one_after_the_other() {
+    let Some(owner) = Owner::new("two_daemons_settle_one_persons_facts") else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(START));
+    let one = brain_on(&owner.url(), &clock);
+    let two = brain_on(&owner.url(), &clock);
+    let mut client =
+        postgres::Client::connect(&owner.db.conninfo(), postgres::NoTls).expect("connect");
+    for round in 0..10 {
+        let attribute = format!("favorite shade{round}");
+        let both_ready = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            for (brain, value) in [(&one, "green"), (&two, "blue")] {
+                let (attribute, both_ready) = (&attribute, &both_ready);
+                s.spawn(move || {
+                    let mut new = note(&format!("Alice's {attribute} is {value}"));
+                    new.attribute = Some(attribute.clone());
+                    both_ready.wait();
+                    brain.add("alice", new).expect("add");
+                });
+            }
+        });
+        let live: i64 = client
+            .query_one(
+                "SELECT count(*) FROM brain.memories WHERE user_id = 'alice'
+                 AND attribute = $1 AND superseded_by IS NULL AND dismissed_at IS NULL",
+                &[&attribute],
+            )
+            .expect("count")
+            .get(0);
+        assert_eq!(live, 1, "round {round}: both values live");
+    }
+}

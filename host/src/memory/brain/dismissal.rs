@@ -129,7 +129,7 @@ impl Brain {
         keep_messages: bool,
     ) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
-        self.store.write_grouped(|tx| {
+        self.store.write_grouped(user, |tx| {
             let old = q::get(tx, user, id)?;
             if old.dismissed_at.is_some() {
                 return Err(StoreError::NotFound(id.to_string()));
@@ -171,7 +171,7 @@ impl Brain {
     pub fn restore(&self, user: &str, id: &str) -> Result<MemoryRecord, StoreError> {
         let now = self.now();
         let text = self.store.text();
-        self.store.write_grouped(|tx| {
+        self.store.write_grouped(user, |tx| {
             if awaiting(tx, user, id)?.is_none() {
                 return Err(StoreError::NotFound(id.to_string()));
             }

@@ -141,7 +141,7 @@ impl Brain {
         let (new, found) = new.redacted(self.redaction.kinds())?;
         let record = new.into_record(user, now);
         let text = self.store.text();
-        self.store.write_grouped(|conn| {
+        self.store.write_grouped(user, |conn| {
             redact::count_found(conn, user, &found)?;
             store_settled(conn, text, record.clone(), now, ACTOR_USER)
         })
@@ -173,7 +173,7 @@ impl Brain {
             }
             None => (None, Vec::new()),
         };
-        self.store.write_grouped(|tx| {
+        self.store.write_grouped(user, |tx| {
             redact::count_found(tx, user, &found)?;
             // What the agent deleted is edited only once the person has restored it.
             if dismissal::awaiting(tx, user, id)?.is_some() {
@@ -223,7 +223,7 @@ impl Brain {
     pub fn delete(&self, user: &str, id: &str) -> Result<(), StoreError> {
         let now = self.now();
         self.store
-            .write_grouped(|conn| q::delete(conn, user, id, ACTOR_USER, now))
+            .write_grouped(user, |conn| q::delete(conn, user, id, ACTOR_USER, now))
     }
 
     /// Deletes every memory of the user, as `delete` does one, and every conversation

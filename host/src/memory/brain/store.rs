@@ -37,6 +37,19 @@ const MAX_IDLE_READERS: usize = 32;
 /// that looked at it within this long never builds its index again.
 pub const KEEP_CHANGES_MS: i64 = 60 * 60 * 1000;
 
+/// PostgreSQL: takes `user`'s write lock for the rest of the transaction (waiting for
+/// another daemon's transaction that holds it to end). Nothing on SQLite.
+fn lock_person(tx: &Tx, user: &str) -> Result<(), StoreError> {
+    if tx.backend() == Backend::Postgres {
+        tx.query_one(
+            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended('engram.person:' || ?1, 0))) l",
+            &[user.into()],
+            |r| r.get::<i64>(0),
+        )?;
+    }
+    Ok(())
+}
+
 /// Meta key (user `""`): when a daemon last claimed the maintenance pass (server
 /// milliseconds).
 const MAINTENANCE_CLAIM: &str = "maintenance_claimed_at";
@@ -407,13 +420,22 @@ impl Store {
     /// (another daemon's group took the same rows in the other order) is run again, each
     /// member by itself, up to [`CONFLICT_ATTEMPTS`] times in all: so `f` may run more
     /// than once, each time from the start.
+    ///
+    /// The write is `user`'s: on PostgreSQL it first takes that person's write lock
+    /// (an advisory lock held to the commit), so that two daemons settle one person's
+    /// facts one after the other, each seeing the other's (`settle.rs` reads the rivals
+    /// of a fact from the table); on SQLite the one writer orders them already.
     pub fn write_grouped<R>(
         &self,
+        user: &str,
         f: impl Fn(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.retrying_conflicts(|| {
             self.caught_up_for_write()?;
-            self.writer.grouped(Actor::System, &f)
+            self.writer.grouped(Actor::System, |tx| {
+                lock_person(tx, user)?;
+                f(tx)
+            })
         })
     }
 
