@@ -305,12 +305,18 @@ impl Writer {
         };
         let gone = !state.conn.in_transaction();
         let queued = self.queued.load(Ordering::SeqCst);
+        // The server went away under the group (PostgreSQL): every member fails as
+        // unavailable, which a client may retry, not as the host's own failure.
+        let server_gone = state.conn.is_closed();
         let group = state.open.as_mut().expect("a group is open");
         group.members += 1;
-        if group.lost.is_none() && (gone || !clean) {
+        if group.lost.is_none() && (gone || !clean || server_gone) {
             // The statement failed and took the transaction with it, or this writer's
             // changes could not be undone: the whole group fails.
             group.lost = Some(match &out {
+                _ if server_gone => {
+                    SharedError::Unavailable("the connection to the database was lost".into())
+                }
                 Ok(Err(e)) if gone => SharedError::of_store(e),
                 _ => transaction_gone(),
             });
