@@ -15,6 +15,11 @@ fn daemon_on(url: &str, data: &std::path::Path) -> Daemon {
     Daemon::start(engram(data).env("ENGRAM_DATABASE_URL", url))
 }
 
+/// Two daemons' data directories of their own.
+fn data_dirs() -> [tempfile::TempDir; 2] {
+    [(), ()].map(|()| tempfile::tempdir().expect("a data directory"))
+}
+
 fn add(client: &Client, summary: &str) -> Result<String, String> {
     let body = json!({"type": "preference", "summary": summary}).to_string();
     let response = client
@@ -44,10 +49,7 @@ fn each_daemon_serves_what_the_other_acknowledged_at_once() {
     let Some(owner) = Owner::new("each_daemon_serves_what_the_other_acknowledged") else {
         return;
     };
-    let (one_dir, two_dir) = (
-        tempfile::tempdir().expect("dir"),
-        tempfile::tempdir().expect("dir"),
-    );
+    let [one_dir, two_dir] = data_dirs();
     let one = daemon_on(&owner.url(), one_dir.path());
     let two = daemon_on(&owner.url(), two_dir.path());
     for (daemon, dir) in [(&one, &one_dir), (&two, &two_dir)] {
@@ -127,10 +129,7 @@ fn a_daemon_killed_under_load_loses_no_acknowledged_write() {
     let Some(owner) = Owner::new("a_daemon_killed_under_load") else {
         return;
     };
-    let (one_dir, two_dir) = (
-        tempfile::tempdir().expect("dir"),
-        tempfile::tempdir().expect("dir"),
-    );
+    let [one_dir, two_dir] = data_dirs();
     let mut one = daemon_on(&owner.url(), one_dir.path());
     let two = daemon_on(&owner.url(), two_dir.path());
     let acknowledged: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -293,10 +292,7 @@ fn stateless_mcp_calls_may_go_to_any_daemon() {
     let Some(owner) = Owner::new("stateless_mcp_calls_may_go_to_any_daemon") else {
         return;
     };
-    let (one_dir, two_dir) = (
-        tempfile::tempdir().expect("dir"),
-        tempfile::tempdir().expect("dir"),
-    );
+    let [one_dir, two_dir] = data_dirs();
     let one = daemon_on(&owner.url(), one_dir.path());
     let two = daemon_on(&owner.url(), two_dir.path());
     let saved = mcp_call(
