@@ -1,27 +1,32 @@
 //! Tool-permission gate latency, p50/p95, each beside a baseline measured in the same
 //! process (`cargo bench -p engram-host --bench gate`):
 //!
-//! 1. the decision alone: the turn's lookup and the rules (`Turns::with` +
-//!    `policy::decide`), no audit row;
-//! 2. `Gate::decide`: the same decision plus its audit row (SQLite, WAL,
-//!    `synchronous = NORMAL`), against 1.;
+//! 1. the decision alone: the rules on a turn held in memory under a lock (what the
+//!    gate cost before turns moved into its database), no audit row;
+//! 2. `Gate::decide` on SQLite: the turn read (and changed) and the audit row written
+//!    in one transaction (WAL, `synchronous = NORMAL`), against 1.;
 //! 3. `Gate::decide` from 4 threads at once, each in its own turn, against 2.;
 //! 4. the same audit row written with `synchronous = FULL` (an fsync per decision,
-//!    what the audit log does not do), against 2.: the price of the choice.
+//!    what the audit log does not do), against 2.: the price of the choice;
+//! 5. `Gate::decide` on PostgreSQL (a throwaway cluster, `tests/pg.rs`, fsync off as
+//!    the tests run it; skipped where PostgreSQL is not installed), against 2.
 //!
 //! Nothing is asserted: the figures are printed.
 
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+#[allow(dead_code)]
+#[path = "../../tests/pg.rs"]
+mod pg;
 
 use common::{percentile, time_n};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engram::gate::policy::{self, Policy, SkillGrant};
-use engram::gate::turns::{NewTurn, Turns};
-use engram::gate::{FixedPolicy, Gate};
+use engram::gate::turns::NewTurn;
+use engram::gate::{AuditLog, FixedPolicy, Gate, Retention};
 use engram::paths::DataDir;
 use engram::time::SystemClock;
 
@@ -77,33 +82,6 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = r#"{"url":"https://example.org/search?q=engram","timeout":10}"#;
 
-    // 1. The decision alone.
-    let policy = Policy::default();
-    let turns = Turns::default();
-    let turn = turns
-        .open(
-            new_turn("u"),
-            0,
-            policy.turn_ttl_ms(),
-            policy.max_open_per_caller(),
-        )
-        .expect("turn");
-    let alone = time_n(N * 4, || {
-        let d = turns.with(&turn.id, |t| {
-            t.map(|t| {
-                policy::decide(
-                    &policy,
-                    t.skill.as_ref(),
-                    t.approved_tool("fetch_url"),
-                    "fetch_url",
-                    &serde_json::Value::Null,
-                )
-            })
-        });
-        std::hint::black_box(d);
-    });
-
-    // 2. With the audit row.
     let data_dir = DataDir::new(dir.path().join("data"));
     let gate = Arc::new(
         Gate::open(
@@ -114,6 +92,23 @@ fn main() {
         .expect("gate"),
     );
     let turn = gate.open_turn(new_turn("u")).expect("turn");
+
+    // 1. The decision alone.
+    let policy = Policy::default();
+    let held = Mutex::new(turn.clone());
+    let alone = time_n(N * 4, || {
+        let t = held.lock().expect("lock");
+        let d = policy::decide(
+            &policy,
+            t.skill.as_ref(),
+            t.approved_tool("fetch_url"),
+            "fetch_url",
+            &serde_json::Value::Null,
+        );
+        std::hint::black_box(d);
+    });
+
+    // 2. With the turn in the database and the audit row.
     let audited = time_n(N, || {
         std::hint::black_box(gate.decide(&turn.id, &turn.user, "fetch_url", args));
     });
@@ -157,6 +152,21 @@ fn main() {
         .expect("insert");
     });
 
+    // 5. On PostgreSQL.
+    let on_postgres = pg::Owner::new("gate_bench").map(|owner| {
+        let audit = AuditLog::postgres(&owner.url(), Retention::default(), 0).expect("audit");
+        let gate = Gate::new(
+            audit,
+            Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+            Arc::new(SystemClock),
+        );
+        let turn = gate.open_turn(new_turn("u")).expect("turn");
+        let samples = time_n(N, || {
+            std::hint::black_box(gate.decide(&turn.id, &turn.user, "fetch_url", args));
+        });
+        (owner, samples)
+    });
+
     println!();
     println!("Tool-permission gate ({N} decisions per row; audit log in a temp dir)");
     row("1. decision alone (lookup + rules)", &alone, None);
@@ -175,4 +185,12 @@ fn main() {
         &full,
         Some(("Gate::decide", &audited)),
     );
+    match &on_postgres {
+        Some((_, samples)) => row(
+            "5. Gate::decide on PostgreSQL",
+            samples,
+            Some(("on SQLite", &audited)),
+        ),
+        None => println!("5. skipped: PostgreSQL is not installed"),
+    }
 }

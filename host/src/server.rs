@@ -85,7 +85,7 @@ pub fn router(
 ) -> Router {
     let auth = Auth {
         tokens,
-        sessions: Sessions::default(),
+        sessions: Sessions::new(app.gate.database()),
     };
     Router::new()
         .route("/healthz", get(healthz))

@@ -305,3 +305,95 @@ fn stateless_mcp_calls_may_go_to_any_daemon() {
     assert_ne!(found["isError"], true, "{found}");
     assert!(found.to_string().contains("likes qzvx tea"), "{found}");
 }
+
+/// A turn opened through one daemon is decided, approved and ended through the other,
+/// and a dashboard login through one is a session on both (issue 32, item 2).
+#[test]
+fn a_turn_and_a_dashboard_login_work_through_either_daemon() {
+    let Some(owner) = Owner::new("turns_and_logins_through_either_daemon") else {
+        return;
+    };
+    let [one_dir, two_dir] = data_dirs();
+    let one = daemon_on(&owner.url(), one_dir.path());
+    let two = daemon_on(&owner.url(), two_dir.path());
+
+    let opened = ok(
+        one.call(
+            "POST",
+            "/api/turns",
+            r#"{"message":"remember that I like tea"}"#,
+        ),
+        201,
+    );
+    let turn = opened["turn_id"].as_str().expect("turn_id").to_string();
+    let authorize = |daemon: &Daemon| {
+        ok(
+            daemon.call(
+                "POST",
+                &format!("/api/turns/{turn}/authorize"),
+                r#"{"tool":"save_memory","args":{}}"#,
+            ),
+            200,
+        )["decision"]
+            .clone()
+    };
+    // save_memory asks by default; the person's approval through one daemon is in
+    // force through the other.
+    assert_eq!(authorize(&two), "ask");
+    ok(
+        one.person().call(
+            "POST",
+            &format!("/api/turns/{turn}/approvals"),
+            r#"{"tool":"save_memory"}"#,
+        ),
+        201,
+    );
+    assert_eq!(authorize(&two), "allow");
+    let view = ok(two.get(&format!("/api/turns/{turn}")), 200);
+    assert_eq!(view["state"], "open", "{view}");
+    ok(
+        two.call("POST", &format!("/api/turns/{turn}/end"), "{}"),
+        200,
+    );
+    assert_eq!(authorize(&one), "deny");
+    assert_eq!(
+        ok(one.get(&format!("/api/turns/{turn}")), 200)["state"],
+        "ended"
+    );
+
+    // The dashboard: logged in through one, its session works through the other, and
+    // a logout through the other ends it on both.
+    let login = one
+        .client()
+        .try_request_with(
+            "POST",
+            "/login",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            format!("token={}&next=/", engram_e2e::OPERATOR_TOKEN).as_bytes(),
+        )
+        .expect("login");
+    assert_eq!(login.status, 200, "{}", login.text());
+    let cookie = login
+        .header("set-cookie")
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_string();
+    let page = login.text();
+    let marker = r#"<meta name="engram-session" content=""#;
+    let start = page.find(marker).expect("the session's secret") + marker.len();
+    let secret = page[start..].split('"').next().expect("secret").to_string();
+    let with_session = |daemon: &Daemon, method: &str, path: &str| {
+        daemon
+            .client()
+            .try_request_with(
+                method,
+                path,
+                &[("Cookie", &cookie), ("X-Engram-CSRF", &secret)],
+                b"",
+            )
+            .expect("request")
+    };
+    assert_eq!(with_session(&two, "GET", "/api/brain/status").status, 200);
+    assert_eq!(with_session(&two, "POST", "/logout").status, 204);
+    assert_eq!(with_session(&one, "GET", "/api/brain/status").status, 401);
+}

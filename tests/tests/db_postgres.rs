@@ -283,6 +283,8 @@ fn rows_for(user: &str, n: i64) -> String {
          SELECT user_id, '\\x746561', n, 1, 4 FROM brain.messages WHERE id = 'msg_{user}';
          INSERT INTO audit.decisions (at, user_id, caller, tool, decision, reason_code, reason)
          VALUES (1, '{user}', 'agent', 'save_memory', 'allow', 'policy', 'allowed');
+         INSERT INTO audit.turns (id, user_id, opened_by, opened_at, expires_at, closes_at, body)
+         VALUES ('turn_{user}', '{user}', 'agent', 1, 2, 2, '{{}}');
          INSERT INTO schedules.schedules (id, skill, input, every_secs, user_id, created_at,
              next_run_at)
          VALUES ('sch_{user}', 'daily', 'go', 60, '{user}', 1, 1);
@@ -388,7 +390,7 @@ fn a_query_that_forgets_its_user_filter_sees_and_changes_one_persons_rows_only()
         unprotected.is_empty(),
         "without forced RLS: {unprotected:?}"
     );
-    assert_eq!(tables.len(), 20, "{tables:?}");
+    assert_eq!(tables.len(), 21, "{tables:?}");
 
     for (user, n) in [("alice", 1), ("bob", 2)] {
         as_person(&mut client, Some(user), |tx| {
@@ -482,7 +484,9 @@ fn two_migrates_at_once_create_each_store_once() {
         command.spawn().expect("spawn")
     };
     let (first, second) = (spawn(), spawn());
-    let mut created = 0;
+    // Every step of every store applied by exactly one of the two (a store's later
+    // steps may be the other's: each step takes the lock on its own).
+    let mut steps: Vec<(String, i64)> = Vec::new();
     for child in [first, second] {
         let out = child.wait_with_output().expect("wait");
         assert!(
@@ -491,9 +495,25 @@ fn two_migrates_at_once_create_each_store_once() {
             String::from_utf8_lossy(&out.stderr)
         );
         let answer = stdout_json(&out);
-        created += answer["migrated"].as_array().expect("migrated").len();
+        for store in answer["migrated"].as_array().expect("migrated") {
+            for step in store["applied"].as_array().expect("applied") {
+                steps.push((
+                    store["name"].as_str().expect("name").to_string(),
+                    step["version"].as_i64().expect("version"),
+                ));
+            }
+        }
     }
-    assert_eq!(created, 5, "each store created by one of the two");
+    steps.sort();
+    let expected: Vec<(String, i64)> = stores()
+        .iter()
+        .flat_map(|(name, _, pg)| {
+            (pg.created_at..=pg.latest()).map(move |version| (name.to_string(), version))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(steps, expected, "each step applied by one of the two");
     let (code, status) = db_json(data.path(), &url, &["status"]);
     assert_eq!((code, &status["pending"]), (0, &Value::from(0)), "{status}");
 }

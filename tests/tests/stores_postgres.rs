@@ -1,15 +1,19 @@
-//! The audit log, the schedules and the import ledger on the storage seam (issue 32):
-//! each store's scenario runs on a SQLite file and on a real PostgreSQL server with the
-//! same answers; on PostgreSQL a person's transaction sees only that person's rows
-//! even where a query forgets its filter; and two daemons sharing one database run a
-//! due schedule once.
+//! The audit log, the turns, the schedules and the import ledger on the storage seam
+//! (issue 32): each store's scenario runs on a SQLite file and on a real PostgreSQL
+//! server with the same answers; on PostgreSQL a person's transaction sees only that
+//! person's rows even where a query forgets its filter; two daemons sharing one
+//! database see the same turns, grants and approvals, and run a due schedule once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier, Mutex};
 
+use engram::credentials::{Principal, Via};
 use engram::events::EventBus;
+use engram::gate::policy::{Policy, SkillGrant};
+use engram::gate::turns::NewTurn;
 use engram::gate::{
-    AUDIT_PG_SCHEMA, AuditLog, AuditQuery, Decision, ReasonCode, Retention, Verdict,
+    AUDIT_PG_SCHEMA, AuditLog, AuditQuery, Caller, Decision, FixedPolicy, Gate, ReasonCode,
+    Retention, TurnState, Verdict,
 };
 use engram::memory::import::ledger::{self, Ledger};
 use engram::pg::PgSchema;
@@ -234,6 +238,177 @@ fn a_persons_audit_rows_are_theirs_alone_on_postgresql() {
     assert!(write_for("bob").is_err(), "alice wrote bob's decision");
     assert_eq!(write_for("alice").expect("her own"), 1);
     assert_eq!(log.count().expect("count"), 4);
+}
+
+// ---- the turns ----
+
+/// A daemon's gate on the database at `url`, on the shared clock.
+fn gate_on(url: &str, clock: &ManualClock) -> Arc<Gate> {
+    Arc::new(Gate::new(
+        AuditLog::postgres(url, Retention::default(), T0).expect("audit"),
+        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+        Arc::new(clock.clone()),
+    ))
+}
+
+fn fetch(url: &str) -> String {
+    serde_json::json!({ "url": url }).to_string()
+}
+
+#[test]
+fn two_daemons_see_one_turn_its_grants_approvals_and_end_on_postgresql() {
+    let Some(owner) = Owner::new("turns_two_daemons") else {
+        return;
+    };
+    let url = owner.url();
+    let clock = ManualClock::new(T0);
+    let (a, b) = (gate_on(&url, &clock), gate_on(&url, &clock));
+    let turn = a
+        .open_turn(NewTurn {
+            user: "alice".into(),
+            opened_by: "agent".into(),
+            skill: Some(SkillGrant {
+                skill: "web-search".into(),
+                allowed_tools: vec!["fetch_url".into()],
+                granted_tools: vec!["fetch_url".into()],
+            }),
+            destinations: vec!["a.example".into()],
+            ..NewTurn::default()
+        })
+        .expect("open");
+    let code = |gate: &Gate, tool: &str, args: &str| {
+        let d = gate.decide(&turn.id, "alice", tool, args);
+        (d.verdict, d.code)
+    };
+
+    // The grant opened through A is in force through B; what B's call read marks the
+    // turn for A: a send to a new destination now asks, on either daemon.
+    assert_eq!(
+        code(&b, "fetch_url", &fetch("https://a.example/page")),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+    let leak = fetch("https://b.example/?q=secret");
+    assert_eq!(
+        code(&a, "fetch_url", &leak),
+        (Verdict::Ask, ReasonCode::NewDestination)
+    );
+    // The person approves that call through B; A allows it (its host is now one the
+    // turn may send to, under the skill's grant), and no other new destination.
+    let args: serde_json::Value = serde_json::from_str(&leak).expect("json");
+    b.approve(
+        &turn.id,
+        "alice",
+        "fetch_url",
+        Some(&args),
+        &Principal::Person(Via::Dashboard),
+    )
+    .expect("approve");
+    assert_eq!(
+        code(&a, "fetch_url", &leak),
+        (Verdict::Allow, ReasonCode::SkillGrant)
+    );
+    assert_eq!(
+        code(&a, "fetch_url", &fetch("https://c.example/")),
+        (Verdict::Ask, ReasonCode::NewDestination)
+    );
+    // The agent cannot approve its own request on either daemon.
+    assert!(
+        a.approve(&turn.id, "alice", "fetch_url", None, &Principal::Agent)
+            .is_err()
+    );
+
+    // Another person's turn is no turn for them, and a plugin acting for them is told
+    // it is someone else's.
+    assert!(b.turn(&turn.id, "bob").expect("read").is_none());
+    assert_eq!(
+        b.decide(&turn.id, "bob", "fetch_url", "{}").code,
+        ReasonCode::UnknownTurn
+    );
+    let plugin = Caller::Plugin {
+        name: "p",
+        user: "bob",
+    };
+    assert_eq!(
+        a.decide_as(plugin, Some(&turn.id), "fetch_url", "{}").code,
+        ReasonCode::UserMismatch
+    );
+    let users = |actor| unfiltered(&url, &AUDIT_PG_SCHEMA, actor, "SELECT user_id FROM turns");
+    assert!(users(Actor::User("bob")).is_empty());
+    assert_eq!(users(Actor::User("alice")), ["alice"]);
+
+    // Both daemons deciding in the turn at once: every decision recorded, none lost
+    // to the other, the turn's row intact.
+    let before = a.audit().count().expect("count");
+    std::thread::scope(|scope| {
+        for gate in [&a, &b] {
+            scope.spawn(|| {
+                for _ in 0..40 {
+                    gate.decide(&turn.id, "alice", "fetch_url", &fetch("https://a.example/"));
+                }
+            });
+        }
+    });
+    assert_eq!(b.audit().count().expect("count"), before + 80);
+    let (kept, state) = a.turn(&turn.id, "alice").expect("read").expect("kept");
+    assert_eq!(state, TurnState::Open);
+    assert_eq!(kept.approvals.len(), 1);
+    assert_eq!(kept.destinations, ["a.example", "b.example"]);
+
+    // Ended through A: revoked for B, and ending it again through B is noticed.
+    a.end_turn(&turn.id, "alice").expect("end");
+    assert_eq!(
+        code(&b, "fetch_url", &fetch("https://a.example/")),
+        (Verdict::Deny, ReasonCode::TurnEnded)
+    );
+    assert!(b.end_turn(&turn.id, "alice").is_err());
+    // A daemon started after all this sees the same turn.
+    let c = gate_on(&url, &clock);
+    let (_, state) = c.turn(&turn.id, "alice").expect("read").expect("kept");
+    assert_eq!(state, TurnState::Ended);
+
+    // A caller's cap counts its open turns on every daemon.
+    let capped = Policy::default().with_max_open_per_caller(1);
+    let d = Gate::new(
+        AuditLog::postgres(&url, Retention::default(), T0).expect("audit"),
+        Arc::new(FixedPolicy(Arc::new(capped.clone()))),
+        Arc::new(clock.clone()),
+    );
+    let e = Gate::new(
+        AuditLog::postgres(&url, Retention::default(), T0).expect("audit"),
+        Arc::new(FixedPolicy(Arc::new(capped))),
+        Arc::new(clock.clone()),
+    );
+    let by = |user: &str| NewTurn {
+        user: user.into(),
+        opened_by: "mcp".into(),
+        ..NewTurn::default()
+    };
+    d.open_turn(by("alice")).expect("first");
+    assert_eq!(
+        e.open_turn(by("bob")).expect_err("at the cap").to_string(),
+        "`mcp` holds 1 open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
+    );
+
+    // The agent's deletes per hour are counted across daemons, even at once: of 8
+    // asked through two daemons together with a limit of 5, exactly 5 are allowed.
+    let agent = Caller::Agent { user: "carol" };
+    let allowed = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for gate in [&a, &b] {
+            let allowed = &allowed;
+            scope.spawn(move || {
+                for i in 0..4 {
+                    if gate
+                        .decide_agent_delete(agent, &format!("mem_{i}"), 5)
+                        .is_ok()
+                    {
+                        allowed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(allowed.into_inner(), 5);
 }
 
 // ---- the schedules ----

@@ -14,9 +14,8 @@
 //! The middleware puts the caller's [`Principal`] into the request's extensions, for
 //! the handlers whose acts are the person's.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
@@ -26,6 +25,8 @@ use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
 use crate::credentials::{Principal, TokenError, Tokens, Via, constant_time_eq, random_hex};
+use crate::sql::{Actor, Database, SqlError};
+use crate::time::{Clock, SystemClock};
 
 /// The dashboard's session cookie.
 pub const SESSION_COOKIE: &str = "engram_session";
@@ -34,19 +35,18 @@ pub const SESSION_HEADER: &str = "x-engram-csrf";
 /// How long a dashboard login lasts.
 pub const SESSION_TTL: Duration = Duration::from_secs(12 * 60 * 60);
 /// Logins kept at once; the oldest is dropped beyond this, so that repeated logins
-/// cannot grow the daemon's memory.
-const MAX_SESSIONS: usize = 64;
+/// cannot grow the store.
+const MAX_SESSIONS: i64 = 64;
 
-/// One login: when it started and the hash of its secret.
-struct Session {
-    started: Instant,
-    secret: [u8; 32],
+/// Dashboard sessions, in the gate's database (`sessions`): a login through one daemon
+/// works through every daemon on one database, and outlives a restart for the rest of
+/// its 12 hours. Only the sha256 of each id and secret is kept. Whatever goes wrong
+/// reading them is no session: the dashboard asks for the login again.
+#[derive(Clone)]
+pub struct Sessions {
+    db: Arc<Database>,
+    clock: Arc<dyn Clock>,
 }
-
-/// Dashboard sessions, in memory: a restart logs the dashboard out, which is the safe
-/// side. Only hashes of each id and secret are kept.
-#[derive(Clone, Default)]
-pub struct Sessions(Arc<Mutex<HashMap<[u8; 32], Session>>>);
 
 /// A new session's two halves: `id` for the cookie, `secret` for the page.
 pub struct NewSession {
@@ -54,29 +54,47 @@ pub struct NewSession {
     pub secret: String,
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Random(#[from] TokenError),
+    #[error("the sessions' store: {0}")]
+    Store(#[from] SqlError),
+}
+
 impl Sessions {
+    /// The sessions in `db`, the gate's database (migrated).
+    pub fn new(db: Arc<Database>) -> Sessions {
+        Sessions::with_clock(db, Arc::new(SystemClock))
+    }
+
+    pub fn with_clock(db: Arc<Database>, clock: Arc<dyn Clock>) -> Sessions {
+        Sessions { db, clock }
+    }
+
     /// Opens a session (64 hex characters each for the id and the secret).
-    pub fn start(&self) -> Result<NewSession, TokenError> {
+    pub fn start(&self) -> Result<NewSession, SessionError> {
         let id = random_hex()?;
         let secret = random_hex()?;
-        let now = Instant::now();
-        let mut sessions = self.lock();
-        sessions.retain(|_, session| now.duration_since(session.started) < SESSION_TTL);
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, s)| s.started)
-                .map(|(k, _)| *k)
-        {
-            sessions.remove(&oldest);
-        }
-        sessions.insert(
-            hash(&id),
-            Session {
-                started: now,
-                secret: hash(&secret),
-            },
-        );
+        let now = self.clock.now_ms();
+        self.db.write(Actor::System, |tx| {
+            tx.execute(
+                "DELETE FROM sessions WHERE started_at <= ?1",
+                &[(now - ttl_ms()).into()],
+            )?;
+            let open: i64 = tx.query_one("SELECT count(*) FROM sessions", &[], |row| row.get(0))?;
+            if open >= MAX_SESSIONS {
+                tx.execute(
+                    "DELETE FROM sessions WHERE id IN
+                     (SELECT id FROM sessions ORDER BY started_at, id LIMIT ?1)",
+                    &[(open - MAX_SESSIONS + 1).into()],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO sessions (id, secret, started_at) VALUES (?1, ?2, ?3)",
+                &[(&hash(&id)).into(), (&hash(&secret)).into(), now.into()],
+            )
+        })?;
         Ok(NewSession { id, secret })
     }
 
@@ -89,24 +107,30 @@ impl Sessions {
     /// Whether `id` names an open session whose secret is `secret`.
     pub fn is_valid(&self, id: &str, secret: &str) -> bool {
         self.secret_of(id)
-            .is_some_and(|expected| constant_time_eq(&expected, &hash(secret)))
+            .is_some_and(|expected| constant_time_eq(expected.as_bytes(), hash(secret).as_bytes()))
     }
 
-    fn secret_of(&self, id: &str) -> Option<[u8; 32]> {
-        let key = hash(id);
-        let mut sessions = self.lock();
-        match sessions.get(&key) {
-            Some(session) if session.started.elapsed() < SESSION_TTL => Some(session.secret),
-            Some(_) => {
-                sessions.remove(&key);
-                None
-            }
-            None => None,
-        }
+    fn secret_of(&self, id: &str) -> Option<String> {
+        let started_after = self.clock.now_ms() - ttl_ms();
+        let found = self.db.read(Actor::System, |tx| {
+            tx.query_opt(
+                "SELECT secret FROM sessions WHERE id = ?1 AND started_at > ?2",
+                &[(&hash(id)).into(), started_after.into()],
+                |row| row.get::<String>(0),
+            )
+        });
+        found.unwrap_or_else(|e: SqlError| {
+            tracing::error!("cannot read the dashboard's sessions, so none is open: {e}");
+            None
+        })
     }
 
-    pub fn end(&self, id: &str) {
-        self.lock().remove(&hash(id));
+    /// Ends the session `id`, on every daemon.
+    pub fn end(&self, id: &str) -> Result<(), SessionError> {
+        self.db.write(Actor::System, |tx| {
+            tx.execute("DELETE FROM sessions WHERE id = ?1", &[(&hash(id)).into()])
+        })?;
+        Ok(())
     }
 
     /// Whether the request's cookie names an open session (see [`Sessions::is_open`]).
@@ -122,17 +146,15 @@ impl Sessions {
             _ => false,
         }
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Session>> {
-        // The map holds no invariant a panicking holder could break.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
-fn hash(id: &str) -> [u8; 32] {
-    Sha256::digest(id.as_bytes()).into()
+fn ttl_ms() -> i64 {
+    SESSION_TTL.as_millis() as i64
+}
+
+/// The sha256 of a session's id or secret, in hex: what the store keeps.
+fn hash(half: &str) -> String {
+    hex::encode(Sha256::digest(half.as_bytes()))
 }
 
 /// The value of the session cookie, if the request carries one.
@@ -193,6 +215,20 @@ pub async fn require_auth(State(auth): State<Auth>, mut request: Request, next: 
 mod tests {
     use super::*;
     use crate::credentials::Token;
+    use crate::time::ManualClock;
+
+    /// Sessions in a fresh gate database in memory, on `clock`.
+    fn sessions_on(clock: &ManualClock) -> Sessions {
+        let mut conn = rusqlite::Connection::open_in_memory().expect("sqlite");
+        crate::gate::AUDIT_SCHEMA
+            .migrate(&mut conn)
+            .expect("migrate");
+        Sessions::with_clock(Arc::new(Database::sqlite(conn)), Arc::new(clock.clone()))
+    }
+
+    fn sessions() -> Sessions {
+        sessions_on(&ManualClock::new(1_700_000_000_000))
+    }
 
     fn headers(cookie: Option<&str>, secret: Option<&str>, bearer: Option<&str>) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -212,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_session_needs_its_cookie_and_its_secret_together() {
-        let sessions = Sessions::default();
+        let sessions = sessions();
         let first = sessions.start().expect("start");
         let second = sessions.start().expect("start");
         assert_ne!(first.id, second.id);
@@ -230,7 +266,7 @@ mod tests {
         assert!(!sessions.authenticates(&headers(Some(&first.id), Some(&second.secret), None)));
         assert!(sessions.cookie_is_open(&headers(Some(&first.id), None, None)));
 
-        sessions.end(&first.id);
+        sessions.end(&first.id).expect("end");
         assert!(!sessions.authenticates(&both));
         assert!(!sessions.cookie_is_open(&both));
         assert!(sessions.is_valid(&second.id, &second.secret));
@@ -238,16 +274,45 @@ mod tests {
 
     #[test]
     fn logins_beyond_the_cap_drop_the_oldest() {
-        let sessions = Sessions::default();
+        let clock = ManualClock::new(1_700_000_000_000);
+        let sessions = sessions_on(&clock);
         let oldest = sessions.start().expect("start");
         let rest: Vec<NewSession> = (1..MAX_SESSIONS)
-            .map(|_| sessions.start().expect("start"))
+            .map(|_| {
+                clock.advance(1);
+                sessions.start().expect("start")
+            })
             .collect();
+        clock.advance(1);
         assert!(sessions.is_open(&oldest.id));
         let newest = sessions.start().expect("start");
         assert!(!sessions.is_open(&oldest.id));
         assert!(sessions.is_open(&newest.id));
         assert!(rest.iter().all(|s| sessions.is_valid(&s.id, &s.secret)));
+    }
+
+    #[test]
+    fn a_session_ends_after_its_lifetime_and_is_seen_by_every_holder_of_the_store() {
+        let clock = ManualClock::new(1_700_000_000_000);
+        let sessions = sessions_on(&clock);
+        // Another daemon's view of the same database.
+        let other = Sessions::with_clock(sessions.db.clone(), Arc::new(clock.clone()));
+        let session = sessions.start().expect("start");
+        assert!(other.is_valid(&session.id, &session.secret));
+        clock.advance(ttl_ms() - 1);
+        assert!(other.is_open(&session.id));
+        clock.advance(1);
+        assert!(!other.is_open(&session.id));
+        assert!(!sessions.is_valid(&session.id, &session.secret));
+        // Only hashes are stored: neither half appears in the table.
+        let stored: Vec<String> = sessions
+            .db
+            .read(Actor::System, |tx| {
+                tx.query("SELECT id || secret FROM sessions", &[], |r| r.get(0))
+            })
+            .expect("read");
+        assert_eq!(stored.len(), 1);
+        assert!(!stored[0].contains(&session.id) && !stored[0].contains(&session.secret));
     }
 
     #[test]
@@ -257,7 +322,7 @@ mod tests {
                 agent: Token::new("0123456789abcdef-agent"),
                 operator: Token::new("0123456789abcdef-person"),
             },
-            sessions: Sessions::default(),
+            sessions: sessions(),
         };
         let session = auth.sessions.start().expect("start");
         assert_eq!(

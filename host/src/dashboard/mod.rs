@@ -182,8 +182,15 @@ async fn logout(State(state): State<Dashboard>, headers: HeaderMap) -> Response 
         )
             .into_response();
     }
-    if let Some(session) = session_cookie(&headers) {
-        state.auth.sessions.end(session);
+    if let Some(session) = session_cookie(&headers)
+        && let Err(e) = state.auth.sessions.end(session)
+    {
+        tracing::error!("cannot end the dashboard session: {e}");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the session could not be ended; try again",
+        )
+            .into_response();
     }
     let mut response = StatusCode::NO_CONTENT.into_response();
     set_cookie(

@@ -1,7 +1,8 @@
 //! The audit log: one row for every decision the gate gives, in SQLite at
 //! `{data_dir}/gate/audit.db` (WAL; one writer, read-only connections for reads, as
 //! the Second Brain's store does) or in PostgreSQL's `audit` schema (issue 32). Turns
-//! are forgotten; this is what remains of them.
+//! are swept an hour after they close (`gate::turns`, in the same database); this is
+//! what remains of them.
 //!
 //! Writes commit at `synchronous = NORMAL`: in WAL mode that never corrupts the file
 //! and survives a process crash, and a power cut may lose the last decisions. An fsync
@@ -17,6 +18,7 @@
 //! [`Retention::max_rows`] are pruned at open and every [`PRUNE_EVERY`] writes.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
@@ -25,7 +27,7 @@ use serde_json::Value;
 use super::error::GateError;
 use super::policy::{Decision, ReasonCode, Verdict};
 use super::schema;
-use crate::sql::{Actor, Cell, Database, FromColumn, PgStore, Row, SqlError};
+use crate::sql::{Actor, Cell, Database, FromColumn, PgStore, Row, SqlError, Tx};
 use crate::time::DAY_MS;
 
 /// Characters of an arguments summary, ellipsis and size note excluded.
@@ -117,7 +119,8 @@ pub struct AuditPage {
 }
 
 pub struct AuditLog {
-    db: Database,
+    /// The gate's database: the turns (`gate::turns`) live in it too.
+    db: Arc<Database>,
     /// The SQLite file; `None` on PostgreSQL.
     path: Option<PathBuf>,
     retention: Retention,
@@ -161,7 +164,7 @@ impl AuditLog {
         now_ms: i64,
     ) -> Result<AuditLog, GateError> {
         let log = AuditLog {
-            db,
+            db: Arc::new(db),
             path,
             retention,
             writes: AtomicU64::new(0),
@@ -175,45 +178,36 @@ impl AuditLog {
         self.path.as_deref()
     }
 
+    /// The gate's database, which the turns share.
+    pub(super) fn database(&self) -> Arc<Database> {
+        self.db.clone()
+    }
+
     /// Writes one row, acting for the decision's person (the host's own when it names
     /// none); returns its `seq`.
     pub fn record(&self, entry: &NewEntry) -> Result<i64, GateError> {
-        let user = entry.user.map(|u| cut(u, MAX_FIELD_CHARS));
-        let actor = user.as_deref().map_or(Actor::System, Actor::User);
-        let turn_id = entry.turn_id.map(|t| cut(t, MAX_FIELD_CHARS));
-        let skill = entry.skill.map(|s| cut(s, MAX_FIELD_CHARS));
-        let caller = cut(entry.caller, MAX_FIELD_CHARS);
-        let tool = cut(entry.tool, MAX_FIELD_CHARS);
-        let reason = cut(&entry.decision.reason, MAX_REASON_CHARS);
-        let args_summary = cut(entry.args_summary, ARGS_SUMMARY_CHARS + 32);
-        let seq = self.db.write(actor, |tx| {
-            tx.query_one(
-                "INSERT INTO decisions (at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                 RETURNING seq",
-                &[
-                    entry.at.into(),
-                    turn_id.as_ref().into(),
-                    user.as_ref().into(),
-                    skill.as_ref().into(),
-                    (&caller).into(),
-                    (&tool).into(),
-                    entry.decision.verdict.as_str().into(),
-                    entry.decision.code.as_str().into(),
-                    (&reason).into(),
-                    (&args_summary).into(),
-                ],
-                |row| row.get::<i64>(0),
-            )
-        })?;
+        let actor = entry.user.map_or(Actor::System, Actor::User);
+        self.write(actor, entry.at, |tx| insert(tx, entry))
+    }
+
+    /// Runs `f` in a write transaction of the gate's database acting for `actor`,
+    /// `f` writing rows with [`insert`] (and changing its turn) as one commit; then
+    /// prunes the log every [`PRUNE_EVERY`] writes, as of `now_ms`.
+    pub(super) fn write<R: Send>(
+        &self,
+        actor: Actor<'_>,
+        now_ms: i64,
+        f: impl FnOnce(&Tx<'_>) -> Result<R, GateError> + Send,
+    ) -> Result<R, GateError> {
+        let out = self.db.write(actor, f)?;
         // The row is written whatever pruning does; a failed pruning is retried after
         // the next batch.
         if (self.writes.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY)
-            && let Err(e) = self.prune(entry.at)
+            && let Err(e) = self.prune(now_ms)
         {
             tracing::warn!("cannot prune the gate audit log: {e}");
         }
-        Ok(seq)
+        Ok(out)
     }
 
     /// Deletes rows older than the age limit or beyond the row limit, everyone's;
@@ -279,6 +273,36 @@ impl AuditLog {
     pub fn checkpoint(&self) -> Result<(), GateError> {
         Ok(self.db.checkpoint()?)
     }
+}
+
+/// Writes `entry`'s row in `tx` (which acts for its person, or for the host when it
+/// names none); returns its `seq`.
+pub(super) fn insert(tx: &Tx<'_>, entry: &NewEntry) -> Result<i64, GateError> {
+    let user = entry.user.map(|u| cut(u, MAX_FIELD_CHARS));
+    let turn_id = entry.turn_id.map(|t| cut(t, MAX_FIELD_CHARS));
+    let skill = entry.skill.map(|s| cut(s, MAX_FIELD_CHARS));
+    let caller = cut(entry.caller, MAX_FIELD_CHARS);
+    let tool = cut(entry.tool, MAX_FIELD_CHARS);
+    let reason = cut(&entry.decision.reason, MAX_REASON_CHARS);
+    let args_summary = cut(entry.args_summary, ARGS_SUMMARY_CHARS + 32);
+    Ok(tx.query_one(
+        "INSERT INTO decisions (at, turn_id, user_id, skill, caller, tool, decision, reason_code, reason, args_summary)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         RETURNING seq",
+        &[
+            entry.at.into(),
+            turn_id.as_ref().into(),
+            user.as_ref().into(),
+            skill.as_ref().into(),
+            (&caller).into(),
+            (&tool).into(),
+            entry.decision.verdict.as_str().into(),
+            entry.decision.code.as_str().into(),
+            (&reason).into(),
+            (&args_summary).into(),
+        ],
+        |row| row.get::<i64>(0),
+    )?)
 }
 
 fn parse_cursor(cursor: &str) -> Result<i64, GateError> {

@@ -3,20 +3,16 @@
 //! by one is stopped after a few, each of which the person can restore
 //! (`brain/dismissal.rs`). The person's deletes never come here.
 //!
-//! The window is kept in memory: a restart empties it, as it ends the agent's turns,
-//! and only the person can restart the daemon.
+//! The window is the audit log itself: the agent's allowed deletes of the last hour
+//! are its rows with code `agent-delete`, counted in the transaction that records the
+//! next one. So every daemon on one database counts the same deletes, and a restart
+//! forgets none. (The log keeps the newest 100,000 decisions: an hour with more than
+//! that, every one of them a tool call, would count fewer deletes than were made.)
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-
+use super::AGENT_DELETE;
+use super::policy::ReasonCode;
+use crate::sql::{Backend, SqlError, Tx};
 use crate::time::HOUR_MS;
-
-/// The agent's recent deletes, per user.
-#[derive(Debug, Default)]
-pub struct DeleteWindow {
-    /// Per user, the times of the deletes of the last hour, oldest first.
-    recent: Mutex<HashMap<String, VecDeque<i64>>>,
-}
 
 /// The agent has used up its deletes for the user for now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,83 +22,39 @@ pub struct Full {
     pub retry_after_ms: i64,
 }
 
-impl DeleteWindow {
-    /// Counts a delete for `user` at `now` if fewer than `per_hour` were counted in
-    /// the hour before; else says when one will be possible.
-    pub fn take(&self, user: &str, now: i64, per_hour: u32) -> Result<(), Full> {
-        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-        // Users whose window emptied are dropped, so the map holds only the last hour.
-        recent.retain(|_, times| {
-            while times.front().is_some_and(|at| *at <= now - HOUR_MS) {
-                times.pop_front();
-            }
-            !times.is_empty()
-        });
-        let times = recent.get(user);
-        if times.map_or(0, VecDeque::len) >= per_hour as usize {
-            let oldest = times.and_then(|t| t.front());
-            return Err(Full {
-                retry_after_ms: oldest.map_or(HOUR_MS, |oldest| oldest + HOUR_MS - now),
-            });
-        }
-        recent.entry(user.to_string()).or_default().push_back(now);
-        Ok(())
+/// Whether the agent may delete one more of `user`'s memories at `now`: yes if fewer
+/// than `per_hour` allowed deletes were recorded for them in the hour before, else
+/// when one will be possible. `tx` acts for `user` and records the answer after this;
+/// on PostgreSQL it first takes the person's delete lock, so that two daemons cannot
+/// both grant the last one.
+pub(super) fn take(
+    tx: &Tx<'_>,
+    user: &str,
+    now: i64,
+    per_hour: u32,
+) -> Result<Result<(), Full>, SqlError> {
+    if tx.backend() == Backend::Postgres {
+        tx.query_one(
+            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext('engram.agent-delete'), hashtext(?1))) AS locked",
+            &[user.into()],
+            |_| Ok(()),
+        )?;
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::MINUTE_MS;
-
-    #[test]
-    fn at_most_per_hour_in_any_hour_per_user() {
-        let window = DeleteWindow::default();
-        let start = 1_000_000;
-        for i in 0..3 {
-            window
-                .take("u", start + i * MINUTE_MS, 3)
-                .expect("within the limit");
-        }
-        // The fourth within the hour waits for the first to leave the window.
-        assert_eq!(
-            window.take("u", start + 10 * MINUTE_MS, 3),
-            Err(Full {
-                retry_after_ms: 50 * MINUTE_MS
-            })
-        );
-        // Another user has a window of their own.
-        window
-            .take("v", start + 10 * MINUTE_MS, 3)
-            .expect("another user");
-        // A refusal counts nothing: once the first delete is an hour old, one more.
-        assert!(window.take("u", start + HOUR_MS - 1, 3).is_err());
-        window
-            .take("u", start + HOUR_MS, 3)
-            .expect("the first left the window");
-        assert_eq!(
-            window.take("u", start + HOUR_MS, 3),
-            Err(Full {
-                retry_after_ms: MINUTE_MS
-            })
-        );
-        // Two hours later every window is empty again.
-        for _ in 0..3 {
-            window
-                .take("u", start + 3 * HOUR_MS, 3)
-                .expect("a new hour");
-        }
+    let (count, oldest): (i64, Option<i64>) = tx.query_one(
+        "SELECT count(*), min(at) FROM decisions
+         WHERE user_id = ?1 AND tool = ?2 AND reason_code = ?3 AND at > ?4",
+        &[
+            user.into(),
+            AGENT_DELETE.into(),
+            ReasonCode::AgentDelete.as_str().into(),
+            (now - HOUR_MS).into(),
+        ],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if count >= i64::from(per_hour) {
+        return Ok(Err(Full {
+            retry_after_ms: oldest.map_or(HOUR_MS, |oldest| oldest + HOUR_MS - now),
+        }));
     }
-
-    #[test]
-    fn a_limit_of_zero_allows_nothing() {
-        let window = DeleteWindow::default();
-        assert_eq!(
-            window.take("u", 5, 0),
-            Err(Full {
-                retry_after_ms: HOUR_MS
-            })
-        );
-        assert!(window.recent.lock().expect("lock").is_empty());
-    }
+    Ok(Ok(()))
 }

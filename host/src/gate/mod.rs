@@ -7,12 +7,15 @@
 //! - `policy`: the operator's levels and the decision rules (a pure function)
 //! - `rules`: `allowed-tools` entries as the ecosystem writes them (`Read`,
 //!   `Bash(git log:*)`, `mcp__server__tool`), matched against one call
-//! - `turns`: turns, their grants and the person's approvals, in memory, with expiry
+//! - `turns`: turns, their grants and the person's approvals, with expiry, in the
+//!   gate's database beside the audit log
 //! - `flow`: where a call's data goes, for the rule against leaks: in a turn that has
 //!   read outside content, a send to a new destination asks, whatever the grant
-//! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db`
+//! - `audit` + `schema`: the audit log in `{data_dir}/gate/audit.db` (or PostgreSQL's
+//!   `audit` schema), the gate's database
 //! - `deletes`: how many memories the agent may delete per user and hour (the
-//!   agent's delete is an act of its own the gate decides and records)
+//!   agent's delete is an act of its own the gate decides and records; the window is
+//!   the audit log's rows)
 //!
 //! [`Gate`] ties them together and is shared between threads (REST handlers on the
 //! blocking pool, plugin calls). It decides; running an allowed host tool is the turn
@@ -44,6 +47,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{Config, ConfigFile};
 use crate::credentials::{PersonAct, Principal};
 use crate::paths::DataDir;
+use crate::sql::Actor;
 use crate::time::Clock;
 
 /// The audit log's `tool` of a forced skill's entry (see [`Gate::record_forced`]).
@@ -184,8 +188,6 @@ pub struct Gate {
     turns: turns::Turns,
     audit: AuditLog,
     clock: Arc<dyn Clock>,
-    /// The agent's recent deletes of memories, per user.
-    deletes: deletes::DeleteWindow,
 }
 
 impl Gate {
@@ -199,19 +201,19 @@ impl Gate {
         Ok(Gate::new(audit, policy, clock))
     }
 
+    /// The gate over `audit`, whose database keeps the turns as well.
     pub fn new(audit: AuditLog, policy: Arc<dyn PolicySource>, clock: Arc<dyn Clock>) -> Gate {
         Gate {
             policy,
-            turns: turns::Turns::default(),
+            turns: turns::Turns::new(audit.database(), turns::MAX_TURNS),
             audit,
             clock,
-            deletes: deletes::DeleteWindow::default(),
         }
     }
 
     /// The same gate, bounded to `cap` turns at once.
     pub fn with_turn_cap(mut self, cap: usize) -> Gate {
-        self.turns = turns::Turns::with_cap(cap);
+        self.turns = self.turns.with_cap(cap);
         self
     }
 
@@ -222,6 +224,12 @@ impl Gate {
 
     pub fn audit(&self) -> &AuditLog {
         &self.audit
+    }
+
+    /// The gate's database (the audit log and the turns), which keeps the dashboard's
+    /// sessions as well (`api::auth::Sessions`): the daemon's record of who may act.
+    pub fn database(&self) -> Arc<crate::sql::Database> {
+        self.audit.database()
     }
 
     /// Opens a turn; it expires after the policy's turn lifetime unless ended first.
@@ -235,17 +243,19 @@ impl Gate {
         )
     }
 
-    /// Ends a turn and revokes its grants.
-    pub fn end_turn(&self, id: &str) -> Result<Turn, GateError> {
-        self.turns.end(id, self.clock.now_ms())
+    /// Ends `user`'s turn and revokes its grants.
+    pub fn end_turn(&self, id: &str, user: &str) -> Result<Turn, GateError> {
+        self.turns.end(id, user, self.clock.now_ms())
     }
 
     /// `user`'s turn `id` and where it stands now; `None` if unknown, long closed, or
     /// another user's.
-    pub fn turn(&self, id: &str, user: &str) -> Option<(Turn, TurnState)> {
-        let turn = self.turns.get(id).filter(|turn| turn.user == user)?;
-        let state = turn.state(self.clock.now_ms());
-        Some((turn, state))
+    pub fn turn(&self, id: &str, user: &str) -> Result<Option<(Turn, TurnState)>, GateError> {
+        let now = self.clock.now_ms();
+        Ok(self.turns.get(id, user)?.map(|turn| {
+            let state = turn.state(now);
+            (turn, state)
+        }))
     }
 
     /// The person approves, in `user`'s open turn `turn_id`, the call of `tool` with
@@ -293,34 +303,6 @@ impl Gate {
             return Err(GateError::PersonRequired(refused));
         }
         let policy = self.policy.policy();
-        let (turn, state) = self
-            .turn(turn_id, user)
-            .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
-        match state {
-            TurnState::Open => {}
-            TurnState::Ended => return Err(GateError::TurnEnded(turn.id)),
-            TurnState::Expired => return Err(GateError::TurnExpired(turn.id)),
-        }
-        let without = policy::decide(
-            &policy,
-            turn.skill.as_ref(),
-            false,
-            tool,
-            args.unwrap_or(&Value::Null),
-        );
-        match (without.verdict, without.code) {
-            (Verdict::Deny, ReasonCode::UnknownTool) => {
-                return Err(GateError::UnknownTool(policy::shown(tool)));
-            }
-            (Verdict::Deny, code) => {
-                return Err(GateError::NotApprovable {
-                    tool: policy::shown(tool),
-                    code,
-                    reason: without.reason,
-                });
-            }
-            (Verdict::Allow | Verdict::Ask, _) => {}
-        }
         let scope = match &call {
             Some(_) => "this call".to_string(),
             None => format!(
@@ -333,23 +315,55 @@ impl Gate {
             ReasonCode::Approved,
             format!("the person approved {scope}"),
         );
-        self.audit.record(&audit::NewEntry {
-            at: now,
-            turn_id: Some(&turn.id),
-            user: Some(&turn.user),
-            skill: turn.skill.as_ref().map(|s| s.skill.as_str()),
-            caller: &by.label(),
-            tool,
-            decision: &decision,
-            args_summary,
+        // Checked, recorded and given in one transaction: an approval that cannot be
+        // recorded is not given, and a turn that closes meanwhile waits for it.
+        let (turn, approval) = self.audit.write(Actor::User(user), now, |tx| {
+            let mut turn = turns::locked(tx, turn_id, user)?
+                .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
+            turn.require_open(now)?;
+            let without = policy::decide(
+                &policy,
+                turn.skill.as_ref(),
+                false,
+                tool,
+                args.unwrap_or(&Value::Null),
+            );
+            match (without.verdict, without.code) {
+                (Verdict::Deny, ReasonCode::UnknownTool) => {
+                    return Err(GateError::UnknownTool(policy::shown(tool)));
+                }
+                (Verdict::Deny, code) => {
+                    return Err(GateError::NotApprovable {
+                        tool: policy::shown(tool),
+                        code,
+                        reason: without.reason,
+                    });
+                }
+                (Verdict::Allow | Verdict::Ask, _) => {}
+            }
+            audit::insert(
+                tx,
+                &audit::NewEntry {
+                    at: now,
+                    turn_id: Some(&turn.id),
+                    user: Some(&turn.user),
+                    skill: turn.skill.as_ref().map(|s| s.skill.as_str()),
+                    caller: &by.label(),
+                    tool,
+                    decision: &decision,
+                    args_summary,
+                },
+            )?;
+            let approval = turn.approve(
+                turns::ApprovalRequest {
+                    tool: tool.to_string(),
+                    call: call.clone(),
+                },
+                now,
+            )?;
+            turns::save(tx, &turn)?;
+            Ok((turn, approval))
         })?;
-        // The turn may have closed since the check; then the recorded approval
-        // granted nothing, which the turn's state says.
-        let asked = turns::ApprovalRequest {
-            tool: tool.to_string(),
-            call,
-        };
-        let (turn, approval) = self.turns.approve(turn_id, asked, now)?;
         Ok(Approved {
             turn,
             approval,
@@ -406,29 +420,38 @@ impl Gate {
     ) -> Result<Decision, GateError> {
         let now = self.clock.now_ms();
         let user = caller.user();
-        let taken = self.deletes.take(user, now, per_hour);
-        let decision = match taken {
-            Ok(()) => Decision::new(
-                Verdict::Allow,
-                ReasonCode::AgentDelete,
-                "the agent deleted a memory; the person can restore it (GET /api/brain/dismissed)",
-            ),
-            Err(_) => Decision::deny(
-                ReasonCode::AgentDeleteLimit,
-                format!(
-                    "the agent has deleted {per_hour} memories of this user in the last hour, the most it may (memory.agentDeletes.perHour)"
+        let label = caller.label();
+        let args_summary = summarize_args(&serde_json::json!({ "id": memory_id }).to_string());
+        // Counted and recorded in one transaction: the record is the count.
+        let (taken, decision) = self.audit.write(Actor::User(user), now, |tx| {
+            let taken = deletes::take(tx, user, now, per_hour)?;
+            let decision = match taken {
+                Ok(()) => Decision::new(
+                    Verdict::Allow,
+                    ReasonCode::AgentDelete,
+                    "the agent deleted a memory; the person can restore it (GET /api/brain/dismissed)",
                 ),
-            ),
-        };
-        self.audit.record(&audit::NewEntry {
-            at: now,
-            turn_id: None,
-            user: Some(user),
-            skill: None,
-            caller: &caller.label(),
-            tool: AGENT_DELETE,
-            decision: &decision,
-            args_summary: &summarize_args(&serde_json::json!({ "id": memory_id }).to_string()),
+                Err(_) => Decision::deny(
+                    ReasonCode::AgentDeleteLimit,
+                    format!(
+                        "the agent has deleted {per_hour} memories of this user in the last hour, the most it may (memory.agentDeletes.perHour)"
+                    ),
+                ),
+            };
+            audit::insert(
+                tx,
+                &audit::NewEntry {
+                    at: now,
+                    turn_id: None,
+                    user: Some(user),
+                    skill: None,
+                    caller: &label,
+                    tool: AGENT_DELETE,
+                    decision: &decision,
+                    args_summary: &args_summary,
+                },
+            )?;
+            Ok((taken, decision))
         })?;
         match taken {
             Ok(()) => Ok(decision),
@@ -462,80 +485,102 @@ impl Gate {
     ) -> Decision {
         let user = caller.user();
         let now = self.clock.now_ms();
-        let policy = self.policy.policy();
-        let (mut decision, skill) = match turn_id {
-            None => (
-                Decision::deny(
-                    ReasonCode::NoTurn,
-                    "the call belongs to no turn, so nothing is granted",
-                ),
-                None,
-            ),
-            Some(id) => self.turns.with(id, |turn| match turn {
-                None => (
-                    Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
-                    None,
-                ),
-                Some(turn) if turn.user != user => match caller {
-                    Caller::Agent { .. } | Caller::Mcp { .. } => (
-                        Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
-                        None,
+        let args_summary = summarize_args(args);
+        let label = caller.label();
+        let insert = |tx: &crate::sql::Tx<'_>, decision: &Decision, skill: Option<&str>| {
+            let entry = audit::NewEntry {
+                at: now,
+                turn_id,
+                user: Some(user),
+                skill,
+                caller: &label,
+                tool,
+                decision,
+                args_summary: &args_summary,
+            };
+            audit::insert(tx, &entry)
+        };
+        // The turn is read, changed and the decision recorded in one transaction
+        // acting for the caller's person: another person's turn is not there.
+        let in_turn = match turn_id {
+            None => Ok(None),
+            Some(id) => self.audit.write(Actor::User(user), now, |tx| {
+                let Some(mut turn) = turns::locked(tx, id, user)? else {
+                    return Ok(None);
+                };
+                let decision = match turn.state(now) {
+                    TurnState::Ended => Decision::deny(
+                        ReasonCode::TurnEnded,
+                        "the turn has ended and its grants are revoked",
                     ),
-                    Caller::Plugin { .. } | Caller::Channel { .. } => (
-                        Decision::deny(
-                            ReasonCode::UserMismatch,
-                            "the turn belongs to another user",
-                        ),
-                        None,
+                    TurnState::Expired => Decision::deny(
+                        ReasonCode::TurnExpired,
+                        "the turn was not ended within its lifetime and has expired",
                     ),
-                },
-                Some(turn) => {
-                    let decision = match turn.state(now) {
-                        TurnState::Ended => Decision::deny(
-                            ReasonCode::TurnEnded,
-                            "the turn has ended and its grants are revoked",
-                        ),
-                        TurnState::Expired => Decision::deny(
-                            ReasonCode::TurnExpired,
-                            "the turn was not ended within its lifetime and has expired",
-                        ),
-                        TurnState::Open => decide_in(&policy, turn, tool, args),
-                    };
-                    (decision, turn.skill.as_ref().map(|s| s.skill.clone()))
-                }
+                    TurnState::Open => {
+                        let before = turn.outside_read.is_some();
+                        let decision = without_asking(
+                            &caller,
+                            decide_in(&self.policy.policy(), &mut turn, tool, args),
+                            tool,
+                        );
+                        if turn.outside_read.is_some() != before {
+                            turns::save(tx, &turn)?;
+                        }
+                        decision
+                    }
+                };
+                let skill = turn.skill.as_ref().map(|s| s.skill.as_str());
+                insert(tx, &decision, skill)?;
+                Ok(Some(decision))
             }),
         };
-        if decision.verdict == Verdict::Ask && matches!(caller, Caller::Plugin { .. }) {
-            decision = Decision::deny(
-                ReasonCode::ApprovalUnavailable,
-                format!(
-                    "`{}` needs the user's approval, which a plugin cannot ask for",
-                    policy::shown(tool)
-                ),
-            );
-        }
-        let args_summary = summarize_args(args);
-        let recorded = self.audit.record(&audit::NewEntry {
-            at: now,
-            turn_id,
-            user: Some(user),
-            skill: skill.as_deref(),
-            caller: &caller.label(),
-            tool,
-            decision: &decision,
-            args_summary: &args_summary,
-        });
-        if let Err(e) = recorded {
-            tracing::error!(tool = %policy::shown(tool), "gate decision not recorded, so denied: {e}");
-            if decision.verdict != Verdict::Deny {
-                decision = Decision::deny(
-                    ReasonCode::AuditUnavailable,
-                    "the decision could not be written to the audit log",
-                );
+        let recorded = match in_turn {
+            Ok(Some(decision)) => return decision,
+            Err(e) => Err(e),
+            Ok(None) => {
+                let decision = match turn_id {
+                    None => Decision::deny(
+                        ReasonCode::NoTurn,
+                        "the call belongs to no turn, so nothing is granted",
+                    ),
+                    // To a plugin or a channel, which name their person, a turn of
+                    // someone else's is a mismatch; to the agent, no turn at all.
+                    Some(id)
+                        if matches!(caller, Caller::Plugin { .. } | Caller::Channel { .. })
+                            && self.turns.exists(id).unwrap_or(false) =>
+                    {
+                        Decision::deny(ReasonCode::UserMismatch, "the turn belongs to another user")
+                    }
+                    Some(_) => Decision::deny(ReasonCode::UnknownTurn, "no such turn"),
+                };
+                self.audit
+                    .write(Actor::User(user), now, |tx| insert(tx, &decision, None))
+                    .map(|_| decision)
             }
-        }
-        decision
+        };
+        recorded.unwrap_or_else(|e| {
+            tracing::error!(tool = %policy::shown(tool), "gate decision not recorded, so denied: {e}");
+            Decision::deny(
+                ReasonCode::AuditUnavailable,
+                "the decision could not be written to the audit log",
+            )
+        })
     }
+}
+
+/// A plugin has nobody to ask: for it, ask is a deny.
+fn without_asking(caller: &Caller, decision: Decision, tool: &str) -> Decision {
+    if decision.verdict == Verdict::Ask && matches!(caller, Caller::Plugin { .. }) {
+        return Decision::deny(
+            ReasonCode::ApprovalUnavailable,
+            format!(
+                "`{}` needs the user's approval, which a plugin cannot ask for",
+                policy::shown(tool)
+            ),
+        );
+    }
+    decision
 }
 
 /// The decision for `tool` with `args` (JSON text) in the open `turn`, and what it

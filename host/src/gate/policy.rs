@@ -80,6 +80,12 @@ impl Policy {
         self
     }
 
+    /// The same policy with another cap on a caller's open turns (at least 1).
+    pub fn with_max_open_per_caller(mut self, cap: usize) -> Policy {
+        self.max_open_per_caller = cap.max(1);
+        self
+    }
+
     /// The operator's level for `tool`, else the catalog's default; `None` for a tool
     /// the gate does not know.
     /// An MCP tool (`mcp__server__tool`) takes its server's level (`mcp__server`) when
@@ -110,7 +116,7 @@ impl Policy {
 }
 
 /// The invoked skill of a turn and the tools it may call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct SkillGrant {
     /// The skill's slug.
     pub skill: String,

@@ -32,6 +32,79 @@ const MIGRATIONS: &[Migration] = &[
     CREATE INDEX decisions_by_turn ON decisions (turn_id, seq);
     "#,
     },
+    TURNS,
+    SESSIONS,
+];
+
+/// 2 on both backends: the turns themselves (`gate::turns`), so that every daemon on
+/// one database sees them and they outlive a restart. `closes_at` is when the turn
+/// stops granting (its expiry, or when it ended): what the sweep and the count of a
+/// caller's open turns key on. The rest of a turn is the JSON `body`.
+const TURNS: Migration = Migration {
+    description: "the turns, their grants and approvals",
+    sql: r#"
+    CREATE TABLE turns (
+        id          TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        opened_by   TEXT NOT NULL,
+        opened_at   INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        ended_at    INTEGER,
+        closes_at   INTEGER NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX turns_by_caller ON turns (opened_by, closes_at);
+    CREATE INDEX turns_by_close ON turns (closes_at);
+    "#,
+};
+
+/// 3 on both backends: the dashboard's sessions (`api::auth::Sessions`), so that a
+/// login through one daemon works through every daemon on one database and outlives a
+/// restart. Only the sha256 of each session's id and secret is kept (hex); a session is
+/// the person's and names no user, so the table is outside row-level security and is
+/// read acting for the host.
+const SESSIONS: Migration = Migration {
+    description: "the dashboard's sessions",
+    sql: r#"
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        secret      TEXT NOT NULL,
+        started_at  INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_by_start ON sessions (started_at);
+    "#,
+};
+
+/// 2 and 3 on PostgreSQL: the same tables, its integers 64-bit.
+const PG_LATER: &[Migration] = &[
+    Migration {
+        description: TURNS.description,
+        sql: r#"
+    CREATE TABLE turns (
+        id          TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL,
+        opened_by   TEXT NOT NULL,
+        opened_at   BIGINT NOT NULL,
+        expires_at  BIGINT NOT NULL,
+        ended_at    BIGINT,
+        closes_at   BIGINT NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX turns_by_caller ON turns (opened_by, closes_at);
+    CREATE INDEX turns_by_close ON turns (closes_at);
+    "#,
+    },
+    Migration {
+        description: SESSIONS.description,
+        sql: r#"
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        secret      TEXT NOT NULL,
+        started_at  BIGINT NOT NULL
+    );
+    CREATE INDEX sessions_by_start ON sessions (started_at);
+    "#,
+    },
 ];
 
 pub use crate::sqlite::SchemaError;
@@ -39,8 +112,8 @@ pub use crate::sqlite::SchemaError;
 /// The audit log's schema (`engram db status` lists it).
 pub static SCHEMA: Schema = Schema::new("the audit log", MIGRATIONS);
 
-/// The audit log on PostgreSQL, at version 1. A decision without a person (`user_id`
-/// NULL) is the operator's to read only.
+/// The audit log on PostgreSQL, created at version 1. A decision without a person
+/// (`user_id` NULL) is the operator's to read only.
 pub static PG_SCHEMA: PgSchema = PgSchema {
     what: "the audit log",
     namespace: "audit",
@@ -62,8 +135,8 @@ pub static PG_SCHEMA: PgSchema = PgSchema {
     CREATE INDEX decisions_by_at ON decisions (at);
     CREATE INDEX decisions_by_turn ON decisions (turn_id, seq);
     "#,
-    later: &[],
-    user_tables: &["decisions"],
+    later: PG_LATER,
+    user_tables: &["decisions", "turns"],
 };
 
 /// Brings the schema up to date.

@@ -92,7 +92,7 @@ fn granted_in_turn_n_denied_in_turn_n_plus_1_and_after_expiry() {
         verdict(&f.gate, &n, "fetch_url"),
         (Verdict::Allow, ReasonCode::SkillGrant)
     );
-    f.gate.end_turn(&n.id).expect("end");
+    f.gate.end_turn(&n.id, "u").expect("end");
     // Ended: revoked.
     assert_eq!(
         verdict(&f.gate, &n, "fetch_url"),
@@ -122,7 +122,10 @@ fn granted_in_turn_n_denied_in_turn_n_plus_1_and_after_expiry() {
         (Verdict::Deny, ReasonCode::TurnExpired)
     );
     assert_eq!(
-        f.gate.turn(&n2.id, &n2.user).map(|(_, state)| state),
+        f.gate
+            .turn(&n2.id, &n2.user)
+            .expect("read")
+            .map(|(_, state)| state),
         Some(TurnState::Expired)
     );
     assert_eq!(
@@ -269,7 +272,7 @@ fn two_concurrent_turns_never_see_each_others_grants() {
                             );
                         }
                     }
-                    gate.end_turn(&t.id).expect("end");
+                    gate.end_turn(&t.id, &t.user).expect("end");
                     assert_eq!(
                         gate.decide(&t.id, &t.user, &own, "").code,
                         ReasonCode::TurnEnded
@@ -341,7 +344,7 @@ fn every_decision_is_audited_and_paged() {
     );
     f.gate.decide(&t.id, "alice", "run_command", "{}");
     f.gate.decide("turn_missing", "alice", "fetch_url", "{}");
-    f.gate.end_turn(&t.id).expect("end");
+    f.gate.end_turn(&t.id, &t.user).expect("end");
     f.clock.advance(1_000);
     f.gate.decide(&t.id, "alice", "fetch_url", "{}");
 
@@ -429,7 +432,7 @@ fn every_decision_is_audited_and_paged() {
 }
 
 #[test]
-fn the_audit_log_survives_reopening_the_gate() {
+fn the_turns_and_the_audit_log_survive_reopening_the_gate() {
     let f = fixture(Policy::default());
     let t = turn(&f.gate, "u", None);
     f.gate.decide(&t.id, "u", "fetch_url", "{}");
@@ -443,18 +446,26 @@ fn the_audit_log_survives_reopening_the_gate() {
         Arc::new(f.clock.clone()),
     )
     .expect("reopen");
-    // Turns do not survive a restart (grants die with the process); the log does.
-    assert!(gate.turn(&t.id, "u").is_none());
+    // The turn outlives the restart for the rest of its lifetime, as it would a
+    // restart of one daemon of several on one database; so does the log.
+    let (kept, state) = gate.turn(&t.id, "u").expect("read").expect("kept");
+    assert_eq!((kept, state), (t.clone(), TurnState::Open));
+    assert_eq!(
+        gate.decide(&t.id, "u", "search_memory", "").code,
+        ReasonCode::PolicyAllow
+    );
+    gate.end_turn(&t.id, "u").expect("end");
     assert_eq!(
         gate.decide(&t.id, "u", "fetch_url", "").code,
-        ReasonCode::UnknownTurn
+        ReasonCode::TurnEnded
     );
     let page = gate.audit().list(&AuditQuery::default()).expect("list");
     let codes: Vec<ReasonCode> = page.items.iter().map(|e| e.code).collect();
     assert_eq!(
         codes,
         [
-            ReasonCode::UnknownTurn,
+            ReasonCode::TurnEnded,
+            ReasonCode::PolicyAllow,
             ReasonCode::PolicyAllow,
             ReasonCode::PolicyAsk
         ]
@@ -604,7 +615,7 @@ fn an_approval_allows_an_asked_tool_in_its_turn_only() {
         ReasonCode::Approved
     );
     // Ended: gone with the turn; the next turn asks again.
-    f.gate.end_turn(&t.id).expect("end");
+    f.gate.end_turn(&t.id, &t.user).expect("end");
     assert_eq!(
         verdict(&f.gate, &t, "save_memory"),
         (Verdict::Deny, ReasonCode::TurnEnded)
@@ -739,7 +750,7 @@ fn only_the_person_approves_and_the_agents_attempt_is_audited_as_refused() {
 fn another_users_turn_is_unknown_to_the_agent_and_logged_under_the_caller() {
     let f = fixture(Policy::default());
     let t = turn(&f.gate, "alice", skill("web-search", &["fetch_url"]));
-    assert!(f.gate.turn(&t.id, "bob").is_none());
+    assert!(f.gate.turn(&t.id, "bob").expect("read").is_none());
     let d = f.gate.decide(&t.id, "bob", "fetch_url", "{}");
     assert_eq!(
         (d.verdict, d.code),
@@ -898,4 +909,77 @@ fn an_approval_covers_the_arguments_it_showed_and_nothing_wider() {
         .find(|e| e.code == ReasonCode::Approved && e.caller == "operator")
         .expect("the approval");
     assert!(approval.args_summary.contains("a.example"), "{approval:?}");
+}
+
+#[test]
+fn the_agents_deletes_are_counted_from_the_log_across_a_restart() {
+    let f = fixture(Policy::default());
+    let agent = |user| Caller::Agent { user };
+    for i in 0..3 {
+        f.gate
+            .decide_agent_delete(agent("u"), &format!("mem_{i}"), 3)
+            .expect("within the limit");
+        f.clock.advance(MINUTE_MS);
+    }
+    f.clock.advance(7 * MINUTE_MS);
+    // The fourth within the hour waits for the first to leave the window.
+    let refused = f
+        .gate
+        .decide_agent_delete(agent("u"), "mem_3", 3)
+        .expect_err("over the limit");
+    assert!(
+        matches!(
+            refused,
+            GateError::AgentDeleteLimit {
+                per_hour: 3,
+                retry_after_secs: 3_000
+            }
+        ),
+        "{refused:?}"
+    );
+    // Another user has a window of their own.
+    f.gate
+        .decide_agent_delete(agent("v"), "mem_9", 3)
+        .expect("another user");
+    // A restart forgets nothing: the window is the log. A refusal counts nothing.
+    drop(f.gate);
+    let gate = Gate::open(
+        &f.data_dir,
+        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+        Arc::new(f.clock.clone()),
+    )
+    .expect("reopen");
+    assert!(gate.decide_agent_delete(agent("u"), "mem_3", 3).is_err());
+    f.clock.advance(50 * MINUTE_MS);
+    gate.decide_agent_delete(agent("u"), "mem_3", 3)
+        .expect("the first left the window");
+    assert!(gate.decide_agent_delete(agent("u"), "mem_4", 3).is_err());
+    // A limit of zero allows nothing, and says to wait an hour.
+    assert!(matches!(
+        gate.decide_agent_delete(agent("w"), "mem_5", 0),
+        Err(GateError::AgentDeleteLimit {
+            retry_after_secs: 3_600,
+            ..
+        })
+    ));
+    let page = gate
+        .audit()
+        .list(&AuditQuery {
+            user: Some("u".into()),
+            ..AuditQuery::default()
+        })
+        .expect("list");
+    let codes: Vec<ReasonCode> = page.items.iter().map(|e| e.code).collect();
+    assert_eq!(
+        codes,
+        [
+            ReasonCode::AgentDeleteLimit,
+            ReasonCode::AgentDelete,
+            ReasonCode::AgentDeleteLimit,
+            ReasonCode::AgentDeleteLimit,
+            ReasonCode::AgentDelete,
+            ReasonCode::AgentDelete,
+            ReasonCode::AgentDelete,
+        ]
+    );
 }

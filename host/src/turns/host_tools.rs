@@ -62,9 +62,11 @@ impl TurnService {
         }
         // Allowed means known, and known but not the host's was refused above.
         let host_tool = host_tool.ok_or_else(|| TurnError::NotAHostTool(policy::shown(tool)))?;
-        let (turn, _) = turn_id
-            .and_then(|id| self.gate.turn(id, caller.user()))
-            .ok_or_else(|| GateError::UnknownTurn(turn_id.unwrap_or_default().to_string()))?;
+        let unknown = || GateError::UnknownTurn(turn_id.unwrap_or_default().to_string());
+        let (turn, _) = self
+            .gate
+            .turn(turn_id.ok_or_else(unknown)?, caller.user())?
+            .ok_or_else(unknown)?;
         let context = ToolContext {
             user: &turn.user,
             skill: turn.skill.as_ref().map(|grant| grant.skill.as_str()),

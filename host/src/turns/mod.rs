@@ -201,7 +201,7 @@ impl TurnService {
     fn turn_of(&self, id: &str, user: &str) -> Result<(Turn, TurnState), TurnError> {
         Ok(self
             .gate
-            .turn(id, user)
+            .turn(id, user)?
             .ok_or_else(|| GateError::UnknownTurn(id.to_string()))?)
     }
 
@@ -213,7 +213,7 @@ impl TurnService {
             check_text("reply", reply)?;
         }
         self.turn_of(id, user)?;
-        let turn = self.gate.end_turn(id)?;
+        let turn = self.gate.end_turn(id, user)?;
         let reply_id = match (&turn.conversation_id, reply) {
             (Some(conversation), Some(reply)) if !reply.trim().is_empty() => {
                 self.record(&turn.user, conversation, Role::Assistant, None, reply)?

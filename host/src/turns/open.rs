@@ -223,7 +223,7 @@ impl TurnService {
             && let Err(e) = self.gate.record_forced(&turn, &message.opened_by)
         {
             // A forcing that cannot be audited is not done.
-            let _ = self.gate.end_turn(&turn.id);
+            let _ = self.gate.end_turn(&turn.id, user);
             return Err(e.into());
         }
 
@@ -231,7 +231,7 @@ impl TurnService {
             Ok(kept) => kept,
             Err(e) => {
                 // The memory block or the message the turn is for failed: no turn either.
-                let _ = self.gate.end_turn(&turn.id);
+                let _ = self.gate.end_turn(&turn.id, user);
                 return Err(e);
             }
         };

@@ -56,7 +56,7 @@ impl TurnService {
         }
         let (turn, state) = self
             .gate
-            .turn(turn_id, user)
+            .turn(turn_id, user)?
             .ok_or_else(|| GateError::UnknownTurn(turn_id.to_string()))?;
         match state {
             TurnState::Open => {}
