@@ -592,7 +592,7 @@ fn seed_postgres(url: &str, records: &[MemoryRecord]) {
 fn insert(brain: &Brain, records: &[MemoryRecord]) {
     brain
         .store()
-        .write(|tx| {
+        .write(engram::sql::Actor::System, |tx| {
             for record in records {
                 q::insert(tx, record, "import")?;
             }

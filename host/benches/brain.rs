@@ -568,7 +568,7 @@ impl TestBrain {
     fn insert(&self, records: &[MemoryRecord]) {
         self.brain
             .store()
-            .write(|tx| {
+            .write(engram::sql::Actor::System, |tx| {
                 for record in records {
                     q::insert(tx, record, ACTOR)?;
                 }
@@ -1920,7 +1920,7 @@ fn bulk_messages(subject: &TestBrain, user: &str, texts: &[String]) {
     subject
         .brain
         .store()
-        .write(|tx| {
+        .write(engram::sql::Actor::System, |tx| {
             let tx = tx.as_sqlite().expect("the bench's store is a SQLite file");
             let mut conversation = tx.prepare(
                 "INSERT INTO conversations (id, user_id, started_at, last_message_at, ended_at, extracted_seq) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",

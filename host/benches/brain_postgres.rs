@@ -99,7 +99,7 @@ fn main() {
         let started = Instant::now();
         brain
             .store()
-            .write(|tx| {
+            .write(engram::sql::Actor::System, |tx| {
                 for record in &records {
                     q::insert(tx, record, "import")?;
                 }

@@ -212,7 +212,7 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
         .expect("reopen after the kills");
     let check: Vec<String> = brain
         .store()
-        .read(|c| {
+        .read(engram::sql::Actor::System, |c| {
             let c = c.as_sqlite().expect("the test's store is a SQLite file");
             let mut stmt = c.prepare("PRAGMA integrity_check")?;
             let rows = stmt
@@ -282,7 +282,7 @@ fn sigkill_during_writes_loses_no_acknowledged_memory() {
     // kill at most THREADS adds can have committed without being acknowledged.
     let stored: i64 = brain
         .store()
-        .read(|c| {
+        .read(engram::sql::Actor::System, |c| {
             Ok(c.query_one(
                 "SELECT count(*) FROM memories WHERE user_id = ?1",
                 &[USER.into()],

@@ -370,3 +370,76 @@ fn two_daemons_settle_one_persons_facts_one_after_the_other() {
         assert_eq!(live, 1, "round {round}: both values live");
     }
 }
+
+/// The Second Brain's writes for one person act for that person on PostgreSQL (the
+/// role row-level security keys on, with them as `engram.user`), not for the host: a
+/// trigger the test adds notes the role and the person of every change.
+#[test]
+fn one_persons_writes_act_for_that_person_under_row_level_security() {
+    let Some(owner) = Owner::new("writes_act_for_the_person") else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(START));
+    let brain = brain_on(&owner.url(), &clock);
+    let mut admin =
+        postgres::Client::connect(&owner.db.conninfo(), postgres::NoTls).expect("superuser");
+    admin
+        .batch_execute(&format!(
+            "CREATE TABLE public.acted (role TEXT, person TEXT, tbl TEXT);
+             GRANT INSERT ON public.acted TO {user_role}, {system_role};
+             CREATE FUNCTION public.note_actor() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+                 INSERT INTO public.acted
+                 VALUES (current_user, current_setting('{setting}', true), TG_TABLE_NAME);
+                 RETURN NULL;
+             END $$;
+             CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.memories
+                 FOR EACH ROW EXECUTE FUNCTION public.note_actor();
+             CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.meta
+                 FOR EACH ROW EXECUTE FUNCTION public.note_actor();",
+            user_role = engram::pg::USER_ROLE,
+            system_role = engram::pg::SYSTEM_ROLE,
+            setting = engram::pg::USER_SETTING,
+        ))
+        .expect("the trigger");
+
+    let added = brain
+        .add("alice", note("likes oolong tea"))
+        .expect("add")
+        .record;
+    brain
+        .edit(
+            "alice",
+            &added.id,
+            MemoryEdit {
+                summary: Some("likes sencha tea".into()),
+                ..Default::default()
+            },
+        )
+        .expect("edit");
+    brain.set_learning_paused("alice", true).expect("pause");
+    clock.advance(60_000);
+    let retrieved = brain
+        .retrieve("alice", "what tea do I like")
+        .expect("retrieve");
+    assert!(retrieved.block.contains("sencha"), "{}", retrieved.block);
+    brain.delete("alice", &added.id).expect("delete");
+
+    let acted: Vec<(String, Option<String>, String)> = admin
+        .query(
+            "SELECT DISTINCT role, person, tbl FROM public.acted ORDER BY tbl",
+            &[],
+        )
+        .expect("acted")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let alice = |table: &str| {
+        (
+            engram::pg::USER_ROLE.to_string(),
+            Some("alice".to_string()),
+            table.to_string(),
+        )
+    };
+    assert_eq!(acted, [alice("memories"), alice("meta")]);
+}

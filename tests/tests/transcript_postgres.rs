@@ -107,7 +107,7 @@ struct Message {
 fn sqlite_messages(brain: &Brain) -> Vec<Message> {
     brain
         .store()
-        .read(|c| {
+        .read(engram::sql::Actor::System, |c| {
             let c = c.as_sqlite().expect("the SQLite brain");
             let mut stmt = c.prepare(
                 "SELECT id, conversation_id, user_id, seq, role, name, content, at
@@ -336,7 +336,7 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
     }
     both.brain
         .store()
-        .write(|tx| {
+        .write(engram::sql::Actor::System, |tx| {
             tx.execute(
                 "UPDATE conversations SET extracted_seq = 1000000 WHERE id = 'bob-0'",
                 &[],
@@ -376,7 +376,7 @@ fn bm25_scores_and_orders_are_the_same_on_sqlite_and_postgresql() {
         let content = format!("[forgotten] {}", words.text(4));
         both.brain
             .store()
-            .write(|tx| {
+            .write(engram::sql::Actor::System, |tx| {
                 tx.execute(
                     "UPDATE messages SET content = ?2 WHERE id = ?1",
                     &[m.id.as_str().into(), content.as_str().into()],

@@ -140,7 +140,7 @@ fn cached_store(memories: usize, messages: usize, version: &str, dims: usize) ->
     subject
         .brain
         .store()
-        .write(|tx| {
+        .write(engram::sql::Actor::System, |tx| {
             let tx = tx.as_sqlite().expect("the bench's store is a SQLite file");
             for (table, id_column, source) in [
                 ("memory_vectors", "memory_id", "memories"),

@@ -7,7 +7,7 @@
 use engram_strategies::model::{Evidence, MemoryType, Reflection, Scope, Snapshot};
 use engram_strategies::text;
 
-use crate::sql::{AsTx, Tx};
+use crate::sql::{Actor, AsTx, Tx};
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -71,7 +71,7 @@ pub struct Summaries {
 
 impl Brain {
     pub fn summaries(&self, user: &str) -> Result<Summaries, StoreError> {
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             let time = |key| -> Result<Option<i64>, StoreError> {
                 Ok(q::meta(c, user, key)?.and_then(|v| v.parse().ok()))
             };
@@ -87,7 +87,7 @@ impl Brain {
     /// Users whose consolidation is due (never run, or next run time passed).
     pub fn users_due(&self) -> Result<Vec<String>, StoreError> {
         let now = self.now();
-        self.store.read(|c| {
+        self.store.read(Actor::System, |c| {
             // BIGINT: a time in milliseconds overflows PostgreSQL's INTEGER.
             Ok(c.as_tx().query(
                 "SELECT DISTINCT m.user_id FROM memories m WHERE NOT EXISTS (
@@ -132,7 +132,7 @@ impl Brain {
         let result = outcome.value;
         let next_at = now + interval_ms;
         let text = self.store.text();
-        let (added, merged) = self.store.write(|tx| {
+        let (added, merged) = self.store.write(Actor::User(user), |tx| {
             q::set_meta(tx, user, PROFILE, &result.profile_summary)?;
             q::set_meta(tx, user, ACTIVE, &result.active_summary)?;
             q::set_meta(tx, user, LAST_RUN, &now.to_string())?;

@@ -13,7 +13,7 @@ use super::transcript::{
 use crate::ids::new_id;
 use crate::memory::record::{ConversationRecord, MessageRecord};
 use crate::memory::{MAX_MESSAGE_BYTES, MAX_NAME_CHARS};
-use crate::sql::AsTx;
+use crate::sql::{Actor, AsTx};
 
 /// Messages deleted per transaction while pruning, so that a large backlog never
 /// holds the writer for long.
@@ -89,7 +89,8 @@ impl Brain {
         let now = self.now();
         let mut purge = false;
         let kinds = self.redaction.kinds();
-        let recorded = self.store.write(|tx| {
+        // For the host: it first checks who owns the conversation id, whoever that is.
+        let recorded = self.store.write(Actor::System, |tx| {
             let owner: Option<String> = tx.as_tx().query_opt(
                 "SELECT user_id FROM conversations WHERE id = ?1",
                 &[conversation_id.into()],
@@ -168,7 +169,7 @@ impl Brain {
     /// Refuses `id` when it is another user's conversation, as [`Brain::record_message`]
     /// would; an unknown id is fine (the first message creates it). Reads only.
     pub fn check_conversation(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        let owner: Option<String> = self.store.read(|c| {
+        let owner: Option<String> = self.store.read(Actor::System, |c| {
             Ok(c.as_tx().query_opt(
                 "SELECT user_id FROM conversations WHERE id = ?1",
                 &[id.into()],
@@ -187,7 +188,7 @@ impl Brain {
     /// Deletes a conversation of `user` with all its messages (and their index
     /// entries); memories learned from it stay. Returns how many messages went.
     pub fn delete_conversation(&self, user: &str, id: &str) -> Result<usize, StoreError> {
-        self.store.write(|tx| {
+        self.store.write(Actor::User(user), |tx| {
             let messages = tx.as_tx().execute(
                 "DELETE FROM messages WHERE conversation_id = ?1 AND user_id = ?2",
                 &[id.into(), user.into()],
@@ -209,7 +210,7 @@ impl Brain {
         user: &str,
         id: &str,
     ) -> Result<(ConversationRecord, Vec<MessageRecord>), StoreError> {
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             let c = c.as_tx();
             let conversation = c
                 .query_opt(
@@ -238,7 +239,7 @@ impl Brain {
         let before = self.now() - keep_ms.max(0);
         let mut deleted = 0;
         loop {
-            let batch = self.store.write(|tx| {
+            let batch = self.store.write(Actor::System, |tx| {
                 // Deleted in the index's rowid order (each user's block in turn): FTS5
                 // writes out what it holds in memory whenever a rowid is lower than the
                 // last one it was given in the transaction.
@@ -262,7 +263,7 @@ impl Brain {
                 break;
             }
         }
-        self.store.write(|tx| {
+        self.store.write(Actor::System, |tx| {
             tx.as_tx().execute(
                 "DELETE FROM conversations WHERE ended_at IS NOT NULL AND last_message_at <= ?1
                  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = conversations.id)",

@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use crate::sql::{AsTx, Value};
+use crate::sql::{Actor, AsTx, Value};
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -220,7 +220,7 @@ impl Brain {
             None => (i64::MAX, "\u{10FFFF}".to_string()),
         };
         let limit = limit.clamp(1, 500);
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             let rows: Vec<(String, i64, bool)> = c.as_tx().query(
                 "SELECT memory_id, at, keep_messages FROM agent_dismissals
                  WHERE user_id = ?1 AND (at < ?2 OR (at = ?2 AND memory_id < ?3))
@@ -262,7 +262,7 @@ impl Brain {
     /// (a failure stops no other).
     pub fn purge_agent_dismissals(&self, restore_ms: i64) -> Vec<Result<Forgotten, StoreError>> {
         let now = self.now();
-        let due = self.store.read(|c| {
+        let due = self.store.read(Actor::System, |c| {
             Ok(c.as_tx().query(
                 "SELECT user_id, memory_id FROM agent_dismissals WHERE at <= ?1 ORDER BY at LIMIT ?2",
                 &[now.saturating_sub(restore_ms).into(), PURGE_BATCH.into()],
@@ -275,7 +275,7 @@ impl Brain {
         };
         let mut results = Vec::with_capacity(due.len());
         for (user, id) in due {
-            results.push(self.store.write(|tx| {
+            results.push(self.store.write(Actor::User(&user), |tx| {
                 // Restored since it was read: nothing to forget.
                 let Some((_, keep_messages)) = awaiting(tx, &user, &id)? else {
                     return Ok(Forgotten::default());

@@ -34,7 +34,7 @@ use super::store::q;
 use super::transcript::{MESSAGE_COLUMNS, message_from_row};
 use crate::memory::record::MemoryRecord;
 use crate::memory::record::MessageRecord;
-use crate::sql::{AsTx, Tx};
+use crate::sql::{Actor, AsTx, Tx};
 
 /// What a forgotten message, or a forgotten part of one, is replaced by.
 pub const FORGOTTEN: &str = "[forgotten]";
@@ -484,9 +484,9 @@ impl Brain {
         by: Forgetter,
     ) -> Result<Forgotten, StoreError> {
         let now = self.now();
-        let forgotten = self
-            .store
-            .write(|tx| forget_in(tx, user, id, keep_messages, by, now))?;
+        let forgotten = self.store.write(Actor::User(user), |tx| {
+            forget_in(tx, user, id, keep_messages, by, now)
+        })?;
         if !forgotten.messages.is_empty() {
             self.purge();
         }
@@ -495,7 +495,7 @@ impl Brain {
 
     /// The user's forget log, newest first.
     pub fn forget_log(&self, user: &str, limit: usize) -> Result<Vec<ForgetEntry>, StoreError> {
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             let ids = |text: String| serde_json::from_str(&text).unwrap_or_default();
             Ok(c.as_tx().query(
                 "SELECT at, actor, reason, memories, messages FROM forget_log WHERE user_id = ?1 ORDER BY id DESC LIMIT ?2",

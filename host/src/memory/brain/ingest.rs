@@ -28,7 +28,7 @@ use super::{ACTOR_SYSTEM, Brain};
 use crate::ids::new_id;
 use crate::memory::record::MemoryRecord;
 use crate::runtime::strategies::Strategies;
-use crate::sql::{AsTx, Backend, Tx};
+use crate::sql::{Actor, AsTx, Backend, Tx};
 
 /// Candidates kept per conversation, at most.
 pub const MAX_FACTS_PER_CONVERSATION: usize = 3;
@@ -83,7 +83,7 @@ impl Brain {
     /// Conversations with no message for `idle_ms`, not yet ended: `(user, id)`.
     pub fn idle_conversations(&self, idle_ms: i64) -> Result<Vec<(String, String)>, StoreError> {
         let before = self.now() - idle_ms;
-        self.store.read(|c| {
+        self.store.read(Actor::System, |c| {
             Ok(c.as_tx().query(
                 "SELECT user_id, id FROM conversations WHERE ended_at IS NULL AND last_message_at <= ?1 ORDER BY last_message_at",
                 &[before.into()],
@@ -130,7 +130,7 @@ impl Brain {
         strategies: &Strategies,
         now: i64,
     ) -> Result<Ingested, StoreError> {
-        let conversation = self.store.write(|tx| {
+        let conversation = self.store.write(Actor::User(user), |tx| {
             let found = tx.as_tx().execute(
                 "UPDATE conversations SET ended_at = ?3 WHERE id = ?1 AND user_id = ?2",
                 &[conversation_id.into(), user.into(), now.into()],
@@ -191,7 +191,7 @@ impl Brain {
                     })
                     .collect();
             let text = self.store.text();
-            ingested.applied = self.store.write(|tx| {
+            ingested.applied = self.store.write(Actor::User(user), |tx| {
                 let mut applied = Vec::new();
                 for (candidate, decision, related) in &decisions {
                     applied.push(apply_one(
@@ -216,8 +216,9 @@ impl Brain {
         self.store
             .text_built()
             .and_then(|text| {
-                self.store
-                    .read(|c| q::search(c, text, user, &query, RELATED))
+                self.store.read(Actor::User(user), |c| {
+                    q::search(c, text, user, &query, RELATED)
+                })
             })
             .map(|hits| hits.into_iter().map(|h| h.record).collect())
             .unwrap_or_else(|e| {

@@ -13,7 +13,7 @@
 //!
 //! Pruning runs with consolidation; reinforcement happens when a fact is stated again.
 
-use crate::sql::{AsTx, Value};
+use crate::sql::{Actor, AsTx, Value};
 
 use super::error::StoreError;
 use super::store::q;
@@ -84,7 +84,7 @@ impl Brain {
     /// One pruning pass over a user's memories.
     pub fn prune(&self, user: &str, config: &LifecycleConfig) -> Result<PruneReport, StoreError> {
         let now = self.now();
-        self.store.write(|tx| {
+        self.store.write(Actor::System, |tx| {
             let tx = &tx.as_tx();
             let mut report = PruneReport::default();
             let select = |condition: &str, bind: &[Value]| -> Result<Vec<String>, StoreError> {

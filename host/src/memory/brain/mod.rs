@@ -46,7 +46,7 @@ use crate::memory::{
     SearchResult, SearchScope, Stored, Tier,
 };
 use crate::runtime::{MemoryQuery, MemorySource};
-use crate::sql::{AsTx, Tx};
+use crate::sql::{Actor, AsTx, Tx};
 use crate::time::Clock;
 use error::StoreError;
 use store::{Store, q};
@@ -230,7 +230,7 @@ impl Brain {
     /// with its transcript. Returns how many memories.
     pub fn clear(&self, user: &str) -> Result<usize, StoreError> {
         let now = self.now();
-        self.store.write(|tx| {
+        self.store.write(Actor::User(user), |tx| {
             let tx = tx.as_tx();
             let ids: Vec<String> = tx.query(
                 "SELECT id FROM memories WHERE user_id = ?1",
@@ -251,11 +251,12 @@ impl Brain {
     }
 
     pub fn counts(&self, user: &str) -> Result<Counts, StoreError> {
-        self.store.read(|c| q::counts(c, user))
+        self.store.read(Actor::User(user), |c| q::counts(c, user))
     }
 
     pub fn list(&self, user: &str, filter: &ListFilter) -> Result<Page, StoreError> {
-        self.store.read(|c| q::list(c, user, filter))
+        self.store
+            .read(Actor::User(user), |c| q::list(c, user, filter))
     }
 
     /// Full-text search over both tiers, best match first, each result saying its tier
@@ -269,9 +270,9 @@ impl Brain {
         let terms = meaning::query_words(text).join(" ");
         let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();
-        let hits = self
-            .store
-            .read(|c| retrieve::text_matches(c, text, user, &terms, limit, limit, &tuning))?;
+        let hits = self.store.read(Actor::User(user), |c| {
+            retrieve::text_matches(c, text, user, &terms, limit, limit, &tuning)
+        })?;
         Ok(hits
             .into_iter()
             .map(|hit| SearchResult {
@@ -303,7 +304,7 @@ impl Brain {
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
         let tuning = retrieve::Tuning::default();
-        let candidates = self.store.read(|c| {
+        let candidates = self.store.read(Actor::User(user), |c| {
             let memories = if scope == SearchScope::All {
                 retrieve::text_matches(c, text, user, &query.terms, limit, limit, &tuning)?
             } else {
@@ -351,19 +352,20 @@ impl Brain {
     }
 
     pub fn history(&self, user: &str, id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
-        self.store.read(|c| q::history_of(c, user, id))
+        self.store
+            .read(Actor::User(user), |c| q::history_of(c, user, id))
     }
 
     pub fn learning_paused(&self, user: &str) -> Result<bool, StoreError> {
         Ok(self
             .store
-            .read(|c| q::meta(c, user, LEARNING_PAUSED))?
+            .read(Actor::User(user), |c| q::meta(c, user, LEARNING_PAUSED))?
             .as_deref()
             == Some("true"))
     }
 
     pub fn set_learning_paused(&self, user: &str, paused: bool) -> Result<(), StoreError> {
-        self.store.write(|tx| {
+        self.store.write(Actor::User(user), |tx| {
             q::set_meta(
                 tx,
                 user,
@@ -384,7 +386,8 @@ impl Brain {
     }
 
     pub fn export(&self, user: &str, out: &mut dyn Write) -> Result<usize, StoreError> {
-        self.store.read(|c| q::export(c, user, out))
+        self.store
+            .read(Actor::User(user), |c| q::export(c, user, out))
     }
 
     /// Imports an export, all or nothing; returns the number of records. Each live
@@ -392,7 +395,8 @@ impl Brain {
     pub fn import(&self, user: &str, input: &mut dyn BufRead) -> Result<usize, StoreError> {
         let now = self.now();
         let text = self.store.text();
-        self.store.write(|tx| {
+        // For the host: the import first checks who owns each conversation id it names.
+        self.store.write(Actor::System, |tx| {
             let (count, memories) =
                 q::import(tx, user, input, ACTOR_USER, now, self.redaction.kinds())?;
             for id in memories {
@@ -408,7 +412,9 @@ impl Brain {
     fn model_of(&self, record: &MemoryRecord) -> engram_strategies::model::Memory {
         let persons = self
             .store
-            .read(|c| q::persons_of(c, &record.user_id, &record.id))
+            .read(Actor::User(&record.user_id), |c| {
+                q::persons_of(c, &record.user_id, &record.id)
+            })
             .unwrap_or_default();
         record.to_model(persons)
     }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::sql::AsTx;
+use crate::sql::{Actor, AsTx};
 use engram_strategies::model::MemoryType;
 use serde::Serialize;
 
@@ -171,7 +171,8 @@ pub struct PersonsPage {
 impl Brain {
     /// Every person of the user, most recently seen first.
     pub fn persons(&self, user: &str) -> Result<Vec<PersonSummary>, StoreError> {
-        self.store.read(|c| summaries(c, user, None, None, None))
+        self.store
+            .read(Actor::User(user), |c| summaries(c, user, None, None, None))
     }
 
     /// At most `limit` persons after `cursor` (a previous page's `next_cursor`).
@@ -181,9 +182,9 @@ impl Brain {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<PersonsPage, StoreError> {
-        let mut items = self
-            .store
-            .read(|c| summaries(c, user, None, Some(limit + 1), cursor))?;
+        let mut items = self.store.read(Actor::User(user), |c| {
+            summaries(c, user, None, Some(limit + 1), cursor)
+        })?;
         let next_cursor = if items.len() > limit {
             items.truncate(limit);
             items.last().map(|p| q::cursor_after(p.last_seen, &p.id))
@@ -194,7 +195,7 @@ impl Brain {
     }
 
     pub fn person(&self, user: &str, id: &str) -> Result<PersonDetail, StoreError> {
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             let person = summaries(c, user, Some(id), None, None)?
                 .into_iter()
                 .next()
@@ -273,7 +274,9 @@ impl Brain {
             }
         }
         let persons = self.persons(user)?;
-        let links = self.store.read(|c| live_links(c, user))?;
+        let links = self
+            .store
+            .read(Actor::User(user), |c| live_links(c, user))?;
         let mut graph = Graph::default();
         for m in &memories {
             graph.nodes.push(Node {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sql::AsTx;
+use crate::sql::{Actor, AsTx};
 use engram_strategies::secrets::{self, SecretKind};
 use serde::Serialize;
 
@@ -36,7 +36,7 @@ impl Brain {
 
     /// How many secrets of each kind were redacted for `user`.
     pub fn redaction_counts(&self, user: &str) -> Result<BTreeMap<String, usize>, StoreError> {
-        self.store.read(|c| {
+        self.store.read(Actor::User(user), |c| {
             Ok(c.as_tx()
                 .query(
                     "SELECT kind, count FROM redactions WHERE user_id = ?1 ORDER BY kind",
@@ -63,7 +63,7 @@ impl Brain {
                 *report.found.entry(kind.as_str().to_string()).or_default() += 1;
             }
         };
-        let changed = self.store.write(|tx| {
+        let changed = self.store.write(Actor::User(user), |tx| {
             let messages: Vec<(String, String)> = tx.as_tx().query(
                 "SELECT id, content FROM messages WHERE user_id = ?1",
                 &[user.into()],

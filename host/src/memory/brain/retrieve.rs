@@ -58,7 +58,7 @@ use super::word_counts::WordCounts;
 use super::{ACTOR_SYSTEM, Brain, meaning};
 use crate::memory::record::{MemoryRecord, MessageRecord};
 use crate::memory::{Injected, Retrieval, Source};
-use crate::sql::{AsTx, Tx};
+use crate::sql::{Actor, AsTx, Tx};
 use crate::time::DAY_MS;
 
 pub const MAX_INJECTED: usize = 5;
@@ -1072,11 +1072,13 @@ impl Brain {
     ) -> Result<Retrieval, StoreError> {
         let now = self.now();
         let model = self.model();
-        let focus = self.store.read(|c| focus::focus(c, user, message))?;
+        let focus = self
+            .store
+            .read(Actor::User(user), |c| focus::focus(c, user, message))?;
         let query = Query::asking(message, &focus, model.as_deref(), vector);
         let counts = self.store.word_counts();
         let text = self.store.text_built()?;
-        let (candidates, focused) = self.store.read(|c| {
+        let (candidates, focused) = self.store.read(Actor::User(user), |c| {
             // A memory's attribute was read when it was written: the asked holder's
             // facts on the asked attribute join below whatever their words, and the
             // rest are ranked by the message's own words. A transcript message has no
@@ -1121,7 +1123,7 @@ impl Brain {
             Ok((candidates, Focused { focus, stale }))
         })?;
         let mut lines = fit(rank(candidates, &query, tuning, now, &focused), &query, now);
-        self.mark_used(&mut lines, now)?;
+        self.mark_used(user, &mut lines, now)?;
         let block = lines
             .iter()
             .map(|i| i.line.as_str())
@@ -1134,7 +1136,12 @@ impl Brain {
     /// transaction. A chosen memory whose row is gone (deleted by another process
     /// behind the index's back) is left out of the block: one line fewer, never an
     /// error for the whole turn.
-    fn mark_used(&self, chosen: &mut Vec<Injected>, now: i64) -> Result<(), StoreError> {
+    fn mark_used(
+        &self,
+        user: &str,
+        chosen: &mut Vec<Injected>,
+        now: i64,
+    ) -> Result<(), StoreError> {
         if !chosen.iter().any(|i| i.memory().is_some()) {
             return Ok(());
         }
@@ -1174,9 +1181,9 @@ impl Brain {
             Ok(())
         };
         if promotes {
-            self.store.write(apply)?;
+            self.store.write(Actor::User(user), apply)?;
         } else {
-            self.store.write_relaxed(apply)?;
+            self.store.write_relaxed(Actor::User(user), apply)?;
         }
         if !gone.is_empty() {
             tracing::warn!(

@@ -310,7 +310,7 @@ impl Store {
         };
         // Messages that came without their postings (`engram db copy`, a store of
         // version 9) are indexed before anything searches the transcript.
-        while brain.write(super::transcript::index_unindexed)? > 0 {}
+        while brain.write(Actor::System, super::transcript::index_unindexed)? > 0 {}
         Ok(brain)
     }
 
@@ -375,9 +375,17 @@ impl Store {
     /// fails as a conflict, 503 with `Retry-After` on REST: these writes are few, and
     /// their closures keep what they did in the caller's state, so they are not run
     /// again here as [`Store::write_grouped`]'s are.)
-    pub fn write<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
+    ///
+    /// It acts for `actor`: one person's writes for them (row-level security on
+    /// PostgreSQL), the host's sweeps across people and the writes that first check
+    /// who owns an id (a conversation, an import) for the host.
+    pub fn write<R>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         self.caught_up_for_write()?;
-        self.writer.transaction(Actor::System, f)
+        self.writer.transaction(actor, f)
     }
 
     /// Runs `attempt` again while it fails with a conflict (PostgreSQL only: SQLite
@@ -421,7 +429,8 @@ impl Store {
     /// member by itself, up to [`CONFLICT_ATTEMPTS`] times in all: so `f` may run more
     /// than once, each time from the start.
     ///
-    /// The write is `user`'s: on PostgreSQL it first takes that person's write lock
+    /// The write is `user`'s, and acts for them (row-level security on PostgreSQL):
+    /// on PostgreSQL it first takes that person's write lock
     /// (an advisory lock held to the commit), so that two daemons settle one person's
     /// facts one after the other, each seeing the other's (`settle.rs` reads the rivals
     /// of a fact from the table); on SQLite the one writer orders them already.
@@ -432,7 +441,7 @@ impl Store {
     ) -> Result<R, StoreError> {
         self.retrying_conflicts(|| {
             self.caught_up_for_write()?;
-            self.writer.grouped(Actor::System, |tx| {
+            self.writer.grouped(Actor::User(user), |tx| {
                 lock_person(tx, user)?;
                 f(tx)
             })
@@ -445,19 +454,20 @@ impl Store {
     /// power cut may forget the last such commits. Saves an fsync on every message.
     pub fn write_relaxed<R>(
         &self,
+        actor: Actor<'_>,
         f: impl FnOnce(&Tx) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         self.writer.exclusive(|conn| {
             let Some(sqlite) = conn.as_sqlite() else {
                 // The commit returns before its WAL record is flushed; a crash of the
                 // server may forget it, and never corrupts anything.
-                return self.writer.transaction_on(conn, Actor::System, |tx| {
+                return self.writer.transaction_on(conn, actor, |tx| {
                     tx.batch("SET LOCAL synchronous_commit TO OFF")?;
                     f(tx)
                 });
             };
             sqlite.pragma_update(None, "synchronous", "NORMAL")?;
-            let out = self.writer.transaction_on(conn, Actor::System, f);
+            let out = self.writer.transaction_on(conn, actor, f);
             // FULL again before anyone else writes; if even that fails, later writes
             // would silently lose their durability, so the error wins.
             sqlite_conn(conn)?.pragma_update(None, "synchronous", "FULL")?;
@@ -465,9 +475,16 @@ impl Store {
         })
     }
 
-    /// Runs `f` in a read transaction of its own (see [`Readers::read`]).
-    pub fn read<R>(&self, f: impl FnOnce(&Tx) -> Result<R, StoreError>) -> Result<R, StoreError> {
-        self.readers.read(Actor::System, f)
+    /// Runs `f` in a read transaction of its own acting for `actor` (see
+    /// [`Readers::read`]): one person's reads act for them, so that on PostgreSQL a
+    /// query that forgets its `user_id` filter still sees only their rows; the host's
+    /// sweeps across people act for the host.
+    pub fn read<R>(
+        &self,
+        actor: Actor<'_>,
+        f: impl FnOnce(&Tx) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.readers.read(actor, f)
     }
 
     /// Which words are common in each user's transcript.
@@ -484,7 +501,7 @@ impl Store {
     /// through this daemon see a write acknowledged by another.
     pub fn text_built(&self) -> Result<&TextIndex, StoreError> {
         if self.path.is_none() {
-            self.read(|tx| self.text.catch_up(tx))?;
+            self.read(Actor::System, |tx| self.text.catch_up(tx))?;
         } else if !self.text.is_built() {
             self.writer
                 .exclusive(|conn| self.text.build(&Tx::sqlite(sqlite_conn(conn)?)))?;
@@ -506,7 +523,7 @@ impl Store {
         if self.path.is_some() {
             return Ok(true);
         }
-        self.write(|tx| {
+        self.write(Actor::System, |tx| {
             let claimed = tx.query_opt(
                 &format!(
                     "INSERT INTO meta (user_id, key, value)
@@ -530,7 +547,7 @@ impl Store {
         if self.path.is_some() {
             return Ok(());
         }
-        self.write(|tx| {
+        self.write(Actor::System, |tx| {
             // The candidate floor: the oldest transaction running at a pass that many
             // milliseconds ago, as `xact:at`.
             let candidate = q::meta(tx, "", CHANGES_CANDIDATE)?.and_then(|value| {
@@ -574,14 +591,14 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.read(|tx| f(sqlite_tx(tx)?))
+        self.read(Actor::System, |tx| f(sqlite_tx(tx)?))
     }
 
     pub fn write_sqlite<R>(
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.write(|tx| f(sqlite_tx(tx)?))
+        self.write(Actor::System, |tx| f(sqlite_tx(tx)?))
     }
 }
 

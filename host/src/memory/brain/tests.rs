@@ -1375,7 +1375,7 @@ pub(super) mod ingestion {
         let now = f.brain.now();
         f.brain
             .store()
-            .write(|tx| {
+            .write(crate::sql::Actor::System, |tx| {
                 Ok(apply_one(
                     tx,
                     f.brain.store().text(),
@@ -2542,7 +2542,9 @@ mod per_user {
         let size = shared
             .brain
             .store()
-            .read(|c| crate::memory::brain::transcript::size(c, ME))
+            .read(crate::sql::Actor::System, |c| {
+                crate::memory::brain::transcript::size(c, ME)
+            })
             .expect("size");
         assert_eq!(size, 180);
         let mut compared = 0;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::sql::{AsTx, Row, Tx};
+use crate::sql::{Actor, AsTx, Row, Tx};
 
 use super::error::StoreError;
 use super::row::number_column;
@@ -284,9 +284,9 @@ impl Brain {
                 break;
             }
             let after = cursor.after[index];
-            let rows = self
-                .store
-                .read(|c| tier.missing(c, &model.version, after, updated_since, room))?;
+            let rows = self.store.read(Actor::System, |c| {
+                tier.missing(c, &model.version, after, updated_since, room)
+            })?;
             let Some(last) = rows.last() else {
                 continue;
             };
@@ -295,7 +295,7 @@ impl Brain {
             let texts: Vec<&str> = rows.iter().map(|r| tier.text_of(&r.3)).collect();
             let vectors = model.encoder.embed_batch(&texts)?;
             // Vectors are derived: one lost in a power cut is embedded again.
-            self.store.write_relaxed(|tx| {
+            self.store.write_relaxed(Actor::System, |tx| {
                 for ((_, user, id, text), vector) in rows.iter().zip(&vectors) {
                     tier.put(tx, (user, id, text), &model.version, vector)?;
                 }
