@@ -193,7 +193,9 @@ fn sqlite_columns(conn: &rusqlite::Connection) -> Columns {
         for row in rows {
             let (name, declared, required) = row.expect("column");
             let family = match declared.to_ascii_uppercase().as_str() {
-                "INTEGER" => "integer",
+                // SQLite gives both INTEGER affinity; the gate's later tables use one
+                // text on both backends.
+                "INTEGER" | "BIGINT" => "integer",
                 "REAL" => "real",
                 "BLOB" => "bytes",
                 "TEXT" => "text",

@@ -36,7 +36,8 @@ const MIGRATIONS: &[Migration] = &[
     SESSIONS,
 ];
 
-/// 2 on both backends: the turns themselves (`gate::turns`), so that every daemon on
+/// 2 on both backends, one text for both (`BIGINT`: SQLite reads it as INTEGER, and a
+/// time in milliseconds overflows PostgreSQL's INTEGER): the turns themselves (`gate::turns`), so that every daemon on
 /// one database sees them and they outlive a restart. `closes_at` is when the turn
 /// stops granting (its expiry, or when it ended): what the sweep and the count of a
 /// caller's open turns key on. The rest of a turn is the JSON `body`.
@@ -47,10 +48,10 @@ const TURNS: Migration = Migration {
         id          TEXT PRIMARY KEY,
         user_id     TEXT NOT NULL,
         opened_by   TEXT NOT NULL,
-        opened_at   INTEGER NOT NULL,
-        expires_at  INTEGER NOT NULL,
-        ended_at    INTEGER,
-        closes_at   INTEGER NOT NULL,
+        opened_at   BIGINT NOT NULL,
+        expires_at  BIGINT NOT NULL,
+        ended_at    BIGINT,
+        closes_at   BIGINT NOT NULL,
         body        TEXT NOT NULL
     );
     CREATE INDEX turns_by_caller ON turns (opened_by, closes_at);
@@ -69,43 +70,11 @@ const SESSIONS: Migration = Migration {
     CREATE TABLE sessions (
         id          TEXT PRIMARY KEY,
         secret      TEXT NOT NULL,
-        started_at  INTEGER NOT NULL
-    );
-    CREATE INDEX sessions_by_start ON sessions (started_at);
-    "#,
-};
-
-/// 2 and 3 on PostgreSQL: the same tables, its integers 64-bit.
-const PG_LATER: &[Migration] = &[
-    Migration {
-        description: TURNS.description,
-        sql: r#"
-    CREATE TABLE turns (
-        id          TEXT PRIMARY KEY,
-        user_id     TEXT NOT NULL,
-        opened_by   TEXT NOT NULL,
-        opened_at   BIGINT NOT NULL,
-        expires_at  BIGINT NOT NULL,
-        ended_at    BIGINT,
-        closes_at   BIGINT NOT NULL,
-        body        TEXT NOT NULL
-    );
-    CREATE INDEX turns_by_caller ON turns (opened_by, closes_at);
-    CREATE INDEX turns_by_close ON turns (closes_at);
-    "#,
-    },
-    Migration {
-        description: SESSIONS.description,
-        sql: r#"
-    CREATE TABLE sessions (
-        id          TEXT PRIMARY KEY,
-        secret      TEXT NOT NULL,
         started_at  BIGINT NOT NULL
     );
     CREATE INDEX sessions_by_start ON sessions (started_at);
     "#,
-    },
-];
+};
 
 pub use crate::sqlite::SchemaError;
 
@@ -135,7 +104,7 @@ pub static PG_SCHEMA: PgSchema = PgSchema {
     CREATE INDEX decisions_by_at ON decisions (at);
     CREATE INDEX decisions_by_turn ON decisions (turn_id, seq);
     "#,
-    later: PG_LATER,
+    later: &[TURNS, SESSIONS],
     user_tables: &["decisions", "turns"],
 };
 

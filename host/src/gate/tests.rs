@@ -41,6 +41,16 @@ fn fixture(policy: Policy) -> Fixture {
     }
 }
 
+/// The gate over `data_dir` again, as a restarted daemon opens it.
+fn reopen(data_dir: &DataDir, clock: &ManualClock) -> Gate {
+    Gate::open(
+        data_dir,
+        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
+        Arc::new(clock.clone()),
+    )
+    .expect("reopen")
+}
+
 /// A skill listing `tools`, which the person granted it.
 fn skill(slug: &str, tools: &[&str]) -> Option<SkillGrant> {
     Some(SkillGrant {
@@ -440,12 +450,7 @@ fn the_turns_and_the_audit_log_survive_reopening_the_gate() {
     let path = f.gate.audit().path().map(Path::to_path_buf);
     assert_eq!(path, Some(audit_path(&f.data_dir)));
     drop(f.gate);
-    let gate = Gate::open(
-        &f.data_dir,
-        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
-        Arc::new(f.clock.clone()),
-    )
-    .expect("reopen");
+    let gate = reopen(&f.data_dir, &f.clock);
     // The turn outlives the restart for the rest of its lifetime, as it would a
     // restart of one daemon of several on one database; so does the log.
     let (kept, state) = gate.turn(&t.id, "u").expect("read").expect("kept");
@@ -943,12 +948,7 @@ fn the_agents_deletes_are_counted_from_the_log_across_a_restart() {
         .expect("another user");
     // A restart forgets nothing: the window is the log. A refusal counts nothing.
     drop(f.gate);
-    let gate = Gate::open(
-        &f.data_dir,
-        Arc::new(FixedPolicy(Arc::new(Policy::default()))),
-        Arc::new(f.clock.clone()),
-    )
-    .expect("reopen");
+    let gate = reopen(&f.data_dir, &f.clock);
     assert!(gate.decide_agent_delete(agent("u"), "mem_3", 3).is_err());
     f.clock.advance(50 * MINUTE_MS);
     gate.decide_agent_delete(agent("u"), "mem_3", 3)
