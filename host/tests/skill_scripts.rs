@@ -552,7 +552,7 @@ fn an_allowed_tools_invoke_runs_the_host_tool_and_a_denied_one_does_not() {
     assert!(err.contains("not-in-allowed-tools"), "{err}");
     assert!(remembered(&w.memory, "coffee").is_empty());
     // Nor once the turn has ended.
-    w.gate.end_turn(&turn, "default").expect("end");
+    w.gate.end_turn(&turn, "user-1").expect("end");
     let err = in_turn(
         &w,
         &skill,
