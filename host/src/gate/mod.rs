@@ -483,6 +483,19 @@ impl Gate {
         tool: &str,
         args: &str,
     ) -> Decision {
+        self.decide_in_turn(caller, turn_id, tool, args).0
+    }
+
+    /// [`Gate::decide_as`], with the skill of the turn it was decided in (`None` when
+    /// the turn has none, or was not the caller's to decide in): what a host tool runs
+    /// as, read in the decision's own transaction.
+    pub fn decide_in_turn(
+        &self,
+        caller: Caller,
+        turn_id: Option<&str>,
+        tool: &str,
+        args: &str,
+    ) -> (Decision, Option<String>) {
         let user = caller.user();
         let now = self.clock.now_ms();
         let args_summary = summarize_args(args);
@@ -530,13 +543,13 @@ impl Gate {
                         decision
                     }
                 };
-                let skill = turn.skill.as_ref().map(|s| s.skill.as_str());
-                insert(tx, &decision, skill)?;
-                Ok(Some(decision))
+                let skill = turn.skill.map(|s| s.skill);
+                insert(tx, &decision, skill.as_deref())?;
+                Ok(Some((decision, skill)))
             }),
         };
         let recorded = match in_turn {
-            Ok(Some(decision)) => return decision,
+            Ok(Some(decided)) => return decided,
             Err(e) => Err(e),
             Ok(None) => {
                 let decision = match turn_id {
@@ -559,13 +572,14 @@ impl Gate {
                     .map(|_| decision)
             }
         };
-        recorded.unwrap_or_else(|e| {
+        let decision = recorded.unwrap_or_else(|e| {
             tracing::error!(tool = %policy::shown(tool), "gate decision not recorded, so denied: {e}");
             Decision::deny(
                 ReasonCode::AuditUnavailable,
                 "the decision could not be written to the audit log",
             )
-        })
+        });
+        (decision, None)
     }
 }
 

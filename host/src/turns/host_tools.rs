@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 
 use super::{TurnError, TurnService, check_tool_name};
 use crate::described::Described;
-use crate::gate::{Caller, Decision, GateError, ReasonCode, policy};
+use crate::gate::{Caller, Decision, ReasonCode, policy};
 use crate::runtime::{ToolCaller, ToolDenied, ToolGate};
 use crate::tools::{self, ToolContext};
 
@@ -50,9 +50,9 @@ impl TurnService {
         if host_tool.is_none() && self.gate.policy().knows(tool) {
             return Err(TurnError::NotAHostTool(policy::shown(tool)));
         }
-        let decision = self
+        let (decision, skill) = self
             .gate
-            .decide_as(caller, turn_id, tool, &args.to_string());
+            .decide_in_turn(caller, turn_id, tool, &args.to_string());
         if !decision.is_allowed() {
             return Err(TurnError::Refused {
                 turn_id: turn_id.map(str::to_string),
@@ -62,14 +62,11 @@ impl TurnService {
         }
         // Allowed means known, and known but not the host's was refused above.
         let host_tool = host_tool.ok_or_else(|| TurnError::NotAHostTool(policy::shown(tool)))?;
-        let unknown = || GateError::UnknownTurn(turn_id.unwrap_or_default().to_string());
-        let (turn, _) = self
-            .gate
-            .turn(turn_id.ok_or_else(unknown)?, caller.user())?
-            .ok_or_else(unknown)?;
+        // Allowed means decided in the turn, acting for the caller's person: the
+        // turn's person is theirs, and its skill came with the decision.
         let context = ToolContext {
-            user: &turn.user,
-            skill: turn.skill.as_ref().map(|grant| grant.skill.as_str()),
+            user: caller.user(),
+            skill: skill.as_deref(),
         };
         let result = self.tools.call(&context, host_tool, args, deadline)?;
         Ok(ToolResult {
