@@ -396,6 +396,10 @@ fn one_persons_writes_act_for_that_person_under_row_level_security() {
              CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.memories
                  FOR EACH ROW EXECUTE FUNCTION public.note_actor();
              CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.meta
+                 FOR EACH ROW EXECUTE FUNCTION public.note_actor();
+             CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.conversations
+                 FOR EACH ROW EXECUTE FUNCTION public.note_actor();
+             CREATE TRIGGER note_actor AFTER INSERT OR UPDATE OR DELETE ON brain.messages
                  FOR EACH ROW EXECUTE FUNCTION public.note_actor();",
             user_role = engram::pg::USER_ROLE,
             system_role = engram::pg::SYSTEM_ROLE,
@@ -417,6 +421,22 @@ fn one_persons_writes_act_for_that_person_under_row_level_security() {
             },
         )
         .expect("edit");
+    // A message: its conversation and its row, written acting for alice. Bob naming
+    // her conversation is refused by the write itself (he cannot see it), and
+    // nothing of his is written.
+    brain
+        .record_message("alice", "conv_alice", Role::User, None, "I like sencha")
+        .expect("record");
+    brain
+        .record_message("alice", "conv_alice", Role::User, None, "and genmaicha")
+        .expect("record again");
+    let refused = brain
+        .record_message("bob", "conv_alice", Role::User, None, "mine now")
+        .expect_err("another person's conversation");
+    assert!(
+        matches!(refused, StoreError::OtherUsers { .. }),
+        "{refused:?}"
+    );
     brain.set_learning_paused("alice", true).expect("pause");
     clock.advance(60_000);
     let retrieved = brain
@@ -441,5 +461,13 @@ fn one_persons_writes_act_for_that_person_under_row_level_security() {
             table.to_string(),
         )
     };
-    assert_eq!(acted, [alice("memories"), alice("meta")]);
+    assert_eq!(
+        acted,
+        [
+            alice("conversations"),
+            alice("memories"),
+            alice("messages"),
+            alice("meta")
+        ]
+    );
 }

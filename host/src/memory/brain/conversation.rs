@@ -89,31 +89,25 @@ impl Brain {
         let now = self.now();
         let mut purge = false;
         let kinds = self.redaction.kinds();
-        // For the host: it first checks who owns the conversation id, whoever that is.
-        let recorded = self.store.write(Actor::System, |tx| {
-            let owner: Option<String> = tx.as_tx().query_opt(
-                "SELECT user_id FROM conversations WHERE id = ?1",
-                &[conversation_id.into()],
-                |r| r.get(0),
+        // Acting for the person: another person's conversation is not theirs to see,
+        // so its id is told apart by the insert that does nothing and the update
+        // that finds no row of theirs.
+        let recorded = self.store.write(Actor::User(user), |tx| {
+            let created = tx.as_tx().execute(
+                "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (id) DO NOTHING",
+                &[conversation_id.into(), user.into(), at.min(now).into(), now.into()],
             )?;
-            match owner {
-                Some(owner) if owner != user => {
+            if created == 0 {
+                let theirs = tx.as_tx().execute(
+                    "UPDATE conversations SET last_message_at = ?2, ended_at = NULL WHERE id = ?1 AND user_id = ?3",
+                    &[conversation_id.into(), now.into(), user.into()],
+                )?;
+                if theirs == 0 {
                     return Err(StoreError::OtherUsers {
                         what: "conversation",
                         id: conversation_id.to_string(),
                     });
-                }
-                Some(_) => {
-                    tx.as_tx().execute(
-                        "UPDATE conversations SET last_message_at = ?2, ended_at = NULL WHERE id = ?1",
-                        &[conversation_id.into(), now.into()],
-                    )?;
-                }
-                None => {
-                    tx.as_tx().execute(
-                        "INSERT INTO conversations (id, user_id, started_at, last_message_at) VALUES (?1, ?2, ?3, ?4)",
-                        &[conversation_id.into(), user.into(), at.min(now).into(), now.into()],
-                    )?;
                 }
             }
             if paused {
