@@ -11,12 +11,14 @@ use crate::embed::active::ActiveEncoder;
 use crate::embed::models::Models;
 use crate::events::EventBus;
 use crate::gate::{AllowedToolsCheck, AuditLog, ConfigPolicy, Gate, PolicySource, Retention};
+use crate::installs::{Installs, Kind, Shared};
 use crate::memory::{ENV_VAR, Memory, open_memory};
 use crate::paths::DataDir;
 use crate::runtime::packages::PluginPackages;
 use crate::runtime::strategies::Strategies;
 use crate::runtime::{HostServices, KvStore, Runtime, RuntimeOptions};
 use crate::schedule::Schedules;
+use crate::skills::library::shared::{Following, follow};
 use crate::skills::{Library, seed_new_builtins};
 use crate::storage::Storage;
 use crate::time::{Clock, SystemClock};
@@ -46,6 +48,12 @@ pub struct App {
     /// The sentence encoder: the installed model config.yaml's `embed.model` chooses,
     /// or the static table; loaded on first use (`engram serve` asks at start).
     pub encoder: Arc<ActiveEncoder>,
+    /// On PostgreSQL, the plugins' side of the team's shared installs (the skills'
+    /// is inside `skills`).
+    shared_plugins: Option<Arc<Shared>>,
+    /// On PostgreSQL, the thread that pulls other daemons' skill changes as they are
+    /// published (held for its `Drop`, which stops it).
+    _following: Option<Following>,
 }
 
 impl App {
@@ -94,10 +102,21 @@ impl App {
             events.clone(),
         ));
         let policy: Arc<dyn PolicySource> = Arc::new(ConfigPolicy::new(config.clone()));
-        let skills = Library::open(data.skills_dir())
+        let installs = match storage.database_url() {
+            None => None,
+            Some(url) => Some(
+                Installs::postgres(url)
+                    .context("cannot open the shared skills and plugins on PostgreSQL")?,
+            ),
+        };
+        let mut skills = Library::open(data.skills_dir())
             .with_context(|| format!("cannot open {}", data.skills_dir().display()))?
             .with_events(events.clone())
             .with_tool_check(Arc::new(AllowedToolsCheck(policy.clone())));
+        if let Some(installs) = &installs {
+            skills = skills.with_shared(installs.shared(Kind::Skill));
+        }
+        let shared_plugins = installs.as_ref().map(|i| i.shared(Kind::Plugin));
         let gate = Arc::new(match storage.database_url() {
             None => Gate::open(&data, policy, Arc::new(SystemClock))
                 .context("cannot open the tool gate's audit log")?,
@@ -119,7 +138,7 @@ impl App {
             ..RuntimeOptions::default()
         };
         let runtime = Arc::new(Runtime::new(options, services)?);
-        let packages = PluginPackages::new(data.plugins_dir());
+        let packages = plugin_packages(&data, shared_plugins.as_ref());
         let strategies = Arc::new(Strategies::new(runtime.clone(), packages, config.clone())?);
         let encoder = Arc::new(ActiveEncoder::new(
             Models::new(data.models_dir()),
@@ -136,6 +155,7 @@ impl App {
         );
         plugin_tools.attach(&turns);
         start_skills(&skills);
+        let following = follow(&skills);
         let schedules = Arc::new(match storage.database_url() {
             None => Schedules::open(&data.schedules_file(), Arc::new(SystemClock))
                 .context("cannot open the schedules database")?,
@@ -155,11 +175,21 @@ impl App {
             gate,
             turns,
             schedules,
+            shared_plugins,
+            _following: following,
         })
     }
 
     pub fn plugin_packages(&self) -> PluginPackages {
-        PluginPackages::new(self.data.plugins_dir())
+        plugin_packages(&self.data, self.shared_plugins.as_ref())
+    }
+}
+
+fn plugin_packages(data: &DataDir, shared: Option<&Arc<Shared>>) -> PluginPackages {
+    let packages = PluginPackages::new(data.plugins_dir());
+    match shared {
+        Some(shared) => packages.with_shared(shared.clone()),
+        None => packages,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod events;
 pub mod gate;
 pub mod html;
 pub mod ids;
+pub mod installs;
 pub mod lock;
 pub mod logging;
 pub mod mcp;

@@ -46,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "paths",
             "time",
             "ids",
+            "installs",
             "strict_json",
             "html",
             "term_text",

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engram_e2e::pg::Owner;
-use engram_e2e::{Client, Daemon, engram, next_event, ok};
+use engram_e2e::{Client, Daemon, engram, next_event, ok, problem};
 use serde_json::{Value, json};
 
 fn daemon_on(url: &str, data: &std::path::Path) -> Daemon {
@@ -396,4 +396,107 @@ fn a_turn_and_a_dashboard_login_work_through_either_daemon() {
     assert_eq!(with_session(&two, "GET", "/api/brain/status").status, 200);
     assert_eq!(with_session(&two, "POST", "/logout").status, 204);
     assert_eq!(with_session(&one, "GET", "/api/brain/status").status, 401);
+}
+
+/// `engram <args> --json` on `data` with the team's database: the answer.
+fn cli_json(data: &std::path::Path, url: &str, args: &[&str]) -> Value {
+    let out = engram_e2e::output_within(
+        engram(data)
+            .env("ENGRAM_DATABASE_URL", url)
+            .args(args)
+            .arg("--json"),
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "engram {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    engram_e2e::stdout_json(&out)
+}
+
+/// A skill installed, deactivated or removed through one daemon is served so by the
+/// other at once, and announced on its event stream; a plugin installed on one
+/// machine is found on another; a daemon started later on its own empty data
+/// directory serves them all (issue 32, item 2: "a skill or plugin installed through
+/// one daemon is served by all").
+#[test]
+fn a_skill_or_plugin_installed_through_one_daemon_is_served_by_all() {
+    let Some(owner) = Owner::new("skills_and_plugins_through_either_daemon") else {
+        return;
+    };
+    let served = tempfile::tempdir().expect("served");
+    let dir = served.path().join("categories/tools/frob");
+    std::fs::create_dir_all(dir.join("references")).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: frob\ndescription: Frobnicates the repository.\n---\n\n# Frob\nRead references/notes.md first.\n",
+    )
+    .expect("SKILL.md");
+    let server = engram_e2e::Listening::registry(served.path());
+    let [one_dir, two_dir] = data_dirs();
+    std::fs::write(
+        one_dir.path().join("config.yaml"),
+        "network:\n  allowPrivate: true\n",
+    )
+    .expect("config");
+    let one = daemon_on(&owner.url(), one_dir.path());
+    let two = daemon_on(&owner.url(), two_dir.path());
+    let mut two_events = two.open_stream("/api/events");
+
+    let installed = ok(
+        one.call(
+            "POST",
+            "/api/skills/install",
+            &json!({ "url": format!("{}/categories/tools/frob/SKILL.md", server.url()) })
+                .to_string(),
+        ),
+        200,
+    );
+    assert_eq!(installed["status"], "installed", "{installed}");
+    // Read-your-writes: the other daemon lists it as soon as the install answered.
+    let there = ok(two.get("/api/skills/frob"), 200);
+    assert_eq!(there["source"]["kind"], "url", "{there}");
+    assert_eq!(there["sha256"], installed["sha256"], "{there}");
+    assert!(
+        two_dir.path().join("skills/frob/SKILL.md").is_file(),
+        "the other daemon's copy is on its disk, for scripts and references"
+    );
+    let announced = next_event(&mut two_events, "skill.installed");
+    assert_eq!(announced["data"]["slug"], "frob", "{announced}");
+
+    // Deactivated through the other daemon: inactive through the first.
+    ok(two.call("POST", "/api/skills/frob/deactivate", "{}"), 200);
+    assert_eq!(ok(one.get("/api/skills/frob"), 200)["active"], false);
+    // A built-in removed through the first is gone from the other.
+    ok(one.call("DELETE", "/api/skills/web-search", ""), 200);
+    problem(two.get("/api/skills/web-search"), 404, "not-found");
+    let removed = next_event(&mut two_events, "skill.removed");
+    assert_eq!(removed["data"]["slug"], "web-search", "{removed}");
+    assert!(!two_dir.path().join("skills/web-search").exists());
+
+    // A plugin installed with the CLI on one machine is listed on another.
+    let package = std::path::Path::new(engram::runtime::builtin::GUEST_PACKAGES_DIR).join("noop");
+    let plugin = cli_json(
+        one_dir.path(),
+        &owner.url(),
+        &["plugins", "install", package.to_str().expect("utf-8")],
+    );
+    assert_eq!(plugin["status"], "installed", "{plugin}");
+    let elsewhere = tempfile::tempdir().expect("another machine");
+    let listed = cli_json(elsewhere.path(), &owner.url(), &["plugins", "list"]);
+    assert!(
+        listed["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|p| p["name"] == "noop"),
+        "{listed}"
+    );
+
+    // A third daemon on an empty data directory serves the team's skills as they are.
+    let three_dir = tempfile::tempdir().expect("a third data directory");
+    let three = daemon_on(&owner.url(), three_dir.path());
+    assert_eq!(ok(three.get("/api/skills/frob"), 200)["active"], false);
+    problem(three.get("/api/skills/web-search"), 404, "not-found");
 }

@@ -94,11 +94,16 @@ fn migrate_creates_every_store_at_the_sqlite_numbering_and_status_is_clean_after
         assert_eq!(entry["schema"], pg_schema.namespace, "{name}");
         assert!(entry.get("file").is_none(), "{name}: {entry}");
     }
+    // The installed skills and plugins every daemon shares: a store of the team's
+    // database only (on SQLite the data directory is their record).
+    let installs = listed(&status, "databases", "name", "installs");
+    assert_eq!(installs["state"], "absent", "{installs}");
+    assert_eq!(installs["schema"], engram::installs::PG_SCHEMA.namespace);
 
     let (code, migrated) = db_json(data.path(), &url, &["migrate"]);
     assert_eq!(code, 0, "{migrated}");
     let created = migrated["migrated"].as_array().expect("migrated");
-    assert_eq!(created.len(), 5, "{migrated}");
+    assert_eq!(created.len(), 6, "{migrated}");
     for entry in created {
         assert!(entry["from"].is_null(), "created, not migrated: {entry}");
     }
@@ -110,6 +115,9 @@ fn migrate_creates_every_store_at_the_sqlite_numbering_and_status_is_clean_after
         assert_eq!(entry["state"], "current", "{name}: {entry}");
         assert_eq!(entry["version"], schema.latest(), "{name}");
     }
+    let installs = listed(&status, "databases", "name", "installs");
+    assert_eq!(installs["state"], "current", "{installs}");
+    assert_eq!(installs["version"], engram::installs::PG_SCHEMA.latest());
     assert_eq!(status["pending"], 0);
 
     let (code, again) = db_json(data.path(), &url, &["migrate"]);
@@ -509,7 +517,9 @@ fn two_migrates_at_once_create_each_store_once() {
     steps.sort();
     let expected: Vec<(String, i64)> = stores()
         .iter()
-        .flat_map(|(name, _, pg)| {
+        .map(|(name, _, pg)| (*name, *pg))
+        .chain([("installs", &engram::installs::PG_SCHEMA)])
+        .flat_map(|(name, pg)| {
             (pg.created_at..=pg.latest()).map(move |version| (name.to_string(), version))
         })
         .collect::<std::collections::BTreeSet<_>>()

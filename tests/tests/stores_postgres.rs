@@ -716,3 +716,123 @@ fn the_import_ledger_answers_the_same_on_both_backends() {
     assert_eq!(became(Actor::User("bob")), ["mem_1"]);
     assert_eq!(became(Actor::System), ["conv_2", "mem_1"]);
 }
+
+/// A skills directory on the team's database, announcing on `events`.
+fn shared_library(url: &str, root: &std::path::Path, events: &EventBus) -> engram::skills::Library {
+    let installs = engram::installs::Installs::postgres(url).expect("installs");
+    engram::skills::Library::open(root.to_path_buf())
+        .expect("library")
+        .with_events(events.clone())
+        .with_shared(installs.shared(engram::installs::Kind::Skill))
+}
+
+fn frob(version: &str) -> engram::skills::SkillPackage {
+    engram::skills::SkillPackage::new(
+        None,
+        format!("---\nname: frob\ndescription: Frobnicates.\nversion: \"{version}\"\n---\n# Frob {version}\n")
+            .into_bytes(),
+        vec![("references/notes.md".into(), format!("notes {version}").into_bytes())],
+    )
+    .expect("package")
+}
+
+fn install(library: &engram::skills::Library, package: &engram::skills::SkillPackage) {
+    library
+        .install(
+            package,
+            engram::skills::Source::of(engram::skills::SourceKind::File),
+            false,
+            engram::skills::ToolConsent::Later,
+        )
+        .expect("install");
+}
+
+/// Two data directories on one database (issue 32, item 2): each change through one
+/// is what the other serves at its next read, files included; a change made on top
+/// of the other's starts from it (the later one wins, nothing is lost between); a
+/// removal reaches a directory that was away; a row that does not check out is not
+/// installed and does not stop the rest.
+#[test]
+fn two_skills_directories_on_one_database_serve_the_same_skills() {
+    let Some(owner) = Owner::new("two_skills_directories") else {
+        return;
+    };
+    let url = owner.url();
+    let dirs = [(), ()].map(|()| tempfile::tempdir().expect("tempdir"));
+    let events = EventBus::default();
+    let mut heard = events.subscribe();
+    let one = shared_library(&url, &dirs[0].path().join("skills"), &EventBus::default());
+    let two = shared_library(&url, &dirs[1].path().join("skills"), &events);
+
+    install(&one, &frob("1"));
+    let entry = two.entry("frob").expect("installed through the other");
+    assert_eq!(entry.version.as_deref(), Some("1"));
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].path().join("skills/frob/references/notes.md"))
+            .expect("its files too"),
+        "notes 1"
+    );
+    let event = heard.try_recv().expect("announced where it was applied");
+    assert_eq!(event.kind.as_str(), "skill.installed");
+
+    // The other deactivates it; the first, without a read between, updates it: its
+    // change starts from the deactivation, and both end with version 2, inactive.
+    two.deactivate("frob").expect("deactivate");
+    install(&one, &frob("2"));
+    for library in [&one, &two] {
+        let entry = library.entry("frob").expect("frob");
+        assert_eq!(entry.version.as_deref(), Some("2"));
+        assert!(!entry.active, "the deactivation was not lost");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].path().join("skills/frob/references/notes.md"))
+            .expect("notes"),
+        "notes 2"
+    );
+
+    // Removed through one; installed again through the other afterwards: the later
+    // install stands on both.
+    one.remove("frob").expect("remove");
+    assert!(two.entry("frob").is_err(), "removed through the other");
+    assert!(!dirs[1].path().join("skills/frob").exists());
+    install(&two, &frob("3"));
+    assert_eq!(
+        one.entry("frob").expect("back").version.as_deref(),
+        Some("3")
+    );
+
+    // A directory that was away (a new one) takes the database's state as it is.
+    let later = tempfile::tempdir().expect("tempdir");
+    let three = shared_library(&url, &later.path().join("skills"), &EventBus::default());
+    assert_eq!(
+        three.entry("frob").expect("frob").version.as_deref(),
+        Some("3")
+    );
+
+    // A row whose files do not match its digest (a corrupted database, another
+    // writer): not installed, and what follows it still is.
+    let db = Database::postgres(
+        PgStore::open(&url, &engram::installs::PG_SCHEMA).expect("open"),
+        1,
+    )
+    .expect("connect");
+    db.write(Actor::System, |tx| {
+        tx.execute(
+            "UPDATE installs SET digest = 'not-the-digest', revision = revision + 100 WHERE name = 'frob'",
+            &[],
+        )?;
+        tx.execute(
+            "UPDATE revisions SET revision = revision + 100 WHERE kind = 'skill'",
+            &[],
+        )
+    })
+    .expect("tamper");
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let four = shared_library(&url, &fresh.path().join("skills"), &EventBus::default());
+    assert!(four.entry("frob").is_err(), "a row that does not check out");
+    install(&one, &frob("4"));
+    assert_eq!(
+        four.entry("frob").expect("the next row").version.as_deref(),
+        Some("4")
+    );
+}

@@ -112,6 +112,17 @@ fn databases(data: &DataDir) -> [Database; 5] {
     ]
 }
 
+/// Every store on a PostgreSQL database: the data directory's, and those only a team's
+/// database has (the installed skills and plugins every daemon shares; on SQLite the
+/// data directory itself is their record).
+fn server_stores(data: &DataDir) -> Vec<(&'static str, &'static PgSchema)> {
+    databases(data)
+        .iter()
+        .map(|d| (d.name, d.pg))
+        .chain([("installs", &crate::installs::PG_SCHEMA)])
+        .collect()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum State {
@@ -231,15 +242,18 @@ fn status(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
 /// Each store's state on the PostgreSQL database at `url`.
 fn status_on_server(data: &DataDir, url: &str, json: bool) -> anyhow::Result<ExitCode> {
     let mut server = crate::pg::connect(url)?;
-    let statuses = databases(data)
-        .iter()
-        .map(|database| server_status_of(&mut server, database))
+    let statuses = server_stores(data)
+        .into_iter()
+        .map(|(name, schema)| server_status_of(&mut server, name, schema))
         .collect::<anyhow::Result<Vec<_>>>()?;
     report_status(&statuses, json)
 }
 
-fn server_status_of(server: &mut Server, database: &Database) -> anyhow::Result<DatabaseStatus> {
-    let schema = database.pg;
+fn server_status_of(
+    server: &mut Server,
+    name: &'static str,
+    schema: &'static PgSchema,
+) -> anyhow::Result<DatabaseStatus> {
     let version = server.version(schema)?;
     let latest = schema.latest();
     let pending: Vec<PendingMigration> = schema
@@ -257,7 +271,7 @@ fn server_status_of(server: &mut Server, database: &Database) -> anyhow::Result<
         Some(_) => State::Pending,
     };
     Ok(DatabaseStatus {
-        name: database.name,
+        name,
         place: Place::Schema {
             database: server.shown().to_string(),
             schema: schema.namespace,
@@ -401,27 +415,27 @@ fn migrate(data: &DataDir, json: bool) -> anyhow::Result<ExitCode> {
 /// its store at the version before it (each migration is one transaction).
 fn migrate_on_server(data: &DataDir, url: &str, json: bool) -> anyhow::Result<ExitCode> {
     let mut server = crate::pg::connect(url)?;
-    let databases = databases(data);
-    let statuses = databases
+    let stores = server_stores(data);
+    let statuses = stores
         .iter()
-        .map(|database| server_status_of(&mut server, database))
+        .map(|(name, schema)| server_status_of(&mut server, name, schema))
         .collect::<anyhow::Result<Vec<_>>>()?;
     refuse_newer(&statuses, "migrated")?;
     let mut migrated = Vec::new();
-    for (database, status) in databases.iter().zip(statuses) {
+    for ((name, schema), status) in stores.into_iter().zip(statuses) {
         if status.pending.is_empty() {
             continue;
         }
         // Another migrate may apply some meanwhile: this one reports what it applied.
-        let applied = server.migrate(database.pg)?;
+        let applied = server.migrate(schema)?;
         if applied.steps.is_empty() {
             continue;
         }
         migrated.push(Migrated {
-            name: database.name,
+            name,
             place: status.place,
             from: applied.from,
-            to: database.pg.latest(),
+            to: schema.latest(),
             applied: applied
                 .steps
                 .into_iter()

@@ -136,9 +136,22 @@ impl Ctx {
         // The policy the daemon would read from the same config.yaml, for what the
         // gate makes of a skill's allowed-tools.
         let policy = Arc::new(Policy::from_config(&self.config.tools));
-        Ok(Library::open(root.clone())
+        let library = Library::open(root.clone())
             .with_context(|| format!("cannot open {}", root.display()))?
-            .with_tool_check(Arc::new(AllowedToolsCheck(Arc::new(FixedPolicy(policy))))))
+            .with_tool_check(Arc::new(AllowedToolsCheck(Arc::new(FixedPolicy(policy)))));
+        // On a team's PostgreSQL, what this command changes is every daemon's.
+        let storage = crate::storage::Storage::choose(
+            std::env::var(crate::storage::ENV_VAR).ok().as_deref(),
+            &self.config,
+        )?;
+        Ok(match storage.database_url() {
+            None => library,
+            Some(url) => library.with_shared(
+                crate::installs::Installs::postgres(url)
+                    .context("cannot open the shared skills on PostgreSQL")?
+                    .shared(crate::installs::Kind::Skill),
+            ),
+        })
     }
 
     /// Whether the person, asked at the terminal, accepts the tools `error` says a

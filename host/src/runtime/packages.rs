@@ -1,8 +1,15 @@
 //! Installed plugin packages under `{data_dir}/plugins/<name>/`. Installing validates
 //! the package completely (manifest, component, world) before anything is written, and
 //! the package appears under its name by one rename: never half-installed.
+//!
+//! On PostgreSQL the directory is a copy of the team's shared installs
+//! (`crate::installs`): an install or removal is shared when done, and listing or
+//! finding a package first pulls what other daemons (or their CLIs) installed.
 
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -11,6 +18,13 @@ use super::builtin;
 use super::error::PluginError;
 use super::manifest::Manifest;
 use super::plugin::Runtime;
+use crate::installs::{Item, Local, Shared};
+
+/// A package's files, in the order they are shared.
+const PACKAGE_FILES: [&str; 2] = ["plugin.toml", "plugin.wasm"];
+/// Taken exclusively for an install, a removal or a pull; a daemon and a CLI may share
+/// the directory.
+const LOCK_FILE: &str = ".lock";
 
 /// What an install did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -25,11 +39,62 @@ pub enum InstallStatus {
 
 pub struct PluginPackages {
     dir: PathBuf,
+    shared: Option<Arc<Shared>>,
 }
 
 impl PluginPackages {
     pub fn new(dir: PathBuf) -> PluginPackages {
-        PluginPackages { dir }
+        PluginPackages { dir, shared: None }
+    }
+
+    /// Keeps the directory a copy of the team's shared plugins (PostgreSQL).
+    pub fn with_shared(mut self, shared: Arc<Shared>) -> PluginPackages {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// Pulls what other daemons installed when the database says there is any, and
+    /// shares a change this directory could not share before. A database that cannot
+    /// be reached leaves the directory as it is, and says so.
+    fn catch_up(&self) {
+        let Some(shared) = &self.shared else { return };
+        match shared.behind() {
+            Ok(false) => {}
+            Ok(true) => match self.lock() {
+                Ok(_lock) => {
+                    if let Err(e) = shared.sync(&Held(self)) {
+                        tracing::warn!("plugins served as this daemon has them: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("plugins served as this daemon has them: {e}"),
+            },
+            Err(e) => tracing::warn!("plugins served as this daemon has them: {e}"),
+        }
+    }
+
+    /// Shares what an install or removal changed (under its lock); a failure is
+    /// retried by the next pull.
+    fn share(&self) {
+        if let Some(shared) = &self.shared
+            && let Err(e) = shared.sync(&Held(self))
+        {
+            tracing::warn!("a plugin change is not shared with the other daemons yet: {e}");
+        }
+    }
+
+    fn lock(&self) -> Result<File, PluginError> {
+        let io = |path: PathBuf| move |source| PluginError::Io { path, source };
+        std::fs::create_dir_all(&self.dir).map_err(io(self.dir.clone()))?;
+        let path = self.dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io(path.clone()))?;
+        file.lock().map_err(io(path))?;
+        Ok(file)
     }
 
     pub fn dir(&self) -> &Path {
@@ -38,6 +103,7 @@ impl PluginPackages {
 
     /// The package directory of an installed plugin, if its name is valid and present.
     pub fn package_dir(&self, name: &str) -> Result<PathBuf, PluginError> {
+        self.catch_up();
         crate::ids::validate_name(name)
             .map_err(|_| PluginError::UnknownPlugin(name.to_string()))?;
         let dir = self.dir.join(name);
@@ -51,6 +117,11 @@ impl PluginPackages {
     /// Names of installed packages, sorted (directories starting with `.` are
     /// in-progress installs and are skipped).
     pub fn names(&self) -> Vec<String> {
+        self.catch_up();
+        self.names_here()
+    }
+
+    fn names_here(&self) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -83,6 +154,12 @@ impl PluginPackages {
                 ),
             });
         }
+        let _lock = self.lock()?;
+        if let Some(shared) = &self.shared
+            && let Err(e) = shared.pull(&Held(self))
+        {
+            tracing::warn!("plugins changed as this daemon has them: {e}");
+        }
         let target = self.dir.join(&name);
         let status = if !target.exists() {
             InstallStatus::Installed
@@ -91,18 +168,35 @@ impl PluginPackages {
         } else {
             InstallStatus::Updated
         };
+        let files = PACKAGE_FILES
+            .iter()
+            .map(|file| {
+                let path = source.join(file);
+                std::fs::read(&path)
+                    .map(|bytes| (file.to_string(), bytes))
+                    .map_err(|source| PluginError::Io { path, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.place(&name, &files)?;
+        self.share();
+        Ok((status, plugin.manifest))
+    }
+
+    /// Writes `files` as the package `name`, replacing what is there by one rename.
+    fn place(&self, name: &str, files: &[(String, Vec<u8>)]) -> Result<(), PluginError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| PluginError::Io { path, source }
         };
+        let target = self.dir.join(name);
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let staging = self
             .dir
             .join(format!(".install-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir(&staging).map_err(io(&staging))?;
-        for file in ["plugin.toml", "plugin.wasm"] {
-            std::fs::copy(source.join(file), staging.join(file)).map_err(io(&source.join(file)))?;
+        for (file, bytes) in files {
+            std::fs::write(staging.join(file), bytes).map_err(io(&staging.join(file)))?;
         }
         let retired = self.dir.join(format!(".old-{name}-{}", std::process::id()));
         if target.exists() {
@@ -118,13 +212,75 @@ impl PluginPackages {
             });
         }
         let _ = std::fs::remove_dir_all(&retired);
-        Ok((status, plugin.manifest))
+        Ok(())
     }
 
     /// Removes an installed package.
     pub fn remove(&self, name: &str) -> Result<(), PluginError> {
         let dir = self.package_dir(name)?;
-        std::fs::remove_dir_all(&dir).map_err(|source| PluginError::Io { path: dir, source })
+        let _lock = self.lock()?;
+        std::fs::remove_dir_all(&dir).map_err(|source| PluginError::Io { path: dir, source })?;
+        self.share();
+        Ok(())
+    }
+
+    /// The package `name` as a shared item: its two files, no metadata.
+    fn item(&self, name: &str) -> Result<Item, String> {
+        let files = PACKAGE_FILES
+            .iter()
+            .map(|file| {
+                let path = self.dir.join(name).join(file);
+                std::fs::read(&path)
+                    .map(|bytes| (file.to_string(), bytes))
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Item {
+            meta: String::new(),
+            files,
+        })
+    }
+}
+
+/// The directory under its held lock, as the sync sees it.
+struct Held<'a>(&'a PluginPackages);
+
+impl Local for Held<'_> {
+    fn digests(&self) -> Result<BTreeMap<String, Option<String>>, String> {
+        Ok(self
+            .0
+            .names_here()
+            .into_iter()
+            .map(|name| {
+                let digest = self.0.item(&name).ok().map(|item| item.digest());
+                (name, digest)
+            })
+            .collect())
+    }
+
+    fn read(&self, name: &str) -> Result<Item, String> {
+        self.0.item(name)
+    }
+
+    /// A package another daemon installed: its name and files checked here, its
+    /// component when it is loaded (as every installed package's is).
+    fn apply(&self, name: &str, item: Item) -> Result<(), String> {
+        crate::ids::validate_name(name).map_err(|e| e.to_string())?;
+        if builtin::find(name).is_some() {
+            return Err(format!("`{name}` is the name of a built-in plugin"));
+        }
+        let names: Vec<&str> = item.files.iter().map(|(f, _)| f.as_str()).collect();
+        if names != PACKAGE_FILES {
+            return Err(format!(
+                "its shared files are {names:?}, not {PACKAGE_FILES:?}"
+            ));
+        }
+        self.0.place(name, &item.files).map_err(|e| e.to_string())
+    }
+
+    fn remove(&self, name: &str) -> Result<(), String> {
+        let dir = self.0.dir.join(name);
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))
     }
 }
 

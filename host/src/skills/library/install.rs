@@ -265,7 +265,7 @@ impl Library {
     /// Refuses to install where something that is not a skill is in the way: a
     /// non-skill directory (e.g. a category) at the target, or a skill where the
     /// category directory should be.
-    fn check_target(&self, id: &SkillId) -> Result<(), LibraryError> {
+    pub(super) fn check_target(&self, id: &SkillId) -> Result<(), LibraryError> {
         let target = id.dir_in(self.root());
         if target.symlink_metadata().is_ok() && !Library::has_skill_file(&target) {
             return Err(LibraryError::PathTaken { path: target });
@@ -286,7 +286,7 @@ impl Library {
 
     /// Writes the package to a fresh staging directory, every file and directory
     /// fsynced. Dropping the result deletes it.
-    fn stage(&self, package: &SkillPackage) -> Result<Staging, LibraryError> {
+    pub(super) fn stage(&self, package: &SkillPackage) -> Result<Staging, LibraryError> {
         let staging = Staging {
             dir: self.root().join(unique_name(STAGING_PREFIX)),
             committed: false,
@@ -317,7 +317,11 @@ impl Library {
     /// Renames the staging directory to `id`'s place. An existing skill there is first
     /// moved to the trash (returned, for deletion once the index is saved), and put
     /// back if the rename fails.
-    fn commit(&self, mut staging: Staging, id: &SkillId) -> Result<Option<PathBuf>, LibraryError> {
+    pub(super) fn commit(
+        &self,
+        mut staging: Staging,
+        id: &SkillId,
+    ) -> Result<Option<PathBuf>, LibraryError> {
         let target = id.dir_in(self.root());
         if let Some(category) = id.category() {
             let dir = self.root().join(category.as_str());
@@ -345,7 +349,7 @@ impl Library {
 }
 
 /// A staging directory that deletes itself unless committed.
-struct Staging {
+pub(super) struct Staging {
     dir: PathBuf,
     committed: bool,
 }

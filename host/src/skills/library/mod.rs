@@ -23,6 +23,7 @@ pub mod install;
 pub mod package;
 pub mod scan;
 pub mod seed;
+pub mod shared;
 pub mod view;
 
 use std::fs::{File, OpenOptions};
@@ -34,6 +35,7 @@ use self::durable::{read_bounded, read_head, sync_dir, unique_name};
 use self::index::{Granted, INDEX_FILE, Index, IndexEntry};
 use self::package::RESOURCE_DIRS;
 use crate::events::{Event, EventBus, EventKind, HOST_WIDE};
+use crate::installs::Shared;
 use crate::skills::format::error::{SkillError, Warning};
 use crate::skills::format::fields::Frontmatter;
 use crate::skills::format::id::{SkillId, Slug};
@@ -63,6 +65,9 @@ pub struct Library {
     events: Option<EventBus>,
     catalog_cache: Arc<Mutex<Option<CachedCatalog>>>,
     tool_check: Option<Arc<dyn ToolCheck>>,
+    /// On PostgreSQL, the team's shared installs this directory is a copy of
+    /// (`shared.rs`).
+    shared: Option<Arc<Shared>>,
 }
 
 /// What the tool gate makes of a skill's `allowed-tools`: the entries it cannot read
@@ -84,8 +89,24 @@ struct CachedCatalog {
 }
 
 /// A held lock on the skills directory; released when dropped (the file is closed).
+/// An exclusive one of a shared library shares what changed under it first.
 pub(super) struct Lock {
+    sharing: Option<Library>,
     _file: File,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let Some(library) = self.sharing.take() else {
+            return;
+        };
+        if let Some(shared) = &library.shared
+            && let Err(e) = shared.sync(&shared::Held(&library))
+        {
+            // Kept here and shared by the next sync (the follower retries).
+            tracing::warn!("a skills change is not shared with the other daemons yet: {e}");
+        }
+    }
 }
 
 impl Library {
@@ -97,7 +118,21 @@ impl Library {
             events: None,
             catalog_cache: Arc::default(),
             tool_check: None,
+            shared: None,
         })
+    }
+
+    /// Keeps this directory a copy of the team's shared installs (PostgreSQL): every
+    /// change is published, and every daemon's changes are applied here.
+    pub fn with_shared(mut self, shared: Arc<Shared>) -> Library {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// Pulls and shares now: at start, and when another daemon published.
+    pub fn catch_up(&self) -> Result<(), LibraryError> {
+        drop(self.lock(true)?);
+        Ok(())
     }
 
     /// Reports, at install and in listings, the `allowed-tools` entries `check` says
@@ -195,6 +230,11 @@ impl Library {
     /// Removes the skill's directory and its index entry.
     pub fn remove(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
         let _lock = self.lock(true)?;
+        self.remove_locked(slug)
+    }
+
+    /// [`Library::remove`] for a caller that holds the exclusive lock.
+    pub(super) fn remove_locked(&self, slug: &str) -> Result<IndexEntry, LibraryError> {
         let mut index = self.load_index()?;
         let entry = index.take(slug)?;
         let id = entry.skill_id()?;
@@ -342,7 +382,18 @@ impl Library {
         Index::load(&self.index_path())
     }
 
+    /// Locks the directory: shared to read, exclusive to change. A shared library
+    /// first pulls what other daemons published (a read asks whether there is any,
+    /// one query); an exclusive lock shares what changed under it when dropped. A
+    /// database that cannot be reached leaves the directory as it is, and says so.
     pub(super) fn lock(&self, exclusive: bool) -> Result<Lock, LibraryError> {
+        if !exclusive && let Some(shared) = &self.shared {
+            match shared.behind() {
+                Ok(true) => self.catch_up()?,
+                Ok(false) => {}
+                Err(e) => tracing::warn!("skills served as this daemon has them: {e}"),
+            }
+        }
         let path = self.root.join(LOCK_FILE);
         let file = OpenOptions::new()
             .create(true)
@@ -357,7 +408,19 @@ impl Library {
             file.lock_shared()
         };
         locked.map_err(LibraryError::io(&path))?;
-        Ok(Lock { _file: file })
+        let sharing = match &self.shared {
+            Some(shared) if exclusive => {
+                if let Err(e) = shared.pull(&shared::Held(self)) {
+                    tracing::warn!("skills changed as this daemon has them: {e}");
+                }
+                Some(self.clone())
+            }
+            _ => None,
+        };
+        Ok(Lock {
+            sharing,
+            _file: file,
+        })
     }
 
     /// Reads and validates the skill in `id`'s directory.

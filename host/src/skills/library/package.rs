@@ -178,6 +178,58 @@ impl SkillPackage {
     }
 }
 
+/// The files under `dir`'s resource directories, relative, bounded; a symlink or
+/// special file is an error.
+pub fn read_resources(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, LibraryError> {
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut pending: Vec<(PathBuf, String, usize)> = RESOURCE_DIRS
+        .iter()
+        .map(|d| (dir.join(d), d.to_string(), 1))
+        .filter(|(p, _, _)| p.symlink_metadata().is_ok())
+        .collect();
+    let too_large = |reason: String| LibraryError::PackageTooLarge { reason };
+    while let Some((path, rel, depth)) = pending.pop() {
+        let meta = path.symlink_metadata().map_err(LibraryError::io(&path))?;
+        if meta.file_type().is_symlink() || !(meta.is_dir() || meta.is_file()) {
+            return Err(LibraryError::PackagePath {
+                path: rel,
+                reason: "symlinks and special files are not installed".into(),
+            });
+        }
+        if meta.is_file() {
+            if out.len() >= MAX_PACKAGE_FILES {
+                return Err(too_large(format!("more than {MAX_PACKAGE_FILES} files")));
+            }
+            total += meta.len();
+            if total > MAX_PACKAGE_BYTES as u64 {
+                return Err(too_large(format!("more than {MAX_PACKAGE_BYTES} bytes")));
+            }
+            let bytes = std::fs::read(&path).map_err(LibraryError::io(&path))?;
+            out.push((rel, bytes));
+            continue;
+        }
+        if depth > MAX_PATH_DEPTH {
+            return Err(LibraryError::PackagePath {
+                path: rel,
+                reason: "nested too deeply".into(),
+            });
+        }
+        for entry in std::fs::read_dir(&path).map_err(LibraryError::io(&path))? {
+            let entry = entry.map_err(LibraryError::io(&path))?;
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|n| LibraryError::PackagePath {
+                    path: format!("{rel}/{}", n.to_string_lossy()),
+                    reason: "not UTF-8".into(),
+                })?;
+            pending.push((entry.path(), format!("{rel}/{name}"), depth + 1));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

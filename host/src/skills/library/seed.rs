@@ -141,6 +141,9 @@ pub enum SkipReason {
     SlugTaken,
     /// Something that is not a skill directory is in the way.
     PathTaken,
+    /// The team's database (PostgreSQL) has had it: installed as the team has it, or
+    /// removed by someone, which a new daemon must not undo.
+    Shared,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -259,6 +262,10 @@ fn seed_skill(
     };
     if Library::has_skill_file(&dir) {
         skip(SkipReason::Exists, name.to_string());
+        return Ok(());
+    }
+    if library.shared.as_ref().is_some_and(|s| s.knows(name)) {
+        skip(SkipReason::Shared, name.to_string());
         return Ok(());
     }
     if let Some(other) = library

@@ -15,7 +15,7 @@
 //! file's place gives ([`name_hint`]); a slug is derived from any of them that is not
 //! one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::{RegistryError, blocking};
 use crate::net::{self, NetPolicy};
@@ -27,13 +27,8 @@ use crate::skills::library::Library;
 use crate::skills::library::error::LibraryError;
 use crate::skills::library::index::{Source, SourceKind};
 use crate::skills::library::install::{InstallOutcome, ToolConsent};
-use crate::skills::library::package::{RESOURCE_DIRS, SkillPackage};
+use crate::skills::library::package::{SkillPackage, read_resources};
 use crate::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
-
-/// Files read from a skill directory at most, and their total size.
-const MAX_DIR_FILES: usize = 256;
-const MAX_DIR_BYTES: u64 = 16 * 1024 * 1024;
-const MAX_DIR_DEPTH: usize = 8;
 
 /// Downloads and validates the SKILL.md at `url`; nothing is written.
 pub async fn fetch_url_package(
@@ -195,60 +190,6 @@ fn read_limited(path: &Path) -> Result<Vec<u8>, RegistryError> {
         .into()),
         Err(e) => Err(LibraryError::io(path)(e).into()),
     }
-}
-
-/// The files under `dir`'s resource directories, relative, bounded; a symlink or
-/// special file is an error.
-fn read_resources(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, RegistryError> {
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    let mut pending: Vec<(PathBuf, String, usize)> = RESOURCE_DIRS
-        .iter()
-        .map(|d| (dir.join(d), d.to_string(), 1))
-        .filter(|(p, _, _)| p.symlink_metadata().is_ok())
-        .collect();
-    let too_large = |reason: String| LibraryError::PackageTooLarge { reason };
-    while let Some((path, rel, depth)) = pending.pop() {
-        let meta = path.symlink_metadata().map_err(LibraryError::io(&path))?;
-        if meta.file_type().is_symlink() || !(meta.is_dir() || meta.is_file()) {
-            return Err(LibraryError::PackagePath {
-                path: rel,
-                reason: "symlinks and special files are not installed".into(),
-            }
-            .into());
-        }
-        if meta.is_file() {
-            if out.len() >= MAX_DIR_FILES {
-                return Err(too_large(format!("more than {MAX_DIR_FILES} files")).into());
-            }
-            total += meta.len();
-            if total > MAX_DIR_BYTES {
-                return Err(too_large(format!("more than {MAX_DIR_BYTES} bytes")).into());
-            }
-            let bytes = std::fs::read(&path).map_err(LibraryError::io(&path))?;
-            out.push((rel, bytes));
-            continue;
-        }
-        if depth > MAX_DIR_DEPTH {
-            return Err(LibraryError::PackagePath {
-                path: rel,
-                reason: "nested too deeply".into(),
-            }
-            .into());
-        }
-        for entry in std::fs::read_dir(&path).map_err(LibraryError::io(&path))? {
-            let entry = entry.map_err(LibraryError::io(&path))?;
-            let name = entry
-                .file_name()
-                .into_string()
-                .map_err(|n| LibraryError::PackagePath {
-                    path: format!("{rel}/{}", n.to_string_lossy()),
-                    reason: "not UTF-8".into(),
-                })?;
-            pending.push((entry.path(), format!("{rel}/{name}"), depth + 1));
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
