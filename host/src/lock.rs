@@ -78,6 +78,32 @@ pub struct DataDirLock {
     holder: Holder,
 }
 
+/// Opens (creating it) the lock file at `path`, which, like everything in the data
+/// directory, only its owner may read.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Waits for the lock on the file at `path` (created if needed): shared to read,
+/// exclusive to change; released when the file is dropped. For the directories a
+/// daemon and a CLI process may both change (skills, plugins).
+pub fn wait_for(path: &Path, exclusive: bool) -> std::io::Result<File> {
+    let file = open_lock_file(path)?;
+    if exclusive {
+        file.lock()?;
+    } else {
+        file.lock_shared()?;
+    }
+    Ok(file)
+}
+
 impl DataDirLock {
     /// Takes the data directory for `command` (creating the directory if needed), or
     /// fails with [`LockError::Held`] naming the process that has it. Nothing else in
@@ -89,15 +115,7 @@ impl DataDirLock {
             source,
         };
         std::fs::create_dir_all(data_dir).map_err(io)?;
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            // Like everything in the data directory, readable by its owner only.
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let file = options.open(&path).map_err(io)?;
+        let file = open_lock_file(&path).map_err(io)?;
         let deadline = std::time::Instant::now() + ACQUIRE_RETRY;
         loop {
             match file.try_lock() {

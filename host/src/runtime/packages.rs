@@ -7,7 +7,7 @@
 //! finding a package first pulls what other daemons (or their CLIs) installed.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -86,15 +86,7 @@ impl PluginPackages {
         let io = |path: PathBuf| move |source| PluginError::Io { path, source };
         std::fs::create_dir_all(&self.dir).map_err(io(self.dir.clone()))?;
         let path = self.dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io(path.clone()))?;
-        file.lock().map_err(io(path))?;
-        Ok(file)
+        crate::lock::wait_for(&path, true).map_err(io(path))
     }
 
     pub fn dir(&self) -> &Path {

@@ -26,7 +26,7 @@ pub mod seed;
 pub mod shared;
 pub mod view;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -395,19 +395,7 @@ impl Library {
             }
         }
         let path = self.root.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(LibraryError::io(&path))?;
-        let locked = if exclusive {
-            file.lock()
-        } else {
-            file.lock_shared()
-        };
-        locked.map_err(LibraryError::io(&path))?;
+        let file = crate::lock::wait_for(&path, exclusive).map_err(LibraryError::io(&path))?;
         let sharing = match &self.shared {
             Some(shared) if exclusive => {
                 if let Err(e) = shared.pull(&shared::Held(self)) {
