@@ -271,6 +271,7 @@ impl Local for Held<'_> {
     }
 
     fn remove(&self, name: &str) -> Result<(), String> {
+        crate::ids::validate_name(name)?;
         let dir = self.0.dir.join(name);
         std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))
     }

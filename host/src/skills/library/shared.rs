@@ -122,6 +122,7 @@ fn apply(library: &Library, slug: &str, item: Item) -> Result<(), super::Library
         }
     };
     let package = SkillPackage::new(Some(id.clone()), skill_md, files.collect())?;
+    library.check_target(&id)?;
     let mut index = library.load_index()?;
     let previous = index.skills.get(slug).cloned();
     if let Some(old) = previous
@@ -132,7 +133,6 @@ fn apply(library: &Library, slug: &str, item: Item) -> Result<(), super::Library
         let trash = library.move_to_trash(&old)?;
         let _ = std::fs::remove_dir_all(trash);
     }
-    library.check_target(&id)?;
     let staging = library.stage(&package)?;
     let replaced = library.commit(staging, &id)?;
     index.skills.insert(slug.to_string(), entry.clone());
