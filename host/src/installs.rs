@@ -206,15 +206,6 @@ struct Seen {
     unshared: bool,
 }
 
-/// What a sync did, by item name.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct SyncReport {
-    pub applied: Vec<String>,
-    pub removed: Vec<String>,
-    pub published: Vec<String>,
-    pub unpublished: Vec<String>,
-}
-
 /// The store: one per daemon, shared by the kinds.
 #[derive(Clone)]
 pub struct Installs {
@@ -275,10 +266,6 @@ struct Row {
 }
 
 impl Shared {
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
     /// Whether the database has had an item of this name, present or removed, as of
     /// the last pull.
     pub fn knows(&self, name: &str) -> bool {
@@ -291,10 +278,8 @@ impl Shared {
 
     /// Applies to `local` what the database holds past the revision last seen, and
     /// publishes nothing (before a change: the change then starts from the newest).
-    pub fn pull(&self, local: &dyn Local) -> Result<SyncReport, SyncError> {
-        let mut report = SyncReport::default();
-        self.pull_into(local, &mut report)?;
-        Ok(report)
+    pub fn pull(&self, local: &dyn Local) -> Result<(), SyncError> {
+        self.pull_into(local)
     }
 
     /// Whether the database holds a change this directory has not pulled, or this
@@ -343,14 +328,13 @@ impl Shared {
     /// publishes what `local` changed (see the module documentation). The caller holds
     /// `local`'s exclusive lock. A failed share is remembered and retried by the next
     /// sync; the error is returned.
-    pub fn sync(&self, local: &dyn Local) -> Result<SyncReport, SyncError> {
-        let mut report = SyncReport::default();
+    pub fn sync(&self, local: &dyn Local) -> Result<(), SyncError> {
         // Another daemon publishing between our pull and our share makes the share
         // pull again; a few rounds settle any real contention.
         for _ in 0..8 {
-            self.pull_into(local, &mut report)?;
-            match self.share(local, &mut report) {
-                Ok(true) => return Ok(report),
+            self.pull_into(local)?;
+            match self.share(local) {
+                Ok(true) => return Ok(()),
                 Ok(false) => continue,
                 Err(e) => {
                     self.lock_seen().unshared = true;
@@ -364,7 +348,7 @@ impl Shared {
         )))
     }
 
-    fn pull_into(&self, local: &dyn Local, report: &mut SyncReport) -> Result<(), SyncError> {
+    fn pull_into(&self, local: &dyn Local) -> Result<(), SyncError> {
         let mut seen = self.lock_seen();
         let rows = self.rows_after(seen.revision)?;
         if rows.is_empty() {
@@ -388,7 +372,6 @@ impl Shared {
                     match local.remove(&row.name) {
                         Ok(()) => {
                             here.remove(&row.name);
-                            report.removed.push(row.name.clone());
                             Known::Removed
                         }
                         Err(e) => {
@@ -405,7 +388,6 @@ impl Shared {
                 match self.apply(local, &row) {
                     Ok(()) => {
                         here.insert(row.name.clone(), Some(row.digest.clone()));
-                        report.applied.push(row.name.clone());
                         known_of(&row)
                     }
                     Err(e) => {
@@ -430,7 +412,7 @@ impl Shared {
 
     /// Publishes what differs; `Ok(false)` when another daemon published first (pull
     /// again, then retry).
-    fn share(&self, local: &dyn Local, report: &mut SyncReport) -> Result<bool, SyncError> {
+    fn share(&self, local: &dyn Local) -> Result<bool, SyncError> {
         let mut seen = self.lock_seen();
         let here = local.digests().map_err(SyncError::Local)?;
         let mut changes: Vec<(String, Option<Item>)> = Vec::new();
@@ -510,13 +492,7 @@ impl Shared {
         let Some((revision, known)) = published else {
             return Ok(false);
         };
-        for (name, k) in known {
-            match k {
-                Known::Removed => report.unpublished.push(name.clone()),
-                _ => report.published.push(name.clone()),
-            }
-            seen.items.insert(name, k);
-        }
+        seen.items.extend(known);
         seen.revision = revision;
         seen.unshared = false;
         Ok(true)
