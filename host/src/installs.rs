@@ -179,6 +179,8 @@ pub trait Local {
     /// that is there but cannot be read now (it is neither published nor taken for
     /// removed).
     fn digests(&self) -> Result<BTreeMap<String, Option<String>>, String>;
+    /// One item's entry of [`Local::digests`]: `None` when it is not installed here.
+    fn digest(&self, name: &str) -> Result<Option<Option<String>>, String>;
     fn read(&self, name: &str) -> Result<Item, String>;
     /// Installs `item` under `name` here, replacing what is there.
     fn apply(&self, name: &str, item: Item) -> Result<(), String>;
@@ -204,6 +206,16 @@ struct Seen {
     items: HashMap<String, Known>,
     /// A share failed (the database away): the next sync shares again.
     unshared: bool,
+    /// A share has run since this process started: what the directory held before
+    /// (a data directory moving in, a file edited while the daemon was down) is
+    /// published by the first one.
+    shared_once: bool,
+}
+
+impl Seen {
+    fn owes_share(&self) -> bool {
+        self.unshared || !self.shared_once
+    }
 }
 
 /// The store: one per daemon, shared by the kinds.
@@ -282,14 +294,25 @@ impl Shared {
         self.pull_into(local)
     }
 
+    /// Pulls, and shares only what this directory owes ([`Seen::owes_share`]): what a
+    /// read or the follower runs, where nothing changed here under the lock. The
+    /// caller holds `local`'s exclusive lock.
+    pub fn catch_up(&self, local: &dyn Local) -> Result<(), SyncError> {
+        if self.lock_seen().owes_share() {
+            self.sync(local)
+        } else {
+            self.pull_into(local)
+        }
+    }
+
     /// Whether the database holds a change this directory has not pulled, or this
-    /// directory one the database has not taken (a share that failed): one query.
+    /// directory owes it a share: one query.
     pub fn behind(&self) -> Result<bool, SqlError> {
-        let (seen, unshared) = {
+        let (seen, owed) = {
             let seen = self.lock_seen();
-            (seen.revision, seen.unshared)
+            (seen.revision, seen.owes_share())
         };
-        Ok(unshared || self.revision()? != seen)
+        Ok(owed || self.revision()? != seen)
     }
 
     /// The kind's revision as of a query begun after this call was: it reflects every
@@ -351,51 +374,49 @@ impl Shared {
     fn pull_into(&self, local: &dyn Local) -> Result<(), SyncError> {
         let mut seen = self.lock_seen();
         let rows = self.rows_after(seen.revision)?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let mut here = local.digests().map_err(SyncError::Local)?;
+        // Each named item's state here, read once: `None` when it is not installed.
+        let mut here: HashMap<String, Option<Option<String>>> = HashMap::new();
         for row in rows {
-            let mine = here.get(&row.name).cloned().flatten();
+            let state = match here.get(&row.name) {
+                Some(state) => state.clone(),
+                None => local.digest(&row.name).map_err(SyncError::Local)?,
+            };
+            let installed = state.is_some();
+            let mine = state.clone().flatten();
             // Changed here since the database last said: this directory's change is
             // the later one, and the share publishes it.
             let pending = match seen.items.get(&row.name) {
                 Some(Known::Present(digest)) => mine.as_ref() != Some(digest),
-                Some(Known::Removed) => here.contains_key(&row.name),
+                Some(Known::Removed) => installed,
                 Some(Known::Unapplied { here }) => mine != *here,
                 None => false,
             };
-            let known = if pending {
-                known_of(&row)
+            let (known, now) = if pending {
+                (known_of(&row), state)
             } else if row.removed {
-                if here.contains_key(&row.name) {
+                if !installed {
+                    (Known::Removed, None)
+                } else {
                     match local.remove(&row.name) {
-                        Ok(()) => {
-                            here.remove(&row.name);
-                            Known::Removed
-                        }
+                        Ok(()) => (Known::Removed, None),
                         Err(e) => {
                             tracing::warn!(kind = self.kind.as_str(), name = %row.name, "cannot remove what another daemon removed: {e}");
-                            Known::Unapplied { here: mine }
+                            (Known::Unapplied { here: mine }, state)
                         }
                     }
-                } else {
-                    Known::Removed
                 }
             } else if mine.as_deref() == Some(row.digest.as_str()) {
-                known_of(&row)
+                (known_of(&row), state)
             } else {
                 match self.apply(local, &row) {
-                    Ok(()) => {
-                        here.insert(row.name.clone(), Some(row.digest.clone()));
-                        known_of(&row)
-                    }
+                    Ok(()) => (known_of(&row), Some(Some(row.digest.clone()))),
                     Err(e) => {
                         tracing::warn!(kind = self.kind.as_str(), name = %row.name, "cannot install what another daemon installed: {e}");
-                        Known::Unapplied { here: mine }
+                        (Known::Unapplied { here: mine }, state)
                     }
                 }
             };
+            here.insert(row.name.clone(), now);
             seen.items.insert(row.name.clone(), known);
             seen.revision = row.revision;
         }
@@ -437,6 +458,7 @@ impl Shared {
         }
         if changes.is_empty() {
             seen.unshared = false;
+            seen.shared_once = true;
             return Ok(true);
         }
         let kind = self.kind.as_str();
@@ -495,6 +517,7 @@ impl Shared {
         seen.items.extend(known);
         seen.revision = revision;
         seen.unshared = false;
+        seen.shared_once = true;
         Ok(true)
     }
 

@@ -62,7 +62,7 @@ impl PluginPackages {
             Ok(false) => {}
             Ok(true) => match self.lock() {
                 Ok(_lock) => {
-                    if let Err(e) = shared.sync(&Held(self)) {
+                    if let Err(e) = shared.catch_up(&Held(self)) {
                         tracing::warn!("plugins served as this daemon has them: {e}");
                     }
                 }
@@ -119,12 +119,17 @@ impl PluginPackages {
         };
         let mut names: Vec<String> = entries
             .filter_map(Result::ok)
-            .filter(|e| e.path().join("plugin.toml").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.') && crate::ids::validate_name(n).is_ok())
+            .filter(|n| self.installed_here(n))
             .collect();
         names.sort();
         names
+    }
+
+    fn installed_here(&self, name: &str) -> bool {
+        !name.starts_with('.')
+            && crate::ids::validate_name(name).is_ok()
+            && self.dir.join(name).join("plugin.toml").is_file()
     }
 
     /// Installs the package in `source` (plugin.toml + plugin.wasm).
@@ -248,6 +253,13 @@ impl Local for Held<'_> {
                 (name, digest)
             })
             .collect())
+    }
+
+    fn digest(&self, name: &str) -> Result<Option<Option<String>>, String> {
+        Ok(self
+            .0
+            .installed_here(name)
+            .then(|| self.0.item(name).ok().map(|item| item.digest())))
     }
 
     fn read(&self, name: &str) -> Result<Item, String> {

@@ -129,9 +129,17 @@ impl Library {
         self
     }
 
-    /// Pulls and shares now: at start, and when another daemon published.
+    /// Pulls what other daemons published, under the exclusive lock, and shares only
+    /// what this directory owes (`Shared::catch_up`): a read or the follower changes
+    /// nothing here of its own.
     pub fn catch_up(&self) -> Result<(), LibraryError> {
-        drop(self.lock(true)?);
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
+        let _file = self.lock_file(true)?;
+        if let Err(e) = shared.catch_up(&shared::Held(self)) {
+            tracing::warn!("skills served as this daemon has them: {e}");
+        }
         Ok(())
     }
 
@@ -394,8 +402,7 @@ impl Library {
                 Err(e) => tracing::warn!("skills served as this daemon has them: {e}"),
             }
         }
-        let path = self.root.join(LOCK_FILE);
-        let file = crate::lock::wait_for(&path, exclusive).map_err(LibraryError::io(&path))?;
+        let file = self.lock_file(exclusive)?;
         let sharing = match &self.shared {
             Some(shared) if exclusive => {
                 if let Err(e) = shared.pull(&shared::Held(self)) {
@@ -409,6 +416,11 @@ impl Library {
             sharing,
             _file: file,
         })
+    }
+
+    fn lock_file(&self, exclusive: bool) -> Result<File, LibraryError> {
+        let path = self.root.join(LOCK_FILE);
+        crate::lock::wait_for(&path, exclusive).map_err(LibraryError::io(&path))
     }
 
     /// Reads and validates the skill in `id`'s directory.

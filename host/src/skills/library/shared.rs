@@ -51,6 +51,14 @@ impl Local for Held<'_> {
             .collect())
     }
 
+    fn digest(&self, slug: &str) -> Result<Option<Option<String>>, String> {
+        let index = self.0.load_index().map_err(|e| e.to_string())?;
+        Ok(index
+            .skills
+            .get(slug)
+            .map(|entry| item_of(self.0, entry).ok().map(|i| i.digest())))
+    }
+
     fn read(&self, slug: &str) -> Result<Item, String> {
         let entry = self
             .0
