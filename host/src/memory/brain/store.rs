@@ -501,7 +501,8 @@ impl Store {
     /// through this daemon see a write acknowledged by another.
     pub fn text_built(&self) -> Result<&TextIndex, StoreError> {
         if self.path.is_none() {
-            self.read(Actor::System, |tx| self.text.catch_up(tx))?;
+            self.text
+                .catch_up(|look| self.read(Actor::System, |tx| look(tx)))?;
         } else if !self.text.is_built() {
             self.writer
                 .exclusive(|conn| self.text.build(&Tx::sqlite(sqlite_conn(conn)?)))?;

@@ -13,6 +13,7 @@
 //! that transaction logged, as on SQLite.
 
 use std::collections::HashSet;
+use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
 
 use rusqlite::Connection;
@@ -96,7 +97,15 @@ impl TextIndex {
     /// a read transaction acting for the system: changes by transactions still running
     /// as it starts are re-read at the next [`TextIndex::catch_up`].
     pub fn build(&self, tx: &Tx) -> Result<(), StoreError> {
-        let mut follow = self.follow();
+        self.build_held(tx, &mut self.follow())
+    }
+
+    /// [`TextIndex::build`] by a caller holding `follow`.
+    fn build_held(
+        &self,
+        tx: &Tx,
+        follow: &mut MutexGuard<'_, Option<i64>>,
+    ) -> Result<(), StoreError> {
         if self.is_built() {
             return Ok(());
         }
@@ -129,7 +138,7 @@ impl TextIndex {
             return Err(e);
         }
         *self.write() = Some(inner);
-        *follow = watermark;
+        **follow = watermark;
         Ok(())
     }
 
@@ -143,20 +152,29 @@ impl TextIndex {
     /// Callers arriving together share one look: a look that began after a caller
     /// arrived has read every commit acknowledged before it, so once one has ended the
     /// caller needs none of its own (under load, one round trip serves every search
-    /// that was waiting for it).
-    pub fn catch_up(&self, tx: &Tx) -> Result<(), StoreError> {
-        if tx.as_sqlite().is_some() {
-            return Ok(());
-        }
+    /// that was waiting for it). `read` runs the look in a read transaction acting for
+    /// the system, and is called only when this caller looks itself: one that shares
+    /// another's look takes no connection.
+    pub fn catch_up(
+        &self,
+        read: impl FnOnce(&mut dyn FnMut(&Tx) -> Result<(), StoreError>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let arrived = self.looks.begun.load(Ordering::SeqCst);
         let mut follow = self.follow();
         if self.looks.ended.load(Ordering::SeqCst) > arrived {
             return Ok(());
         }
+        read(&mut |tx| self.look(tx, &mut follow))
+    }
+
+    /// One look at the change log (see [`TextIndex::catch_up`]), with `follow` held.
+    fn look(&self, tx: &Tx, follow: &mut MutexGuard<'_, Option<i64>>) -> Result<(), StoreError> {
+        if tx.as_sqlite().is_some() {
+            return Ok(());
+        }
         let look = self.looks.begun.fetch_add(1, Ordering::SeqCst) + 1;
-        let Some(since) = *follow else {
-            drop(follow);
-            self.build(tx)?;
+        let Some(since) = **follow else {
+            self.build_held(tx, follow)?;
             self.looks.ended.fetch_max(look, Ordering::SeqCst);
             return Ok(());
         };
@@ -187,9 +205,8 @@ impl TextIndex {
         if floor.is_some_and(|floor| floor > since) {
             // The log no longer holds every change since the index looked.
             *self.write() = None;
-            *follow = None;
-            drop(follow);
-            self.build(tx)?;
+            **follow = None;
+            self.build_held(tx, follow)?;
             self.looks.ended.fetch_max(look, Ordering::SeqCst);
             return Ok(());
         }
@@ -215,7 +232,7 @@ impl TextIndex {
                 }
             }
         }
-        *follow = Some(oldest);
+        **follow = Some(oldest);
         self.looks.ended.fetch_max(look, Ordering::SeqCst);
         Ok(())
     }
