@@ -366,8 +366,10 @@ fn two_daemons_see_one_turn_its_grants_approvals_and_end_on_postgresql() {
     let (_, state) = c.turn(&turn.id, "alice").expect("read").expect("kept");
     assert_eq!(state, TurnState::Ended);
 
-    // A caller's cap counts its open turns on every daemon.
-    let capped = Policy::default().with_max_open_per_caller(1);
+    // A caller's cap counts its open turns on every daemon, even when they open at
+    // once: of 12 asked through two daemons together with a cap of 5 (and one open
+    // already), exactly 4 more are let in.
+    let capped = Policy::default().with_max_open_per_caller(5);
     let d = Gate::new(
         AuditLog::postgres(&url, Retention::default(), T0).expect("audit"),
         Arc::new(FixedPolicy(Arc::new(capped.clone()))),
@@ -384,9 +386,23 @@ fn two_daemons_see_one_turn_its_grants_approvals_and_end_on_postgresql() {
         ..NewTurn::default()
     };
     d.open_turn(by("alice")).expect("first");
+    let opened = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for gate in [&d, &e] {
+            let (opened, by) = (&opened, &by);
+            scope.spawn(move || {
+                for _ in 0..6 {
+                    if gate.open_turn(by("alice")).is_ok() {
+                        opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(opened.into_inner(), 4);
     assert_eq!(
         e.open_turn(by("bob")).expect_err("at the cap").to_string(),
-        "`mcp` holds 1 open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
+        "`mcp` holds 5 open turns, the most one caller may (tools.maxOpenTurnsPerCaller); end some or let them expire"
     );
 
     // The agent's deletes per hour are counted across daemons, even at once: of 8

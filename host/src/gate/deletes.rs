@@ -11,7 +11,7 @@
 
 use super::AGENT_DELETE;
 use super::policy::ReasonCode;
-use crate::sql::{Backend, SqlError, Tx};
+use crate::sql::{SqlError, Tx};
 use crate::time::HOUR_MS;
 
 /// The agent has used up its deletes for the user for now.
@@ -33,13 +33,7 @@ pub(super) fn take(
     now: i64,
     per_hour: u32,
 ) -> Result<Result<(), Full>, SqlError> {
-    if tx.backend() == Backend::Postgres {
-        tx.query_one(
-            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext('engram.agent-delete'), hashtext(?1))) AS locked",
-            &[user.into()],
-            |_| Ok(()),
-        )?;
-    }
+    tx.lock_key("engram.agent-delete", user)?;
     let (count, oldest): (i64, Option<i64>) = tx.query_one(
         "SELECT count(*), min(at) FROM decisions
          WHERE user_id = ?1 AND tool = ?2 AND reason_code = ?3 AND at > ?4",

@@ -327,6 +327,8 @@ impl Turns {
         let sweep_now =
             (self.opened.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(SWEEP_EVERY);
         self.db.write(Actor::System, |tx| {
+            // Two daemons opening for one caller at once count one after the other.
+            tx.lock_key("engram.turn-opener", &turn.opened_by)?;
             let held: i64 = tx.query_one(
                 "SELECT count(*) FROM turns WHERE opened_by = ?1 AND closes_at > ?2 AND ended_at IS NULL",
                 &[(&turn.opened_by).into(), now_ms.into()],
