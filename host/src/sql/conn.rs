@@ -215,6 +215,35 @@ impl Conn {
         }
     }
 
+    /// Opens savepoint `name` in the open transaction and, inside it, acts for
+    /// `actor` and takes the lock `lock` ([`Tx::lock_key`]), after releasing savepoint
+    /// `release` (one a previous write left open): one round trip on PostgreSQL, where a
+    /// group commit's every write starts so. `name` and `release` are the caller's own
+    /// identifiers, never input. An error may have come before or after the savepoint
+    /// was opened: roll back to it, and if that fails too, the transaction is lost.
+    pub fn enter_savepoint(
+        &mut self,
+        release: Option<&str>,
+        name: &str,
+        actor: Actor<'_>,
+        lock: Option<(&str, &str)>,
+    ) -> Result<(), SqlError> {
+        let mut sql = String::new();
+        if let Some(release) = release {
+            sql.push_str(&format!("RELEASE {release}; "));
+        }
+        sql.push_str(&format!("SAVEPOINT {name}"));
+        if self.backend() == Backend::Postgres {
+            sql.push_str("; ");
+            sql.push_str(&acting_as(actor));
+            if let Some((space, key)) = lock {
+                sql.push_str("; ");
+                sql.push_str(&lock_sql(space, key));
+            }
+        }
+        self.tx().batch(&sql)
+    }
+
     pub fn commit(&mut self) -> Result<(), SqlError> {
         self.end("COMMIT")
     }

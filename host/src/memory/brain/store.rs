@@ -37,19 +37,6 @@ const MAX_IDLE_READERS: usize = 32;
 /// that looked at it within this long never builds its index again.
 pub const KEEP_CHANGES_MS: i64 = 60 * 60 * 1000;
 
-/// PostgreSQL: takes `user`'s write lock for the rest of the transaction (waiting for
-/// another daemon's transaction that holds it to end). Nothing on SQLite.
-fn lock_person(tx: &Tx, user: &str) -> Result<(), StoreError> {
-    if tx.backend() == Backend::Postgres {
-        tx.query_one(
-            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended('engram.person:' || ?1, 0))) l",
-            &[user.into()],
-            |r| r.get::<i64>(0),
-        )?;
-    }
-    Ok(())
-}
-
 /// Meta key (user `""`): when a daemon last claimed the maintenance pass (server
 /// milliseconds).
 const MAINTENANCE_CLAIM: &str = "maintenance_claimed_at";
@@ -441,10 +428,7 @@ impl Store {
     ) -> Result<R, StoreError> {
         self.retrying_conflicts(|| {
             self.caught_up_for_write()?;
-            self.writer.grouped(Actor::User(user), |tx| {
-                lock_person(tx, user)?;
-                f(tx)
-            })
+            self.writer.grouped(Actor::User(user), &f)
         })
     }
 
