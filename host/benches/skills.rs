@@ -16,11 +16,22 @@
 //!    directory: not in the repository, as not all of their licences allow it); the
 //!    registry's strict reading (a frontmatter required) beside it, in the same run.
 //!
+//! 5. PostgreSQL (issue 32), on a throwaway cluster (`tests/pg.rs`; skipped, and said
+//!    so, where PostgreSQL is not installed): the installed mirror as a team's shared
+//!    library. The first sync (publishing every skill), then the catalog read a turn
+//!    makes (`Library::catalog`), whose every call first asks the database whether
+//!    another daemon changed anything (one query), against the same directory read
+//!    unshared; and the first read after another daemon deactivated a skill (the pull).
+//!
 //! Run with `cargo bench -p engram-host --bench skills`.
 
 // This bench uses only some of the helpers shared by the benches.
 #[allow(dead_code)]
 mod common;
+// The e2e tests' throwaway PostgreSQL cluster, of which this uses a database.
+#[allow(dead_code)]
+#[path = "../../tests/pg.rs"]
+mod pg;
 
 use common::{percentile, skill_dirs, time_n};
 use std::path::{Path, PathBuf};
@@ -267,6 +278,9 @@ fn main() {
         None,
     );
 
+    // 5. The mirror as a team's shared library on PostgreSQL.
+    shared_catalog(&library, &local, work.path());
+
     // 4. Acceptance.
     acceptance();
 }
@@ -401,4 +415,77 @@ fn edge_cases(root: &Path) -> Option<Vec<PathBuf>> {
             .map(|dir| root.join(dir))
             .collect(),
     )
+}
+
+/// Section 5: `library` (the installed mirror) shared through a PostgreSQL database;
+/// `local`, another directory holding the same skills, is never shared.
+fn shared_catalog(library: &Library, local: &Library, work: &Path) {
+    use engram::installs::{Installs, Kind};
+    let Some(db) = pg::database("skills_bench_shared") else {
+        println!("shared library: skipped (PostgreSQL is not installed)");
+        return;
+    };
+    let installs = Installs::postgres(&db.url()).expect("the installs store");
+    let shared = library.clone().with_shared(installs.shared(Kind::Skill));
+    let t = Instant::now();
+    shared.catch_up().expect("first sync");
+    let first_sync = t.elapsed();
+    let (entries, _) = shared.catalog().expect("catalog");
+    println!(
+        "shared library on PostgreSQL: {} skills; first sync (publishes them all) {}",
+        entries.len(),
+        fmt(first_sync)
+    );
+    let read_shared = time_n(500, || {
+        shared.catalog().expect("catalog");
+    });
+    let read_local = time_n(500, || {
+        library.catalog().expect("catalog");
+    });
+    row(
+        "catalog read, shared (asks the database first)",
+        &read_shared,
+        Some(&read_local),
+    );
+    row("  baseline: the same directory unshared", &read_local, None);
+
+    // Another daemon (its own directory on the same database) deactivates one skill at
+    // a time; the first read here after each change pulls it.
+    let other = Library::open(work.join("other-daemon"))
+        .expect("other library")
+        .with_shared(installs.shared(Kind::Skill));
+    other.catch_up().expect("the other's first sync");
+    let slugs: Vec<String> = entries.iter().take(20).map(|e| e.slug.clone()).collect();
+    let mut after_change = Vec::new();
+    for slug in &slugs {
+        other.deactivate(slug).expect("deactivate");
+        let t = Instant::now();
+        let (entries, _) = shared.catalog().expect("catalog");
+        after_change.push(t.elapsed());
+        assert!(
+            entries.iter().any(|e| e.slug == *slug && !e.active),
+            "{slug} is still active here"
+        );
+    }
+    after_change.sort();
+    // Baseline: the first read after the same change made in this directory, unshared
+    // (the catalog is read again either way).
+    let mut after_local_change = Vec::new();
+    for slug in &slugs {
+        local.deactivate(slug).expect("deactivate");
+        let t = Instant::now();
+        local.catalog().expect("catalog");
+        after_local_change.push(t.elapsed());
+    }
+    after_local_change.sort();
+    row(
+        "first read after another daemon's change (pulls it)",
+        &after_change,
+        Some(&after_local_change),
+    );
+    row(
+        "  baseline: first read after the change made here, unshared",
+        &after_local_change,
+        None,
+    );
 }
