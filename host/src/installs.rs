@@ -288,12 +288,6 @@ impl Shared {
         &self.installs
     }
 
-    /// Applies to `local` what the database holds past the revision last seen, and
-    /// publishes nothing (before a change: the change then starts from the newest).
-    pub fn pull(&self, local: &dyn Local) -> Result<(), SyncError> {
-        self.pull_into(local)
-    }
-
     /// Pulls, and shares only what this directory owes ([`Seen::owes_share`]): what a
     /// read or the follower runs, where nothing changed here under the lock. The
     /// caller holds `local`'s exclusive lock.
@@ -301,7 +295,7 @@ impl Shared {
         if self.lock_seen().owes_share() {
             self.sync(local)
         } else {
-            self.pull_into(local)
+            self.pull(local)
         }
     }
 
@@ -355,7 +349,7 @@ impl Shared {
         // Another daemon publishing between our pull and our share makes the share
         // pull again; a few rounds settle any real contention.
         for _ in 0..8 {
-            self.pull_into(local)?;
+            self.pull(local)?;
             match self.share(local) {
                 Ok(true) => return Ok(()),
                 Ok(false) => continue,
@@ -371,7 +365,9 @@ impl Shared {
         )))
     }
 
-    fn pull_into(&self, local: &dyn Local) -> Result<(), SyncError> {
+    /// Applies to `local` what the database holds past the revision last seen, and
+    /// publishes nothing (before a change: the change then starts from the newest).
+    pub fn pull(&self, local: &dyn Local) -> Result<(), SyncError> {
         let mut seen = self.lock_seen();
         let rows = self.rows_after(seen.revision)?;
         // Each named item's state here, read once: `None` when it is not installed.

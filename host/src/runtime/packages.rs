@@ -242,6 +242,13 @@ impl PluginPackages {
 /// The directory under its held lock, as the sync sees it.
 struct Held<'a>(&'a PluginPackages);
 
+impl Held<'_> {
+    /// The digest of the installed package `name`; `None` when it cannot be read now.
+    fn digest_of(&self, name: &str) -> Option<String> {
+        self.0.item(name).ok().map(|item| item.digest())
+    }
+}
+
 impl Local for Held<'_> {
     fn digests(&self) -> Result<BTreeMap<String, Option<String>>, String> {
         Ok(self
@@ -249,17 +256,14 @@ impl Local for Held<'_> {
             .names_here()
             .into_iter()
             .map(|name| {
-                let digest = self.0.item(&name).ok().map(|item| item.digest());
+                let digest = self.digest_of(&name);
                 (name, digest)
             })
             .collect())
     }
 
     fn digest(&self, name: &str) -> Result<Option<Option<String>>, String> {
-        Ok(self
-            .0
-            .installed_here(name)
-            .then(|| self.0.item(name).ok().map(|item| item.digest())))
+        Ok(self.0.installed_here(name).then(|| self.digest_of(name)))
     }
 
     fn read(&self, name: &str) -> Result<Item, String> {

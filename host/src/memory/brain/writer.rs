@@ -312,10 +312,8 @@ impl Writer {
                 done: Arc::default(),
             });
         }
-        let (name, release) = match state.open.as_mut() {
-            Some(group) => (format!("member{}", group.members), group.unreleased.take()),
-            None => unreachable!("a group is open"),
-        };
+        let group = state.open.as_mut().expect("a group is open");
+        let (name, release) = (format!("member{}", group.members), group.unreleased.take());
         let lock = match actor {
             Actor::User(user) => Some((PERSON_LOCK, user)),
             Actor::System => None,

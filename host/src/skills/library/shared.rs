@@ -42,21 +42,13 @@ impl Local for Held<'_> {
         Ok(index
             .skills
             .iter()
-            .map(|(slug, entry)| {
-                (
-                    slug.clone(),
-                    item_of(self.0, entry).ok().map(|i| i.digest()),
-                )
-            })
+            .map(|(slug, entry)| (slug.clone(), self.digest_of(entry)))
             .collect())
     }
 
     fn digest(&self, slug: &str) -> Result<Option<Option<String>>, String> {
         let index = self.0.load_index().map_err(|e| e.to_string())?;
-        Ok(index
-            .skills
-            .get(slug)
-            .map(|entry| item_of(self.0, entry).ok().map(|i| i.digest())))
+        Ok(index.skills.get(slug).map(|entry| self.digest_of(entry)))
     }
 
     fn read(&self, slug: &str) -> Result<Item, String> {
@@ -77,6 +69,13 @@ impl Local for Held<'_> {
             .remove_locked(slug)
             .map(|_| ())
             .map_err(|e| e.to_string())
+    }
+}
+
+impl Held<'_> {
+    /// The digest of the skill `entry` names; `None` when it cannot be read now.
+    fn digest_of(&self, entry: &IndexEntry) -> Option<String> {
+        item_of(self.0, entry).ok().map(|item| item.digest())
     }
 }
 

@@ -142,12 +142,12 @@ impl TextIndex {
         Ok(())
     }
 
-    /// PostgreSQL: applies the rows changed by every transaction that was still
-    /// running when the index last looked (or built), in a read transaction acting for
-    /// the system; builds the index if it is not built, or again if the log was pruned
-    /// past where it last looked. Nothing on SQLite, where the writer keeps the index
-    /// in step. Not from inside a write transaction, whose own changes are not
-    /// committed (a search there ranks them through its overlay).
+    /// PostgreSQL only (on SQLite the writer keeps the index in step): applies the rows
+    /// changed by every transaction that was still running when the index last looked
+    /// (or built), in a read transaction acting for the system; builds the index if it
+    /// is not built, or again if the log was pruned past where it last looked. Not from
+    /// inside a write transaction, whose own changes are not committed (a search there
+    /// ranks them through its overlay).
     ///
     /// Callers arriving together share one look: a look that began after a caller
     /// arrived has read every commit acknowledged before it, so once one has ended the
@@ -169,9 +169,6 @@ impl TextIndex {
 
     /// One look at the change log (see [`TextIndex::catch_up`]), with `follow` held.
     fn look(&self, tx: &Tx, follow: &mut MutexGuard<'_, Option<i64>>) -> Result<(), StoreError> {
-        if tx.as_sqlite().is_some() {
-            return Ok(());
-        }
         let look = self.looks.begun.fetch_add(1, Ordering::SeqCst) + 1;
         let Some(since) = **follow else {
             self.build_held(tx, follow)?;
